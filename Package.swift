@@ -1,0 +1,78 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "pushq",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "pushq", targets: ["pushq"]),
+        .executable(name: "apns-mock", targets: ["apns-mock"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
+        .package(url: "https://github.com/apple/swift-nio-http2", from: "1.36.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.30.0"),
+    ],
+    targets: [
+        // C libraries: module map + shim.h only.
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+
+        // Pure: models, limits, APNs reasons, outcome classification, retry policy. No I/O.
+        .target(name: "PushCore"),
+        // PostgreSQL: libpq connection, migrations, queries.
+        .target(
+            name: "PushStore",
+            dependencies: ["CLibPQ", "PushCore", .product(name: "Logging", package: "swift-log")],
+            resources: [.embedInCode("Migrations")]
+        ),
+        // libcurl HTTP/2 sender, provider tokens (OpenSSL).
+        .target(
+            name: "APNsTransport",
+            dependencies: ["CCurl", "COpenSSL", "PushCore", .product(name: "Logging", package: "swift-log")]
+        ),
+        // claim -> send -> record pipeline.
+        .target(
+            name: "PushWorker",
+            dependencies: ["PushStore", "APNsTransport", "PushCore", .product(name: "Logging", package: "swift-log")]
+        ),
+        // SwiftNIO HTTP/2 TLS mock of APNs (tests, make run, benchmarks). Never linked into pushq.
+        .target(
+            name: "MockAPNs",
+            dependencies: [
+                "PushCore", "COpenSSL",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "pushq",
+            dependencies: [
+                "PushWorker", "PushStore", "APNsTransport", "PushCore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "apns-mock",
+            dependencies: [
+                "MockAPNs",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
+        .testTarget(name: "PushCoreTests", dependencies: ["PushCore"]),
+        .testTarget(name: "PushStoreTests", dependencies: ["PushStore", "PushCore"]),
+        .testTarget(name: "APNsTransportTests", dependencies: ["APNsTransport", "MockAPNs", "PushCore"]),
+        .testTarget(name: "PushWorkerTests", dependencies: ["PushWorker", "PushStore", "MockAPNs", "APNsTransport"]),
+        .testTarget(name: "MockAPNsTests", dependencies: ["MockAPNs", "PushCore"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

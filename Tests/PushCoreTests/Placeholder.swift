@@ -1,0 +1,2 @@
+import Testing
+@Test func placeholderPushCoreTests() { #expect(Bool(true)) }
