@@ -1,0 +1,97 @@
+/// An APNs error `reason` string, as found in the JSON body of a non-200 answer.
+///
+/// Unknown strings are kept in `.unknown` so nothing Apple adds later is lost.
+public enum APNsReason: Sendable, Hashable {
+    case badCollapseId, badDeviceToken, badExpirationDate, badMessageId, badPriority
+    case badTopic, deviceTokenNotForTopic, duplicateHeaders, idleTimeout, invalidPushType
+    case missingDeviceToken, missingTopic, payloadEmpty, topicDisallowed
+    case badCertificate, badCertificateEnvironment, expiredProviderToken, forbidden
+    case invalidProviderToken, missingProviderToken, unrelatedKeyIdInToken, badEnvironmentKeyIdInToken
+    case badPath, methodNotAllowed, expiredToken, unregistered, payloadTooLarge
+    case tooManyProviderTokenUpdates, tooManyRequests, internalServerError
+    case serviceUnavailable, shutdown
+    case unknown(String)
+
+    /// Every known reason, in the order of Apple's table.
+    public static let known: [APNsReason] = [
+        .badCollapseId, .badDeviceToken, .badExpirationDate, .badMessageId, .badPriority,
+        .badTopic, .deviceTokenNotForTopic, .duplicateHeaders, .idleTimeout, .invalidPushType,
+        .missingDeviceToken, .missingTopic, .payloadEmpty, .topicDisallowed,
+        .badCertificate, .badCertificateEnvironment, .expiredProviderToken, .forbidden,
+        .invalidProviderToken, .missingProviderToken, .unrelatedKeyIdInToken, .badEnvironmentKeyIdInToken,
+        .badPath, .methodNotAllowed, .expiredToken, .unregistered, .payloadTooLarge,
+        .tooManyProviderTokenUpdates, .tooManyRequests, .internalServerError,
+        .serviceUnavailable, .shutdown,
+    ]
+
+    public init(_ string: String) {
+        self = APNsReason.byString[string] ?? .unknown(string)
+    }
+
+    private static let byString: [String: APNsReason] = {
+        var map: [String: APNsReason] = [:]
+        for reason in known { map[reason.rawValue] = reason }
+        return map
+    }()
+
+    /// The string APNs uses, e.g. `"BadDeviceToken"`.
+    public var rawValue: String {
+        switch self {
+        case .badCollapseId: return "BadCollapseId"
+        case .badDeviceToken: return "BadDeviceToken"
+        case .badExpirationDate: return "BadExpirationDate"
+        case .badMessageId: return "BadMessageId"
+        case .badPriority: return "BadPriority"
+        case .badTopic: return "BadTopic"
+        case .deviceTokenNotForTopic: return "DeviceTokenNotForTopic"
+        case .duplicateHeaders: return "DuplicateHeaders"
+        case .idleTimeout: return "IdleTimeout"
+        case .invalidPushType: return "InvalidPushType"
+        case .missingDeviceToken: return "MissingDeviceToken"
+        case .missingTopic: return "MissingTopic"
+        case .payloadEmpty: return "PayloadEmpty"
+        case .topicDisallowed: return "TopicDisallowed"
+        case .badCertificate: return "BadCertificate"
+        case .badCertificateEnvironment: return "BadCertificateEnvironment"
+        case .expiredProviderToken: return "ExpiredProviderToken"
+        case .forbidden: return "Forbidden"
+        case .invalidProviderToken: return "InvalidProviderToken"
+        case .missingProviderToken: return "MissingProviderToken"
+        case .unrelatedKeyIdInToken: return "UnrelatedKeyIdInToken"
+        case .badEnvironmentKeyIdInToken: return "BadEnvironmentKeyIdInToken"
+        case .badPath: return "BadPath"
+        case .methodNotAllowed: return "MethodNotAllowed"
+        case .expiredToken: return "ExpiredToken"
+        case .unregistered: return "Unregistered"
+        case .payloadTooLarge: return "PayloadTooLarge"
+        case .tooManyProviderTokenUpdates: return "TooManyProviderTokenUpdates"
+        case .tooManyRequests: return "TooManyRequests"
+        case .internalServerError: return "InternalServerError"
+        case .serviceUnavailable: return "ServiceUnavailable"
+        case .shutdown: return "Shutdown"
+        case .unknown(let s): return s
+        }
+    }
+
+    /// The HTTP status APNs answers with this reason (used by the mock; the client
+    /// classifies on the status it actually received).
+    public var httpStatus: Int {
+        switch self {
+        case .badCollapseId, .badDeviceToken, .badExpirationDate, .badMessageId, .badPriority,
+             .badTopic, .deviceTokenNotForTopic, .duplicateHeaders, .idleTimeout, .invalidPushType,
+             .missingDeviceToken, .missingTopic, .payloadEmpty, .topicDisallowed:
+            return 400
+        case .badCertificate, .badCertificateEnvironment, .expiredProviderToken, .forbidden,
+             .invalidProviderToken, .missingProviderToken, .unrelatedKeyIdInToken, .badEnvironmentKeyIdInToken:
+            return 403
+        case .badPath: return 404
+        case .methodNotAllowed: return 405
+        case .expiredToken, .unregistered: return 410
+        case .payloadTooLarge: return 413
+        case .tooManyProviderTokenUpdates, .tooManyRequests: return 429
+        case .internalServerError: return 500
+        case .serviceUnavailable, .shutdown: return 503
+        case .unknown: return 400
+        }
+    }
+}
