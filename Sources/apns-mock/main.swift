@@ -1,1 +1,164 @@
-print("mock")
+import ArgumentParser
+import Dispatch
+import Foundation
+import Logging
+import MockAPNs
+import PushCore
+
+/// `apns-mock`: the mock APNs server as its own process, for `make run` and benchmarks.
+///
+/// Prints exactly one line to stdout when ready, `apns-mock listening on 127.0.0.1:PORT`,
+/// and runs until SIGINT or SIGTERM. Logs go to stderr.
+@main
+struct APNsMockCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "apns-mock",
+        abstract: "A mock of Apple's APNs provider API (TLS + HTTP/2) with faults on demand.",
+        discussion: """
+        Control endpoints on the same port: GET /_mock/stats, GET /_mock/requests, POST /_mock/reset,
+        POST /_mock/rules, POST /_mock/failure-rate, POST /_mock/faults, GET /_mock/wait?count=N&timeoutMs=T.
+        """
+    )
+
+    @Option(help: "Address to bind (loopback only).") var host = "127.0.0.1"
+    @Option(help: "Port; 0 picks a free one (printed on the ready line).") var port = 0
+    @Option(help: "Folder made by scripts/gen-test-certs: sets --cert, --key, the TESTKEY123/OTHERKEY99 keys of team TESTTEAM01 and bundle id com.example.pushq.test unless given.")
+    var certsDir: String?
+    @Option(help: "Server certificate (PEM).") var cert: String?
+    @Option(help: "Server private key (PEM).") var key: String?
+    @Option(help: "CA (PEM) for client certificates; enables certificate auth.") var clientCA: String?
+    @Option(help: "Accepted token key as KEYID:TEAMID:PUBLIC_KEY_PEM_PATH (repeatable).") var tokenKey: [String] = []
+    @Option(help: "Allowed bundle id (repeatable).") var bundleId: [String] = []
+    @Option(help: "production, or development (adds apns-unique-id).") var environment = "production"
+    @Option(help: "SETTINGS_MAX_CONCURRENT_STREAMS once a connection has a valid token.") var maxStreams = 1000
+    @Flag(help: "Advertise the full stream limit from the start (no 1-stream phase).") var noLimitStreams = false
+    @Option(help: "Event-loop threads.") var threads = 1
+    @Flag(help: "Record each request (headers, times); off by default for speed.") var record = false
+    @Flag(help: "With --record, keep bodies too.") var recordBodies = false
+    @Option(help: "At most this many records.") var maxRecords = 100_000
+    @Option(help: "GOAWAY after this many streams per connection.") var goawayAfter: Int?
+    @Option(help: "Reason in the GOAWAY debug data.") var goawayReason: String?
+    @Option(help: "Close each connection after this many requests.") var closeAfter: Int?
+    @Option(help: "Close connections idle this long (ms).") var idleTimeoutMs: Int?
+    @Option(help: "Fraction (0...1) of valid requests that fail at random.") var failureRate: Double?
+    @Option(help: "Status of random failures.") var failureStatus = 503
+    @Option(help: "Reason of random failures.") var failureReason = "ServiceUnavailable"
+    @Option(help: "Seed of random failures.") var seed: UInt64 = 1
+    @Option(help: "Token answered 410 Unregistered, timestamp now (repeatable).") var unregistered: [String] = []
+    @Option(help: "JSON file {\"<token>\": MockTokenRule, ...} of per-token rules.") var rulesFile: String?
+    @Option(help: "Log level (trace, debug, info, notice, warning, error, critical).") var logLevel = "info"
+
+    func run() async throws {
+        let level = Logger.Level(rawValue: logLevel) ?? .info
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "apns-mock")
+        let server = try MockAPNsServer(configuration: try makeConfiguration(), logger: logger)
+        try applyRules(server)
+        let boundPort = try await server.start()
+        // Unbuffered, so a script reading the pipe sees the line at once.
+        FileHandle.standardOutput.write(Data("apns-mock listening on \(host):\(boundPort)\n".utf8))
+        await Self.waitForTermination()
+        logger.info("apns-mock stopping")
+        try await server.stop()
+    }
+
+    private func makeConfiguration() throws -> MockAPNsConfiguration {
+        var configuration: MockAPNsConfiguration
+        if let certsDir {
+            configuration = .testFixtures(directory: certsDir)
+        } else {
+            configuration = MockAPNsConfiguration(certificatePath: "", privateKeyPath: "")
+        }
+        if let cert { configuration.certificatePath = cert }
+        if let key { configuration.privateKeyPath = key }
+        guard !configuration.certificatePath.isEmpty, !configuration.privateKeyPath.isEmpty else {
+            throw ValidationError("give --certs-dir, or --cert and --key")
+        }
+        if !tokenKey.isEmpty {
+            configuration.tokenKeys = try tokenKey.map { spec in
+                let parts = spec.split(separator: ":", maxSplits: 2).map(String.init)
+                guard parts.count == 3 else { throw ValidationError("--token-key expects KEYID:TEAMID:PATH, got \(spec)") }
+                return MockTokenKey(keyID: parts[0], teamID: parts[1], publicKeyPEMPath: parts[2])
+            }
+        }
+        if !bundleId.isEmpty { configuration.bundleIDs = bundleId }
+        guard let env = APNsEnvironment(rawValue: environment) else {
+            throw ValidationError("--environment expects production or development, got \(environment)")
+        }
+        configuration.host = host
+        configuration.port = port
+        configuration.clientCAPath = clientCA ?? configuration.clientCAPath
+        configuration.environment = env
+        configuration.maxConcurrentStreams = maxStreams
+        configuration.limitStreamsUntilFirstValidToken = !noLimitStreams
+        configuration.eventLoopThreads = threads
+        configuration.recordRequests = record
+        configuration.recordBodies = recordBodies
+        configuration.maxRecordedRequests = maxRecords
+        configuration.faults = MockConnectionFaults(
+            goawayAfterStreams: goawayAfter, goawayReason: goawayReason,
+            closeAfterRequests: closeAfter, idleTimeoutMilliseconds: idleTimeoutMs
+        )
+        return configuration
+    }
+
+    private func applyRules(_ server: MockAPNsServer) throws {
+        if let failureRate {
+            server.setFailureRate(MockFailureRate(
+                rate: failureRate, answer: .status(failureStatus, reason: failureReason), seed: seed
+            ))
+        }
+        let nowMilliseconds = Int64(Date().timeIntervalSince1970 * 1000)
+        for token in unregistered {
+            server.setRule(forToken: token, .always(.unregistered(at: nowMilliseconds)))
+        }
+        if let rulesFile {
+            guard let data = FileManager.default.contents(atPath: rulesFile) else {
+                throw ValidationError("cannot read --rules-file \(rulesFile)")
+            }
+            let rules = try JSONDecoder().decode([String: MockTokenRule].self, from: data)
+            for (token, rule) in rules { server.setRule(forToken: token, rule) }
+        }
+    }
+
+    /// Suspends until SIGINT or SIGTERM.
+    private static func waitForTermination() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let once = ResumeOnce(continuation)
+            for sig in [SIGINT, SIGTERM] {
+                signal(sig, SIG_IGN)
+                let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+                source.setEventHandler { once.resume() }
+                source.resume()
+                ResumeOnce.keep(source)
+            }
+        }
+    }
+}
+
+/// Resumes a continuation at most once, from whichever signal comes first.
+///
+/// `@unchecked Sendable`: `lock` guards `continuation`; `sources` is only appended
+/// to during start-up, from the one task that installs the handlers, to keep the
+/// dispatch sources alive for the life of the process.
+private final class ResumeOnce: @unchecked Sendable {
+    private let lock = NSLock()
+    private var continuation: CheckedContinuation<Void, Never>?
+    nonisolated(unsafe) private static var sources: [any DispatchSourceSignal] = []
+
+    init(_ continuation: CheckedContinuation<Void, Never>) { self.continuation = continuation }
+
+    static func keep(_ source: any DispatchSourceSignal) { sources.append(source) }
+
+    func resume() {
+        lock.lock()
+        let c = continuation
+        continuation = nil
+        lock.unlock()
+        c?.resume()
+    }
+}

@@ -1,0 +1,101 @@
+import Foundation
+import PushCore
+
+/// The public parts of a provider token that verified.
+struct VerifiedJWT: Sendable, Hashable {
+    var keyID: String
+    var issuer: String
+    var issuedAt: Int64
+}
+
+/// Verifies APNs provider tokens (ES256 JWTs) against the configured keys.
+///
+/// Checks, in order: three base64url parts; header `alg` = `ES256` and a known `kid`
+/// (else `InvalidProviderToken`); the signature; `iss` = the key's team (else
+/// `InvalidProviderToken`). Age is checked separately by `checkAge`, because a
+/// connection re-checks the age of a token it already verified on every request.
+struct JWTVerifier: Sendable {
+    struct Key: Sendable {
+        var teamID: String
+        var publicKey: ECPublicKey
+    }
+
+    let keys: [String: Key]
+    let futureSkewSeconds: Int64
+
+    /// - Throws: `MockAPNsError.keyLoadFailed` when a key file is missing or not a P-256 key.
+    init(tokenKeys: [MockTokenKey], futureSkewSeconds: Int64) throws {
+        var keys: [String: Key] = [:]
+        for key in tokenKeys {
+            guard let data = FileManager.default.contents(atPath: key.publicKeyPEMPath) else {
+                throw MockAPNsError(.keyLoadFailed, "cannot read the public key file \(key.publicKeyPEMPath) for key id \(key.keyID)")
+            }
+            keys[key.keyID] = Key(teamID: key.teamID, publicKey: try ECPublicKey(pemPath: key.publicKeyPEMPath, pem: Array(data)))
+        }
+        self.keys = keys
+        self.futureSkewSeconds = futureSkewSeconds
+    }
+
+    private struct Header: Decodable {
+        var alg: String?
+        var kid: String?
+    }
+
+    private struct Claims: Decodable {
+        var iss: String?
+        var iat: Int64?
+    }
+
+    /// Verifies `jwt` (the part after `bearer `).
+    func verify(_ jwt: Substring) -> Checked<VerifiedJWT> {
+        let parts = jwt.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3,
+              let headerBytes = Base64URL.decode(parts[0]),
+              let claimsBytes = Base64URL.decode(parts[1]),
+              let signature = Base64URL.decode(parts[2]),
+              let header = try? JSONDecoder().decode(Header.self, from: Data(headerBytes)),
+              let claims = try? JSONDecoder().decode(Claims.self, from: Data(claimsBytes))
+        else { return .failure(.invalidProviderToken) }
+        guard header.alg == "ES256", let kid = header.kid, let key = keys[kid] else {
+            return .failure(.invalidProviderToken)
+        }
+        let signedPart = jwt[jwt.startIndex..<parts[1].endIndex]
+        guard key.publicKey.verify(signature: signature, of: signedPart.utf8) else {
+            return .failure(.invalidProviderToken)
+        }
+        guard let iss = claims.iss, iss == key.teamID, let iat = claims.iat else {
+            return .failure(.invalidProviderToken)
+        }
+        return .success(VerifiedJWT(keyID: kid, issuer: iss, issuedAt: iat))
+    }
+
+    /// `ExpiredProviderToken` when older than 60 minutes, `InvalidProviderToken` when
+    /// issued further in the future than the tolerated skew, nil when fine.
+    func checkAge(_ token: VerifiedJWT, now: Int64) -> APNsReason? {
+        if now - token.issuedAt > 3600 { return .expiredProviderToken }
+        if token.issuedAt - now > futureSkewSeconds { return .invalidProviderToken }
+        return nil
+    }
+}
+
+/// base64url without padding (RFC 7515), as JWTs use it.
+enum Base64URL {
+    static func decode(_ text: Substring) -> [UInt8]? {
+        var s = String(text).replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        if s.contains("=") { return nil }
+        switch s.utf8.count % 4 {
+        case 0: break
+        case 2: s += "=="
+        case 3: s += "="
+        default: return nil
+        }
+        return Data(base64Encoded: s).map(Array.init)
+    }
+
+    static func encode(_ bytes: [UInt8]) -> String {
+        Data(bytes).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+}

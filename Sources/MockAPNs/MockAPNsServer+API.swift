@@ -1,0 +1,70 @@
+/// Faults, records and waiting, for tests in the same process.
+extension MockAPNsServer {
+    /// Sets (or with nil removes) the rule for one device token (case-insensitive).
+    /// Rules apply to requests that pass validation.
+    public func setRule(forToken token: String, _ rule: MockTokenRule?) {
+        core.setRule(forToken: token, rule)
+    }
+
+    /// Random failures for valid requests without a token rule; nil turns them off.
+    public func setFailureRate(_ rate: MockFailureRate?) {
+        core.setFailureRate(rate)
+    }
+
+    /// Replaces the connection faults (GOAWAY after N, close after N, idle kill).
+    /// `idleTimeoutMilliseconds` applies to connections opened afterwards.
+    public func setFaults(_ faults: MockConnectionFaults) {
+        core.setFaults(faults)
+    }
+
+    /// Counters since start or the last `reset()`.
+    public func stats() -> MockAPNsStats {
+        core.stats()
+    }
+
+    /// The recorded requests, in order of arrival (empty when recording is off).
+    public func requests() -> [MockRecordedRequest] {
+        core.requests()
+    }
+
+    /// Clears rules, failure rate, faults (back to the configured ones), counters and records.
+    public func reset() {
+        core.reset()
+    }
+
+    /// Returns once `count` requests (since start or the last `reset()`) have arrived.
+    ///
+    /// - Throws: `MockAPNsError.timeout` (with the count reached) when `timeout` passes
+    ///   first; `CancellationError` when the task is cancelled.
+    public func waitForRequests(count: Int, timeout: Duration) async throws {
+        let core = self.core
+        let waiterID = WaiterID()
+        let reached: Bool = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+                let id = core.addWaiter(count: count) { continuation.resume(returning: $0) }
+                guard let id else { return }
+                waiterID.set(id)
+                Task {
+                    try? await Task.sleep(for: timeout)
+                    core.cancelWaiter(id: id)
+                }
+            }
+        } onCancel: {
+            if let id = waiterID.get() { core.cancelWaiter(id: id) }
+        }
+        try Task.checkCancellation()
+        if !reached {
+            let seen = core.stats().requests
+            throw MockAPNsError(.timeout, "waited \(timeout) for \(count) requests, \(seen) arrived")
+        }
+    }
+}
+
+import Synchronization
+
+/// The id of a pending waiter, shared with the cancellation handler.
+private final class WaiterID: Sendable {
+    private let value = Mutex<Int?>(nil)
+    func set(_ id: Int) { value.withLock { $0 = id } }
+    func get() -> Int? { value.withLock { $0 } }
+}

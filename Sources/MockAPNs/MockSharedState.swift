@@ -1,0 +1,123 @@
+import PushCore
+
+/// The state every connection shares: rules, faults, counters, records, waiters.
+///
+/// Lives in a `Mutex` (see `MockCore`); connections take the lock once per request
+/// (`decide`), so the transitions here are small and return what to do next.
+struct MockSharedState {
+    struct RuleProgress {
+        var rule: MockTokenRule
+        var used = 0
+    }
+
+    struct Waiter {
+        var id: Int
+        var count: Int
+        var notify: @Sendable (Bool) -> Void
+    }
+
+    var rules: [String: RuleProgress] = [:]
+    var failureRate: MockFailureRate?
+    var failureRNG = SplitMix64(seed: 1)
+    var faults: MockConnectionFaults
+    var stats = MockAPNsStats()
+    var records: [MockRecordedRequest] = []
+    var nextConnectionID = 1
+    var nextWaiterID = 1
+    var waiters: [Waiter] = []
+    let recordRequests: Bool
+    let recordBodies: Bool
+    let maxRecordedRequests: Int
+
+    init(configuration: MockAPNsConfiguration) {
+        faults = configuration.faults
+        recordRequests = configuration.recordRequests
+        recordBodies = configuration.recordBodies
+        maxRecordedRequests = configuration.maxRecordedRequests
+    }
+
+    /// Back to the state at start: no rules, no failure rate, the configured faults,
+    /// zero counters (open connections stay counted), no records. Waiters stay.
+    mutating func reset(configuration: MockAPNsConfiguration) {
+        rules = [:]
+        failureRate = nil
+        faults = configuration.faults
+        let open = stats.connectionsOpen
+        stats = MockAPNsStats()
+        stats.connectionsOpen = open
+        records = []
+    }
+
+    mutating func setFailureRate(_ rate: MockFailureRate?) {
+        failureRate = rate
+        failureRNG = SplitMix64(seed: rate?.seed ?? 1)
+    }
+
+    /// The answer for a request that passed validation: the token's rule, else a
+    /// random failure, else `.normal`.
+    mutating func answer(forValidToken token: Substring) -> MockAnswer {
+        if !rules.isEmpty, let key = Optional(token.lowercased()), var progress = rules[key] {
+            let answer: MockAnswer
+            if progress.used < progress.rule.sequence.count {
+                answer = progress.rule.sequence[progress.used]
+                progress.used += 1
+                rules[key] = progress
+            } else {
+                answer = progress.rule.then
+            }
+            return answer
+        }
+        if let failureRate, failureRate.rate > 0 {
+            let draw = Double(failureRNG.next() >> 11) / Double(1 << 53)
+            if draw < failureRate.rate { return failureRate.answer }
+        }
+        return .normal
+    }
+
+    /// Counts one request and its decided answer, records it when enabled, and returns
+    /// the waiters whose count is now reached (to be notified outside the lock).
+    mutating func count(
+        connectionID: Int,
+        status: Int?,
+        reason: String?,
+        kind: MockAnswer.Kind,
+        record: () -> MockRecordedRequest?
+    ) -> [Waiter] {
+        stats.requests += 1
+        stats.requestsByConnection[connectionID, default: 0] += 1
+        switch kind {
+        case .noAnswer: stats.unanswered += 1
+        case .reset: stats.resets += 1
+        case .normal, .status: break
+        }
+        if let status { stats.byStatus[status, default: 0] += 1 }
+        if let reason { stats.byReason[reason, default: 0] += 1 }
+        if recordRequests {
+            if records.count < maxRecordedRequests, var r = record() {
+                r.sequenceNumber = stats.requests
+                records.append(r)
+            } else {
+                stats.recordsDropped += 1
+            }
+        }
+        guard !waiters.isEmpty else { return [] }
+        let reached = waiters.filter { $0.count <= stats.requests }
+        if !reached.isEmpty { waiters.removeAll { $0.count <= stats.requests } }
+        return reached
+    }
+
+    /// Adds a waiter, or returns false when `count` is already reached.
+    mutating func addWaiter(count: Int, notify: @escaping @Sendable (Bool) -> Void) -> Int? {
+        if stats.requests >= count { return nil }
+        let id = nextWaiterID
+        nextWaiterID += 1
+        waiters.append(Waiter(id: id, count: count, notify: notify))
+        return id
+    }
+
+    /// Removes a waiter (timeout, cancellation); returns it if it was still waiting.
+    mutating func removeWaiter(id: Int) -> Waiter? {
+        guard let i = waiters.firstIndex(where: { $0.id == id }) else { return nil }
+        return waiters.remove(at: i)
+    }
+}

@@ -1,0 +1,44 @@
+import NIOHPACK
+
+/// The headers of one request that the mock looks at, read in one pass.
+struct RequestHead {
+    var method: String?
+    var path: String?
+    var authorization: String?
+    var pushType: String?
+    var topic: String?
+    var priority: String?
+    var expiration: String?
+    var collapseID: String?
+    var apnsID: String?
+    /// A header APNs reads appeared more than once (→ `DuplicateHeaders`).
+    var hasDuplicates = false
+
+    init(_ headers: HPACKHeaders) {
+        for (name, value, _) in headers {
+            switch name {
+            case ":method": Self.set(&method, value, &hasDuplicates)
+            case ":path": Self.set(&path, value, &hasDuplicates)
+            case "authorization": Self.set(&authorization, value, &hasDuplicates)
+            case "apns-push-type": Self.set(&pushType, value, &hasDuplicates)
+            case "apns-topic": Self.set(&topic, value, &hasDuplicates)
+            case "apns-priority": Self.set(&priority, value, &hasDuplicates)
+            case "apns-expiration": Self.set(&expiration, value, &hasDuplicates)
+            case "apns-collapse-id": Self.set(&collapseID, value, &hasDuplicates)
+            case "apns-id": Self.set(&apnsID, value, &hasDuplicates)
+            default: break
+            }
+        }
+    }
+
+    private static func set(_ field: inout String?, _ value: String, _ duplicate: inout Bool) {
+        if field != nil { duplicate = true }
+        field = value
+    }
+
+    /// The path without a query string.
+    var pathOnly: Substring {
+        guard let path else { return "" }
+        return path.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+    }
+}

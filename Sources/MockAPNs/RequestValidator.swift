@@ -1,0 +1,112 @@
+import PushCore
+
+/// Apple's checks on a request, as pure functions. The connection handler calls them
+/// in this order: `checkPath`, (authentication), `checkHeaders`, `checkBody`.
+///
+/// Decisions where Apple's documentation is silent, chosen here and documented:
+/// - absent `apns-push-type` is taken as `alert` (Apple infers the type);
+/// - `apns-topic` absent → `MissingTopic` with token auth, allowed with certificate auth
+///   (Apple takes the certificate's topic);
+/// - a topic that is a configured bundle id with the wrong suffix for the push type → `BadTopic`;
+///   a topic under no configured bundle id → `TopicDisallowed`;
+/// - a body that is not a JSON object (first and last non-blank bytes are not `{` `}`,
+///   a cheap check, not a parse) → 400 `PayloadEmpty`, the closest permanent reason in Apple's list.
+struct RequestValidator: Sendable {
+    let bundleIDs: [String]
+
+    /// Method and path. Returns the device token on success.
+    static func checkPath(_ head: RequestHead) -> Checked<Substring> {
+        guard head.method == "POST" else { return .failure(.methodNotAllowed) }
+        let path = head.pathOnly
+        let prefix = "/3/device"
+        guard path.hasPrefix(prefix) else { return .failure(.badPath) }
+        let rest = path.dropFirst(prefix.utf8.count)
+        if rest.isEmpty || rest == "/" { return .failure(.missingDeviceToken) }
+        guard rest.first == "/" else { return .failure(.badPath) }
+        let token = rest.dropFirst()
+        if token.contains("/") { return .failure(.badPath) }
+        guard DeviceToken.isValid(token) else { return .failure(.badDeviceToken) }
+        return .success(token)
+    }
+
+    /// Push type, topic, priority, expiration, collapse id and apns-id.
+    func checkHeaders(_ head: RequestHead, certificateAuth: Bool) -> Checked<PushType> {
+        if head.hasDuplicates { return .failure(.duplicateHeaders) }
+        let pushType: PushType
+        if let raw = head.pushType {
+            guard let type = PushType(rawValue: raw) else { return .failure(.invalidPushType) }
+            pushType = type
+        } else {
+            pushType = .alert
+        }
+        if let topic = head.topic {
+            if let reason = checkTopic(topic, pushType: pushType) { return .failure(reason) }
+        } else if !certificateAuth {
+            return .failure(.missingTopic)
+        }
+        if let priority = head.priority {
+            switch priority {
+            case "10": if pushType == .background { return .failure(.badPriority) }
+            case "5", "1": break
+            default: return .failure(.badPriority)
+            }
+        }
+        if let expiration = head.expiration {
+            guard !expiration.isEmpty, expiration.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
+                return .failure(.badExpirationDate)
+            }
+        }
+        if let collapseID = head.collapseID, collapseID.utf8.count > 64 {
+            return .failure(.badCollapseId)
+        }
+        if let apnsID = head.apnsID, !Self.isCanonicalLowercaseUUID(apnsID) {
+            return .failure(.badMessageId)
+        }
+        return .success(pushType)
+    }
+
+    func checkTopic(_ topic: String, pushType: PushType) -> APNsReason? {
+        let suffix = pushType.topicSuffix
+        var underBundle = false
+        for bundle in bundleIDs {
+            if topic == bundle + suffix { return nil }
+            if topic == bundle || topic.hasPrefix(bundle + ".") { underBundle = true }
+        }
+        return underBundle ? .badTopic : .topicDisallowed
+    }
+
+    /// Empty → `PayloadEmpty`; over the push type's limit → `PayloadTooLarge`;
+    /// not a JSON object (cheap check) → `PayloadEmpty`.
+    static func checkBody(_ body: some BidirectionalCollection<UInt8>, pushType: PushType) -> APNsReason? {
+        if body.isEmpty { return .payloadEmpty }
+        if body.count > pushType.maxPayloadBytes { return .payloadTooLarge }
+        let blank: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }
+        guard let first = body.first(where: { !blank($0) }) else { return .payloadEmpty }
+        let last = body.last(where: { !blank($0) })
+        guard first == UInt8(ascii: "{"), last == UInt8(ascii: "}") else { return .payloadEmpty }
+        return nil
+    }
+
+    /// `xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx`, lowercase hex.
+    static func isCanonicalLowercaseUUID(_ s: String) -> Bool {
+        let u = s.utf8
+        guard u.count == 36 else { return false }
+        for (i, c) in u.enumerated() {
+            if i == 8 || i == 13 || i == 18 || i == 23 {
+                if c != UInt8(ascii: "-") { return false }
+            } else if !((c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66)) {
+                return false
+            }
+        }
+        return true
+    }
+}
+
+/// The outcome of one check: a value, or the APNs reason to answer with.
+/// (`Result` needs an `Error`; `APNsReason` is a plain value.)
+enum Checked<Value> {
+    case success(Value)
+    case failure(APNsReason)
+}
+
+extension Checked: Equatable where Value: Equatable {}
