@@ -9,4 +9,7 @@
 #include <openssl/x509.h>
 #include <openssl/bio.h>
 #include <openssl/crypto.h>
+#include <openssl/pkcs12.h>
+/* EVP_EC_gen is a macro over the variadic EVP_PKEY_Q_keygen, which Swift cannot call. */
+static inline EVP_PKEY *copenssl_ec_gen(const char *curve) { return EVP_EC_gen(curve); }
 #endif

@@ -1,2 +1,0 @@
-import Testing
-@Test func placeholderAPNsTransportTests() { #expect(Bool(true)) }

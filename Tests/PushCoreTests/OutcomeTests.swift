@@ -1,0 +1,120 @@
+import PushCore
+import Testing
+
+@Suite struct OutcomeTests {
+    /// apns.md's table, row by row: (status, reason) → expected outcome.
+    static let table: [(Int, APNsReason, Outcome)] = [
+        (400, .badDeviceToken, .invalidateToken(reason: .badDeviceToken, at: nil)),
+        (400, .deviceTokenNotForTopic, .fail(.deviceTokenNotForTopic)),
+        (400, .badCollapseId, .fail(.badCollapseId)),
+        (400, .badExpirationDate, .fail(.badExpirationDate)),
+        (400, .badMessageId, .fail(.badMessageId)),
+        (400, .badPriority, .fail(.badPriority)),
+        (400, .duplicateHeaders, .fail(.duplicateHeaders)),
+        (400, .invalidPushType, .fail(.invalidPushType)),
+        (400, .missingDeviceToken, .fail(.missingDeviceToken)),
+        (400, .payloadEmpty, .fail(.payloadEmpty)),
+        (400, .badTopic, .fail(.badTopic)),
+        (400, .missingTopic, .fail(.missingTopic)),
+        (400, .topicDisallowed, .fail(.topicDisallowed)),
+        (400, .idleTimeout, .retry(.idleTimeout)),
+        (403, .expiredProviderToken, .retryNow(.renewProviderToken)),
+        (403, .invalidProviderToken, .pauseCredential("InvalidProviderToken")),
+        (403, .missingProviderToken, .pauseCredential("MissingProviderToken")),
+        (403, .badCertificate, .pauseCredential("BadCertificate")),
+        (403, .badCertificateEnvironment, .pauseCredential("BadCertificateEnvironment")),
+        (403, .badEnvironmentKeyIdInToken, .pauseCredential("BadEnvironmentKeyIdInToken")),
+        (403, .unrelatedKeyIdInToken, .retryNow(.freshConnection(.unrelatedKeyIdInToken))),
+        (403, .forbidden, .fail(.forbidden)),
+        (404, .badPath, .fail(.badPath)),
+        (405, .methodNotAllowed, .fail(.methodNotAllowed)),
+        (410, .unregistered, .invalidateToken(reason: .unregistered, at: 1_700_000_000_123)),
+        (410, .expiredToken, .invalidateToken(reason: .expiredToken, at: 1_700_000_000_123)),
+        (413, .payloadTooLarge, .fail(.payloadTooLarge)),
+        (429, .tooManyRequests, .retry(.tooManyRequests)),
+        (429, .tooManyProviderTokenUpdates, .retryNow(.freshConnection(.tooManyProviderTokenUpdates))),
+        (500, .internalServerError, .retry(.serverError(.internalServerError))),
+        (503, .serviceUnavailable, .retry(.serverError(.serviceUnavailable))),
+        (503, .shutdown, .retryNow(.freshConnection(.shutdown))),
+    ]
+
+    @Test func tableCoversEveryKnownReason() {
+        let covered = Set(Self.table.map { $0.1 })
+        #expect(covered == Set(APNsReason.known))
+    }
+
+    @Test(arguments: 0..<table.count)
+    func classifiesReason(row: Int) {
+        let (status, reason, expected) = Self.table[row]
+        #expect(status == reason.httpStatus)
+        #expect(Outcome.classify(status: status, reason: reason, timestamp: 1_700_000_000_123) == expected,
+                "\(reason.rawValue)")
+    }
+
+    @Test func okIsSentWhateverTheBody() {
+        #expect(Outcome.classify(status: 200, reason: nil) == .sent)
+        #expect(Outcome.classify(status: 200, reason: .badTopic) == .sent)
+    }
+
+    @Test func unknownReasonsRetryAFewTimes() {
+        let outcome = Outcome.classify(status: 400, reason: APNsReason("SomethingNew"))
+        #expect(outcome == .retry(.unknownReason("SomethingNew")))
+        #expect(outcome.consumesAttempt)
+        guard case .retry(let kind) = outcome else { Issue.record("not a retry"); return }
+        #expect(kind.attemptLimit == 3)
+        #expect(Outcome.classify(status: 502, reason: APNsReason("BadGateway")) == .retry(.serverError(.unknown("BadGateway"))))
+    }
+
+    @Test func missingReasonGoesByStatus() {
+        #expect(Outcome.classify(status: 410, reason: nil, timestamp: 5) == .invalidateToken(reason: .unregistered, at: 5))
+        #expect(Outcome.classify(status: 429, reason: nil) == .retry(.tooManyRequests))
+        #expect(Outcome.classify(status: 502, reason: nil) == .retry(.serverError(nil)))
+        #expect(Outcome.classify(status: 418, reason: nil) == .retry(.unknownReason("HTTP418")))
+    }
+
+    @Test func transportFailuresAreOutcomeUnknown() {
+        for kind in [TransportFailure.Kind.timeout, .connect, .tls, .connectionLost, .cancelled, .other] {
+            let outcome = Outcome.classify(TransportFailure(kind: kind, code: 16, message: "x"))
+            #expect(outcome == .retry(.outcomeUnknown(kind)))
+            #expect(outcome.consumesAttempt)
+            #expect(!outcome.isFinal)
+        }
+        let cert = Outcome.classify(TransportFailure(kind: .clientCertificate, code: 58, message: "bad p12"))
+        #expect(cert == .pauseCredential("ClientCertificateUnusable"))
+        #expect(!cert.consumesAttempt)
+    }
+
+    @Test func attemptAccounting() {
+        #expect(!Outcome.retryNow(.renewProviderToken).consumesAttempt)
+        #expect(!Outcome.retryNow(.freshConnection(.shutdown)).consumesAttempt)
+        #expect(!Outcome.pauseCredential("BadCertificate").consumesAttempt)
+        #expect(Outcome.retry(.tooManyRequests).consumesAttempt)
+        #expect(Outcome.fail(.badTopic).consumesAttempt && Outcome.fail(.badTopic).isFinal)
+        #expect(Outcome.sent.isFinal)
+    }
+
+    @Test func burstSuspects() {
+        #expect(Outcome.classify(status: 400, reason: .badDeviceToken).isBurstSuspect)
+        #expect(Outcome.classify(status: 400, reason: .deviceTokenNotForTopic).isBurstSuspect)
+        #expect(!Outcome.classify(status: 410, reason: .unregistered).isBurstSuspect)
+    }
+
+    @Test func connectionActions() {
+        #expect(ConnectionAction.forAnswer(status: 200, reason: nil) == .keep)
+        #expect(ConnectionAction.forAnswer(status: 400, reason: .badDeviceToken) == .keep)
+        #expect(ConnectionAction.forAnswer(status: 410, reason: .unregistered) == .keep)
+        #expect(ConnectionAction.forAnswer(status: 403, reason: .expiredProviderToken) == .renewTokenAndReopen)
+        for reason in [APNsReason.idleTimeout, .tooManyProviderTokenUpdates, .unrelatedKeyIdInToken,
+                       .internalServerError, .serviceUnavailable, .shutdown] {
+            #expect(ConnectionAction.forAnswer(status: reason.httpStatus, reason: reason) == .reopen)
+        }
+        #expect(ConnectionAction.forAnswer(status: 502, reason: nil) == .reopen)
+    }
+
+    @Test func blame() {
+        #expect(APNsReason.badCollapseId.blame == .localBug)
+        #expect(APNsReason.badTopic.blame == .configuration)
+        #expect(APNsReason.unregistered.blame == .notification)
+        #expect(APNsReason.shutdown.blame == .server)
+    }
+}

@@ -1,0 +1,51 @@
+import PushCore
+import Testing
+
+@Suite struct Base64URLTests {
+    // RFC 4648 §10 vectors, converted to the URL alphabet without padding.
+    @Test(arguments: [("", ""), ("f", "Zg"), ("fo", "Zm8"), ("foo", "Zm9v"), ("foob", "Zm9vYg"),
+                      ("fooba", "Zm9vYmE"), ("foobar", "Zm9vYmFy")])
+    func rfcVectors(plain: String, encoded: String) {
+        #expect(Base64URL.encode(Array(plain.utf8)) == encoded)
+        #expect(Base64URL.decode(encoded) == Array(plain.utf8))
+    }
+
+    @Test func usesTheURLAlphabet() {
+        #expect(Base64URL.encode([0xfb, 0xff, 0xbf]) == "-_-_")
+        #expect(Base64URL.decode("-_-_") == [0xfb, 0xff, 0xbf])
+        #expect(Base64URL.decode("a+b/") == nil)
+        #expect(Base64URL.decode("a") == nil)
+    }
+
+    @Test func roundTripsEveryLength() {
+        var rng = SystemRandomNumberGenerator()
+        for n in 0..<70 {
+            let bytes = (0..<n).map { _ in UInt8.random(in: 0...255, using: &rng) }
+            #expect(Base64URL.decode(Base64URL.encode(bytes)) == bytes)
+        }
+    }
+}
+
+@Suite struct ProviderTokenClaimsTests {
+    @Test func encodesHeaderAndClaims() {
+        // The example from Apple's "Establishing a token-based connection to APNs".
+        let claims = ProviderTokenClaims(keyID: "ABC123DEFG", teamID: "DEF123GHIJ", issuedAt: 1_437_179_036)
+        #expect(claims.headerJSON == #"{"alg":"ES256","kid":"ABC123DEFG"}"#)
+        #expect(claims.claimsJSON == #"{"iss":"DEF123GHIJ","iat":1437179036}"#)
+        let parts = claims.signingInput.split(separator: ".")
+        #expect(parts.count == 2)
+        #expect(Base64URL.decode(parts[0]) == Array(claims.headerJSON.utf8))
+        #expect(Base64URL.decode(parts[1]) == Array(claims.claimsJSON.utf8))
+        #expect(!claims.signingInput.contains("="))
+        let token = claims.token(rawSignature: Array(repeating: 7, count: 64))
+        #expect(token.split(separator: ".").count == 3)
+        #expect(Base64URL.decode(token.split(separator: ".")[2]) == Array(repeating: 7, count: 64))
+    }
+
+    @Test func validatesIDs() {
+        #expect(ProviderTokenClaims.isValidID("ABC123DEFG"))
+        #expect(!ProviderTokenClaims.isValidID(""))
+        #expect(!ProviderTokenClaims.isValidID("AB\"C"))
+        #expect(!ProviderTokenClaims.isValidID("ABC 123"))
+    }
+}
