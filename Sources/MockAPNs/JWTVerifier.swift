@@ -50,9 +50,9 @@ struct JWTVerifier: Sendable {
     func verify(_ jwt: Substring) -> Checked<VerifiedJWT> {
         let parts = jwt.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3,
-              let headerBytes = Base64URL.decode(parts[0]),
-              let claimsBytes = Base64URL.decode(parts[1]),
-              let signature = Base64URL.decode(parts[2]),
+              let headerBytes = MockBase64URL.decode(parts[0]),
+              let claimsBytes = MockBase64URL.decode(parts[1]),
+              let signature = MockBase64URL.decode(parts[2]),
               let header = try? JSONDecoder().decode(Header.self, from: Data(headerBytes)),
               let claims = try? JSONDecoder().decode(Claims.self, from: Data(claimsBytes))
         else { return .failure(.invalidProviderToken) }
@@ -79,7 +79,7 @@ struct JWTVerifier: Sendable {
 }
 
 /// base64url without padding (RFC 7515), as JWTs use it.
-enum Base64URL {
+enum MockBase64URL {
     static func decode(_ text: Substring) -> [UInt8]? {
         var s = String(text).replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         if s.contains("=") { return nil }

@@ -34,7 +34,7 @@ extension MockConnectionHandler {
     func closeByMock(context: ChannelHandlerContext) {
         guard !closing else { return }
         closing = true
-        closedByMock = true
+        core.state.withLock { $0.stats.connectionsClosedByMock += 1 }
         needsFlush = false
         context.flush()
         context.eventLoop.assumeIsolated().execute {

@@ -40,7 +40,6 @@ final class MockConnectionHandler: ChannelInboundHandler {
     var goawayLastStreamID: HTTP2StreamID?
     var delayedAnswers = 0
     var closing = false
-    var closedByMock = false
     var rng: SplitMix64
     var lastActivity = NIODeadline.now()
     var idleTask: Scheduled<Void>?
@@ -60,7 +59,7 @@ final class MockConnectionHandler: ChannelInboundHandler {
 
     func channelInactive(context: ChannelHandlerContext) {
         idleTask?.cancel()
-        core.connectionClosed(byMock: closedByMock)
+        core.connectionClosed()
         context.fireChannelInactive()
     }
 

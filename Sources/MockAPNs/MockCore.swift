@@ -35,11 +35,8 @@ final class MockCore: Sendable {
         }
     }
 
-    func connectionClosed(byMock: Bool) {
-        state.withLock { s in
-            s.stats.connectionsOpen -= 1
-            if byMock { s.stats.connectionsClosedByMock += 1 }
-        }
+    func connectionClosed() {
+        state.withLock { $0.stats.connectionsOpen -= 1 }
     }
 
     /// Calls `notify(true)` once `count` requests have arrived (at once if they have),

@@ -1,0 +1,86 @@
+import Foundation
+@testable import MockAPNs
+import Testing
+
+@Suite("A valid request")
+struct ValidRequestTests {
+    @Test("200, no body, apns-id echoed")
+    func validRequestSucceeds() async throws {
+        try await withMock { server, port async throws in
+            let id = "123e4567-e89b-12d3-a456-426614174000"
+            let response = try Curl.one(port: port, .valid(jwt: try Fixtures.jwt(), apnsID: id))
+            #expect(response.status == 200)
+            #expect(response.body.isEmpty)
+            #expect(response.headers["apns-id"] == id)
+            #expect(response.headers["apns-unique-id"] == nil)
+            #expect(server.stats().count(status: 200) == 1)
+        }
+    }
+
+    @Test("without apns-id, a lowercase UUID is generated")
+    func apnsIDGenerated() async throws {
+        try await withMock { _, port async throws in
+            let response = try Curl.one(port: port, .valid(jwt: try Fixtures.jwt()))
+            #expect(response.status == 200)
+            let id = try #require(response.headers["apns-id"])
+            #expect(RequestValidator.isCanonicalLowercaseUUID(id))
+        }
+    }
+
+    @Test("development adds apns-unique-id")
+    func developmentAddsUniqueID() async throws {
+        try await withMock({ $0.environment = .development }) { _, port async throws in
+            let response = try Curl.one(port: port, .valid(jwt: try Fixtures.jwt()))
+            #expect(response.status == 200)
+            let unique = try #require(response.headers["apns-unique-id"])
+            #expect(RequestValidator.isCanonicalLowercaseUUID(unique))
+        }
+    }
+
+    @Test("a 200 is one HEADERS frame with END_STREAM and no DATA frame")
+    func successHasNoDataFrame() async throws {
+        try await withMock { server, port async throws in
+            let request = TestRequest.valid(jwt: try Fixtures.jwt())
+            let output = try Nghttp.run(port: port, paths: [request.path], headers: request.headers, body: request.body)
+            #expect(output.contains(":status: 200"), "\(output)")
+            let headers = Nghttp.received("HEADERS", in: output)
+            #expect(headers.count == 1)
+            #expect(headers.first?.contains("flags=0x05") == true, "END_STREAM|END_HEADERS expected: \(headers)")
+            #expect(Nghttp.received("DATA", in: output).isEmpty)
+            #expect(server.stats().count(status: 200) == 1)
+        }
+    }
+
+    @Test("voip allows 5120 bytes on the .voip topic")
+    func voipLargerPayload() async throws {
+        try await withMock { _, port async throws in
+            var request = TestRequest.valid(jwt: try Fixtures.jwt())
+            request.set("apns-push-type", "voip")
+            request.set("apns-topic", MockTestFixtures.bundleID + ".voip")
+            request.body = payload(bytes: 5000)
+            #expect(try Curl.one(port: port, request).status == 200)
+        }
+    }
+
+    @Test("certificate auth: no authorization header, verified client certificate")
+    func certificateAuth() async throws {
+        try await withMock(certificateAuth: true) { server, port async throws in
+            var request = TestRequest.valid(jwt: "")
+            request.set("authorization", nil)
+            let response = try Curl.one(port: port, request, clientCertificate: true)
+            #expect(response.status == 200)
+            let withoutCertificate = try Curl.one(port: port, request)
+            #expect(withoutCertificate.status == 403)
+            #expect(withoutCertificate.reason == "MissingProviderToken")
+            #expect(server.requests().map(\.auth) == ["certificate", "none"])
+            #expect(server.stats().certificateAuthRequests == 1)
+        }
+    }
+}
+
+/// A JSON object of exactly `bytes` bytes.
+func payload(bytes: Int) -> [UInt8] {
+    let prefix = #"{"aps":{},"x":""#
+    let suffix = #""}"#
+    return Array((prefix + String(repeating: "a", count: bytes - prefix.utf8.count - suffix.utf8.count) + suffix).utf8)
+}
