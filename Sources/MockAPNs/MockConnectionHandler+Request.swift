@@ -17,7 +17,7 @@ extension MockConnectionHandler {
 
     func completeRequest(context: ChannelHandlerContext, streamID: HTTP2StreamID, headers: HPACKHeaders, body: ByteBuffer?) {
         let head = RequestHead(headers)
-        if head.pathOnly.hasPrefix("/_mock/") {
+        if head.isControl {
             handleControl(context: context, streamID: streamID, head: head, body: body)
             return
         }

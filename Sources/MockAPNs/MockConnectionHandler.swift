@@ -119,11 +119,25 @@ final class MockConnectionHandler: ChannelInboundHandler {
         context.fireChannelReadComplete()
     }
 
+    /// HTTP/2 protocol errors are already answered by `NIOHTTP2Handler` (RST_STREAM for a
+    /// stream error, GOAWAY for a connection error; the client then closes), so they
+    /// only get logged. Anything else (TLS, I/O) closes the connection.
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         core.logger.debug("mock connection error", metadata: [
             "mock.connection": "\(connectionID)", "error": "\(error)",
         ])
-        context.close(promise: nil)
+        if !(error is any NIOHTTP2Error) {
+            context.close(promise: nil)
+        }
+    }
+
+    /// Forgets streams NIOHTTP2 closed (reset by either side, refused, errors).
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let closed = event as? StreamClosedEvent {
+            streams.removeValue(forKey: closed.streamID)
+            finishGoawayIfDone(context: context)
+        }
+        context.fireUserInboundEventTriggered(event)
     }
 
     /// Replenishes the connection window once enough DATA was consumed.

@@ -39,6 +39,12 @@ struct RequestHead {
     /// The path without a query string.
     var pathOnly: Substring {
         guard let path else { return "" }
-        return path.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        if let q = path.utf8.firstIndex(of: UInt8(ascii: "?")) { return path[..<q] }
+        return path[...]
+    }
+
+    /// Whether the path is a control request (`/_mock/...`).
+    var isControl: Bool {
+        path?.utf8.starts(with: "/_mock/".utf8) ?? false
     }
 }

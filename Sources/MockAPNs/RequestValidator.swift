@@ -18,13 +18,15 @@ struct RequestValidator: Sendable {
     static func checkPath(_ head: RequestHead) -> Checked<Substring> {
         guard head.method == "POST" else { return .failure(.methodNotAllowed) }
         let path = head.pathOnly
-        let prefix = "/3/device"
-        guard path.hasPrefix(prefix) else { return .failure(.badPath) }
-        let rest = path.dropFirst(prefix.utf8.count)
-        if rest.isEmpty || rest == "/" { return .failure(.missingDeviceToken) }
-        guard rest.first == "/" else { return .failure(.badPath) }
-        let token = rest.dropFirst()
-        if token.contains("/") { return .failure(.badPath) }
+        let prefix = "/3/device".utf8
+        guard path.utf8.starts(with: prefix) else { return .failure(.badPath) }
+        let rest = path.utf8.dropFirst(prefix.count)
+        guard let slash = rest.first else { return .failure(.missingDeviceToken) }
+        guard slash == UInt8(ascii: "/") else { return .failure(.badPath) }
+        let tokenBytes = rest.dropFirst()
+        if tokenBytes.isEmpty { return .failure(.missingDeviceToken) }
+        if tokenBytes.contains(UInt8(ascii: "/")) { return .failure(.badPath) }
+        let token = Substring(tokenBytes)
         guard DeviceToken.isValid(token) else { return .failure(.badDeviceToken) }
         return .success(token)
     }

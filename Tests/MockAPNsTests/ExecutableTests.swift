@@ -1,0 +1,57 @@
+import Foundation
+import MockAPNs
+import Testing
+
+/// The `apns-mock` executable, as `make run` and benchmarks start it.
+@Suite("apns-mock executable")
+struct ExecutableTests {
+    /// `swift test` builds every product next to the test bundle.
+    static var binary: String {
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("apns-mock").path
+    }
+
+    @Test("prints the ready line, serves rules from flags, stops on SIGTERM")
+    func readyLineFlagsAndSignal() async throws {
+        let dir = try Fixtures.prepare()
+        #expect(FileManager.default.isExecutableFile(atPath: Self.binary), "apns-mock not built at \(Self.binary)")
+        let gone = Fixtures.token(0x9001)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.binary)
+        process.arguments = ["--certs-dir", dir, "--unregistered", gone, "--record", "--log-level", "warning"]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+
+        // Read the one ready line (blocking read on the pipe, no polling).
+        var line = Data()
+        while true {
+            let byte = try out.fileHandleForReading.read(upToCount: 1) ?? Data()
+            if byte.isEmpty || byte == Data("\n".utf8) { break }
+            line.append(byte)
+        }
+        let text = String(decoding: line, as: UTF8.self)
+        let prefix = "apns-mock listening on 127.0.0.1:"
+        #expect(text.hasPrefix(prefix), "ready line: \(text)")
+        let port = try #require(Int(text.dropFirst(prefix.count)))
+
+        let jwt = try Fixtures.jwt()
+        let response = try Curl.one(port: port, .valid(jwt: jwt, token: gone))
+        #expect(response.status == 410)
+        #expect(response.reason == "Unregistered")
+        #expect(response.json?["timestamp"] != nil)
+        #expect(try Curl.one(port: port, .valid(jwt: jwt)).status == 200)
+
+        let stats = try Curl.one(port: port, ControlAPITests.control("GET", "/_mock/stats"))
+        let decoded = try JSONDecoder().decode(MockAPNsStats.self, from: Data(stats.body.utf8))
+        #expect(decoded.byStatus == [200: 1, 410: 1])
+
+        process.terminate()  // SIGTERM
+        process.waitUntilExit()
+        #expect(process.terminationReason == .exit)
+        #expect(process.terminationStatus == 0)
+        let rest = out.fileHandleForReading.readDataToEndOfFile()
+        #expect(rest.isEmpty, "only one line on stdout: \(String(decoding: rest, as: UTF8.self))")
+    }
+}
