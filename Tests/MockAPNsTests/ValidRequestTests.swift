@@ -78,6 +78,47 @@ struct ValidRequestTests {
     }
 }
 
+extension ValidRequestTests {
+    @Test("certificate auth with the PKCS#12 client certificate and its password file")
+    func certificateAuthPKCS12() async throws {
+        try await withMock(certificateAuth: true) { server, port async throws in
+            let password = try String(contentsOfFile: Fixtures.directory + "/client.p12.password", encoding: .utf8)
+            var request = TestRequest.valid(jwt: "")
+            request.set("authorization", nil)
+            let result = try Curl.run(port: port, [request], extra: [
+                "--cert", Fixtures.directory + "/client.p12:" + password, "--cert-type", "P12",
+            ])
+            #expect(result.exitCode == 0, "\(result.stderr)")
+            #expect(result.responses[0].status == 200)
+            #expect(server.requests().first?.auth == "certificate")
+        }
+    }
+
+    @Test("a client certificate from another CA fails the TLS handshake")
+    func foreignClientCertificateRejected() async throws {
+        try await withMock(certificateAuth: true) { server, port async throws in
+            // A self-signed client certificate, not issued by the configured client CA.
+            let dir = FileManager.default.temporaryDirectory.appendingPathComponent("foreign-\(UUID().uuidString)").path
+            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: dir) }
+            let openssl = Process()
+            openssl.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+            openssl.arguments = ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                                 "-subj", "/CN=foreign", "-days", "1", "-keyout", dir + "/k.pem", "-out", dir + "/c.pem"]
+            openssl.standardError = FileHandle.nullDevice
+            try openssl.run()
+            openssl.waitUntilExit()
+            #expect(openssl.terminationStatus == 0)
+            var request = TestRequest.valid(jwt: "")
+            request.set("authorization", nil)
+            let result = try Curl.run(port: port, [request], extra: ["--cert", dir + "/c.pem", "--key", dir + "/k.pem"])
+            #expect(result.exitCode != 0)
+            #expect(result.responses[0].status == 0)
+            #expect(server.stats().requests == 0)
+        }
+    }
+}
+
 /// A JSON object of exactly `bytes` bytes.
 func payload(bytes: Int) -> [UInt8] {
     let prefix = #"{"aps":{},"x":""#
