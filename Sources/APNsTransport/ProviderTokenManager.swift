@@ -104,9 +104,14 @@ public final class ProviderTokenManager: Sendable {
     /// After APNs answered `ExpiredProviderToken` to `failed`: mints a new token if `failed`
     /// is still the newest, otherwise returns the newest (someone renewed already).
     public func renew(after failed: Token) throws -> Token {
+        try renew(afterSerial: failed.serial)
+    }
+
+    /// ``renew(after:)`` for the token with this ``Token/serial``.
+    public func renew(afterSerial failed: Int) throws -> Token {
         let now = clock()
         return try state.withLock { current in
-            if let token = current, token.serial != failed.serial { return token }
+            if let token = current, token.serial != failed { return token }
             let token = try mint(now: now, serial: (current?.serial ?? 0) + 1)
             current = token
             return token

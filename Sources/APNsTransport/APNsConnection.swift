@@ -1,0 +1,252 @@
+import CCurl
+import Foundation
+import Logging
+import PushCore
+
+/// One HTTP/2 connection to APNs, driven by its own thread.
+///
+/// The connection is a `CURLM*` limited to one host connection, so every stream it carries
+/// uses the provider token pinned here, and its in-flight count is exact. Its thread (a
+/// Foundation `Thread`, never Swift's cooperative pool) loops: take work from the sender in
+/// one batch, load it into pooled easy handles, `curl_multi_perform`, collect answers and hand
+/// them to `onResults` in one batch, then `curl_multi_poll` until a socket, a timer or
+/// `curl_multi_wakeup` (from `submit`/`shutdown`) wakes it.
+///
+/// "Reopening" replaces the multi handle once nothing is in flight: `curl_multi_cleanup`
+/// closes the old connection and the next transfer opens a new one with the newest token.
+///
+/// `@unchecked Sendable`: the connection is built by `APNsSender.init`, then handed to
+/// exactly one thread by `APNsSender.start()`; from then on only that thread touches its
+/// mutable state. The sender keeps the reference only to read the immutable `index`.
+/// Other threads reach the connection solely through `SenderCore` (a `Mutex`) and
+/// `WakeTarget` (`curl_multi_wakeup`, documented thread-safe).
+final class APNsConnection: @unchecked Sendable {
+    let index: Int
+    private let core: SenderCore
+    private let window: Int
+    /// Nil only after the thread finished (the connection is then closed).
+    private var multi: CurlMulti!
+    /// Every slot ever created, and the free ones; slots are reused for the thread's lifetime.
+    private var allSlots: [StreamSlot] = []
+    private var freeSlots: [StreamSlot] = []
+    private var inFlight = 0
+    private var token: ProviderTokenManager.Token?
+    /// Whether the current multi has carried a request (an idle, unused one needs no reopening).
+    private var multiUsed = false
+    private var needsReopen = false
+    private var reopenReason = ""
+    private var lastActivity: Int64 = 0
+    private var notBefore: Int64 = 0
+    private var results: [APNsResponse] = []
+    private var logger: Logger
+
+    init(index: Int, core: SenderCore) throws {
+        self.index = index
+        self.core = core
+        self.window = core.configuration.streamsPerConnection
+        self.multi = try CurlMulti(maxConcurrentStreams: core.configuration.maxConcurrentStreams)
+        var logger = core.logger
+        logger[metadataKey: "apns.connection"] = "\(index)"
+        self.logger = logger
+        core.wakeTargets[index].set(multi)
+    }
+
+    /// The thread body; returns when the sender has shut down.
+    func run(startedAt: Int64) {
+        notBefore = startedAt + Int64(Double(index) * core.configuration.connectionStagger * 1e9)
+        var completed = 0
+        defer { finishThread() }
+        while true {
+            let now = monotonicNanoseconds()
+            let mayStart = !needsReopen && now >= notBefore
+            let (phase, work) = core.state.withLock { $0.exchange(completed: completed, want: mayStart ? window - inFlight : 0) }
+            completed = 0
+            if case .stopping(let deadline) = phase {
+                if inFlight == 0 { return }
+                if now >= deadline { cancelInFlight(); return }
+            }
+            if phase == .stopped { return }
+            if !work.isEmpty { start(work, now: now) }
+
+            let (rc, _) = multi.perform()
+            if rc != CURLM_OK { logger.error("curl_multi_perform failed", metadata: ["curl.error": "\(curlMessage(rc))"]) }
+            collectAnswers()
+            if needsReopen, inFlight == 0 { reopen() }
+            if !results.isEmpty {
+                completed = results.count
+                let batch = results
+                results = []
+                results.reserveCapacity(batch.count)
+                core.onResults(batch)
+                if inFlight < window, case .running = phase { continue }  // take more before sleeping
+            }
+            var timeout: Int64 = 1000
+            if now < notBefore { timeout = min(timeout, (notBefore - now) / 1_000_000 + 1) }
+            if case .stopping(let deadline) = phase { timeout = min(timeout, max(0, (deadline - now) / 1_000_000 + 1)) }
+            let prc = multi.poll(timeoutMilliseconds: Int32(timeout))
+            if prc != CURLM_OK { logger.error("curl_multi_poll failed", metadata: ["curl.error": "\(curlMessage(prc))"]) }
+        }
+    }
+
+    private func start(_ work: [APNsRequest], now: Int64) {
+        if multiUsed, inFlight == 0, Double(now - lastActivity) / 1e9 > core.configuration.idleReopenAfter {
+            needsReopen = true
+            reopenReason = "idle"
+            reopen()
+        }
+        lastActivity = now
+        // Pin or refresh the provider token once per batch.
+        var currentToken: ProviderTokenManager.Token? = nil
+        if case .token(let manager) = core.credential {
+            do {
+                if let held = token {
+                    let next = try manager.refresh(held)
+                    if next != held {
+                        core.state.withLock { $0.stats.tokenSwitches += 1 }
+                        logger.info("switching provider token", metadata: ["apns.token.age": "\(manager.now() - held.issuedAt)s"])
+                    }
+                    token = next
+                } else {
+                    token = try manager.newest()
+                }
+                currentToken = token
+            } catch {
+                logger.error("cannot sign a provider token", metadata: ["error": "\(error)"])
+                for request in work {
+                    var response = APNsResponse(request: request)
+                    response.transportFailure = TransportFailure(kind: .other, message: "cannot sign a provider token: \(error)")
+                    results.append(response)
+                }
+                return
+            }
+        }
+        multiUsed = true
+        for request in work {
+            let slot: StreamSlot
+            if let reused = freeSlots.popLast() {
+                slot = reused
+            } else {
+                do {
+                    slot = try StreamSlot(template: core.template)
+                    allSlots.append(slot)
+                } catch {
+                    var response = APNsResponse(request: request)
+                    response.transportFailure = TransportFailure(kind: .other, message: "\(error)")
+                    results.append(response)
+                    continue
+                }
+            }
+            if slot.tokenSerial != (currentToken?.serial ?? 0) { slot.setAuthorization(currentToken) }
+            if let failure = slot.load(request) {
+                slot.request = nil
+                var response = APNsResponse(request: request)
+                response.transportFailure = failure
+                results.append(response)
+                freeSlots.append(slot)
+                continue
+            }
+            let rc = multi.add(slot.easy)
+            guard rc == CURLM_OK else {
+                slot.request = nil
+                var response = APNsResponse(request: request)
+                response.transportFailure = TransportFailure(kind: .other, code: Int32(rc.rawValue), message: "curl_multi_add_handle: \(curlMessage(rc))")
+                results.append(response)
+                freeSlots.append(slot)
+                continue
+            }
+            inFlight += 1
+        }
+    }
+
+    private func collectAnswers() {
+        var newConnections = 0
+        multi.forEachDone { pointer, result in
+            guard let pointer else { return }
+            let slot = Unmanaged<StreamSlot>.fromOpaque(pointer).takeUnretainedValue()
+            _ = multi.remove(slot.easy)
+            inFlight -= 1
+            newConnections += slot.easy.connectsMade()
+            let serial = slot.tokenSerial
+            if let response = slot.finish(result: result) {
+                if let status = response.status {
+                    act(on: ConnectionAction.forAnswer(status: status, reason: response.reason), reason: response.reason, tokenSerial: serial)
+                }
+                results.append(response)
+            }
+            freeSlots.append(slot)
+        }
+        if newConnections > 0 {
+            core.state.withLock { $0.stats.connectionsOpened += newConnections }
+            logger.debug("opened connection", metadata: ["apns.connections.new": "\(newConnections)"])
+        }
+    }
+
+    private func act(on action: ConnectionAction, reason: APNsReason?, tokenSerial: Int) {
+        switch action {
+        case .keep:
+            return
+        case .renewTokenAndReopen:
+            if case .token(let manager) = core.credential, !needsReopen {
+                do {
+                    _ = try manager.renew(afterSerial: tokenSerial)
+                } catch {
+                    logger.error("cannot renew the provider token", metadata: ["error": "\(error)"])
+                }
+            }
+            fallthrough
+        case .reopen:
+            if !needsReopen {
+                needsReopen = true
+                reopenReason = reason?.rawValue ?? "server error"
+            }
+        }
+    }
+
+    /// Replaces the multi handle (closing the connection); the next request opens a new one
+    /// and takes the newest token.
+    private func reopen() {
+        guard inFlight == 0 else { return }
+        do {
+            let fresh = try CurlMulti(maxConcurrentStreams: core.configuration.maxConcurrentStreams)
+            multi = fresh
+            core.wakeTargets[index].set(fresh)
+            token = nil
+            multiUsed = false
+            needsReopen = false
+            core.state.withLock { $0.stats.reopens += 1 }
+            logger.info("reopening connection", metadata: ["apns.reason": "\(reopenReason)"])
+        } catch {
+            logger.error("cannot create a new connection handle", metadata: ["error": "\(error)"])
+        }
+    }
+
+    private func cancelInFlight() {
+        for slot in allSlots where slot.request != nil {
+            _ = multi.remove(slot.easy)
+            if let response = slot.cancel("the sender shut down before APNs answered") { results.append(response) }
+            inFlight -= 1
+        }
+        freeSlots = allSlots
+    }
+
+    private func finishThread() {
+        if !results.isEmpty {
+            let batch = results
+            results = []
+            core.onResults(batch)
+            core.state.withLock { $0.inFlight -= batch.count; $0.stats.answered += batch.count }
+        }
+        core.wakeTargets[index].set(nil)
+        multi = nil  // every easy handle is detached: curl_multi_cleanup closes the connection now
+        core.threadExited()
+    }
+}
+
+extension CurlEasy {
+    /// `CURLINFO_NUM_CONNECTS`: new connections this transfer had to open.
+    func connectsMade() -> Int {
+        var n = 0
+        _ = ccurl_easy_getinfo_long(handle, CURLINFO_NUM_CONNECTS, &n)
+        return n
+    }
+}

@@ -1,0 +1,68 @@
+import PushCore
+
+/// One notification to send: everything that goes into the HTTP/2 request.
+///
+/// The sender sends these fields as they are; validation (token format, payload size,
+/// priority for `background`, collapse-id length) is the caller's job, because APNs
+/// answers a bad value with a rejection that slows the connection down.
+public struct APNsRequest: Sendable {
+    /// The caller's id for this notification (the row id); copied to the response.
+    public var tag: Int64
+    /// Device token as hex.
+    public var deviceToken: String
+    /// The exact request body (a JSON object), byte for byte.
+    public var payload: [UInt8]
+    /// `apns-push-type`.
+    public var pushType: PushType
+    /// `apns-topic`, suffix included.
+    public var topic: String
+    /// `apns-priority`: 10, 5 or 1.
+    public var priority: Int
+    /// `apns-expiration` in UNIX seconds, nil for no header.
+    public var expiration: Int64?
+    /// `apns-collapse-id`, nil for no header.
+    public var collapseID: String?
+    /// `apns-id`: a lowercase canonical UUID, the same for every attempt.
+    public var apnsID: String
+
+    public init(tag: Int64, deviceToken: String, payload: [UInt8], pushType: PushType, topic: String,
+                priority: Int, expiration: Int64? = nil, collapseID: String? = nil, apnsID: String) {
+        self.tag = tag
+        self.deviceToken = deviceToken
+        self.payload = payload
+        self.pushType = pushType
+        self.topic = topic
+        self.priority = priority
+        self.expiration = expiration
+        self.collapseID = collapseID
+        self.apnsID = apnsID
+    }
+}
+
+/// What became of one ``APNsRequest``: APNs' answer, or the transport failure that kept it from coming.
+public struct APNsResponse: Sendable {
+    /// The request this answers (its `tag` identifies the row).
+    public var request: APNsRequest
+    /// `:status`, nil if no answer came.
+    public var status: Int?
+    /// The `apns-id` response header.
+    public var apnsID: String?
+    /// The `apns-unique-id` response header (development environment only).
+    public var apnsUniqueID: String?
+    /// `reason` from the JSON body of an error answer.
+    public var reason: APNsReason?
+    /// `timestamp` (ms since the epoch) from the JSON body of a 410.
+    public var timestamp: Int64?
+    /// Why no answer came: the outcome is unknown.
+    public var transportFailure: TransportFailure?
+
+    /// `request.tag`.
+    public var tag: Int64 { request.tag }
+
+    /// What to do next, classified by ``Outcome/classify(status:reason:timestamp:)`` or
+    /// ``Outcome/classify(_:)-(TransportFailure)``.
+    public var outcome: Outcome {
+        if let status { return Outcome.classify(status: status, reason: reason, timestamp: timestamp) }
+        return Outcome.classify(transportFailure ?? TransportFailure(kind: .other, message: "no answer"))
+    }
+}

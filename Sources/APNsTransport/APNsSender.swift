@@ -1,0 +1,184 @@
+import Foundation
+import Logging
+import PushCore
+
+/// Sends notifications to APNs over HTTP/2 (libcurl), in batches.
+///
+/// Work goes in with ``submit(_:)`` and comes back through `onResults`, a batch at a time,
+/// so the cost per notification stays a few microseconds above libcurl's own: no `Task`,
+/// continuation or lock per notification.
+///
+/// The sender owns ``APNsSenderConfiguration/connections`` threads (Foundation `Thread`s,
+/// not Swift's cooperative pool), each driving one HTTP/2 connection with at most
+/// ``APNsSenderConfiguration/streamsPerConnection`` streams in flight. Requests beyond
+/// that wait in the sender's queue; ``freeSlots`` says how many more fit without queueing.
+///
+/// `onResults` is called on a connection thread: it must return quickly (hand the batch
+/// to another queue) and must not call ``shutdown(deadline:)``. It may call ``submit(_:)``.
+///
+/// Outcomes (``APNsResponse/outcome``) are for the caller to carry out, including
+/// `.retryNow` (resubmit at once, without counting an attempt). The sender itself only
+/// takes care of connections: it renews the provider token after `ExpiredProviderToken`
+/// and reopens a connection after answers that condemn it (see `ConnectionAction`).
+///
+/// Lifecycle: `init` (checks libcurl, the CA file and the certificate; starts nothing),
+/// ``start()``, any number of ``submit(_:)``, ``shutdown(deadline:)``.
+public final class APNsSender: Sendable {
+    /// Counters since ``start()``.
+    public struct Stats: Sendable, Hashable {
+        /// Requests that got an answer or a failure.
+        public var answered = 0
+        /// TCP+TLS connections opened (libcurl's `CURLINFO_NUM_CONNECTS`, summed).
+        public var connectionsOpened = 0
+        /// Times a connection was closed on purpose and replaced (token expiry, 5xx, idle...).
+        public var reopens = 0
+        /// Times a connection switched to a newer provider token without reopening.
+        public var tokenSwitches = 0
+        /// Requests waiting for a stream.
+        public var pending = 0
+        /// Requests handed to libcurl and not yet answered.
+        public var inFlight = 0
+    }
+
+    private let core: SenderCore
+    private let connections: [APNsConnection]
+    /// The libcurl in use (version, TLS library, nghttp2).
+    public let libcurl: LibcurlInfo
+
+    /// Creates a sender; starts nothing (see ``start()``).
+    ///
+    /// - Parameters:
+    ///   - configuration: where and how to connect.
+    ///   - credential: token or certificate authentication.
+    ///   - logger: for connection events; nothing per notification above `debug`.
+    ///   - onResults: receives answers in batches, on a connection thread.
+    /// - Throws: ``APNsTransportError`` if libcurl lacks HTTP/2 or is too old, the
+    ///   configuration is invalid, or the CA file or client certificate cannot be read.
+    public init(configuration: APNsSenderConfiguration, credential: APNsCredential, logger: Logger,
+                onResults: @escaping @Sendable ([APNsResponse]) -> Void) throws {
+        libcurl = try LibcurlInfo.checked()
+        try configuration.validate()
+        var caBundle: [UInt8]? = nil
+        if let extra = configuration.extraCAFile {
+            caBundle = try Self.caBundle(adding: extra, libcurl: libcurl)
+        }
+        var certificate: APNsClientCertificate? = nil
+        if case .certificate(let cert) = credential {
+            try cert.validate()
+            certificate = cert
+        }
+        let template = EasyTemplate(
+            urlPrefix: Array((configuration.effectiveBaseURL + "/3/device/").utf8),
+            requestTimeoutMilliseconds: Int(configuration.requestTimeout * 1000),
+            connectTimeoutMilliseconds: Int(configuration.connectTimeout * 1000),
+            caBundle: caBundle, certificate: certificate,
+            verbose: configuration.curlVerbose)
+        let core = SenderCore(configuration: configuration, credential: credential, template: template,
+                              logger: logger, onResults: onResults)
+        self.core = core
+        connections = try (0..<configuration.connections).map { try APNsConnection(index: $0, core: core) }
+    }
+
+    /// System roots (libcurl's default CA bundle file) followed by the extra CA, as one PEM blob.
+    static func caBundle(adding extraFile: String, libcurl: LibcurlInfo) throws -> [UInt8] {
+        let extra: [UInt8]
+        do { extra = try readWholeFile(extraFile) } catch {
+            throw APNsTransportError(.configuration, "cannot read PUSHQ_APNS_CA_FILE \(extraFile)", cause: error)
+        }
+        guard String(decoding: extra, as: UTF8.self).contains("-----BEGIN CERTIFICATE-----") else {
+            throw APNsTransportError(.configuration, "PUSHQ_APNS_CA_FILE \(extraFile) holds no PEM certificate")
+        }
+        var bundle: [UInt8] = []
+        if let system = libcurl.defaultCAInfo, let roots = try? readWholeFile(system) {
+            bundle = roots
+            bundle.append(UInt8(ascii: "\n"))
+        }
+        return bundle + extra
+    }
+
+    /// Starts the connection threads. Connections open on first use.
+    ///
+    /// - Throws: ``APNsTransportError`` `.invalidState` if already started.
+    public func start() throws {
+        try core.state.withLock { s in
+            guard s.phase == .created else { throw APNsTransportError(.invalidState, "APNsSender.start() called twice") }
+            s.phase = .running
+            s.runningThreads = connections.count
+        }
+        core.logger.info("APNs sender starting", metadata: [
+            "apns.url": "\(core.configuration.effectiveBaseURL)",
+            "apns.connections": "\(connections.count)",
+            "apns.streams": "\(core.configuration.streamsPerConnection)",
+            "libcurl": "\(libcurl.version) \(libcurl.ssl) nghttp2/\(libcurl.nghttp2)",
+        ])
+        let startedAt = monotonicNanoseconds()
+        for connection in connections {
+            let thread = Thread { connection.run(startedAt: startedAt) }
+            thread.name = "pushq-apns-\(connection.index)"
+            thread.start()
+        }
+    }
+
+    /// Queues a batch; connections pick it up at once.
+    ///
+    /// - Throws: ``APNsTransportError`` `.invalidState` after ``shutdown(deadline:)`` began.
+    public func submit(_ batch: [APNsRequest]) throws {
+        guard !batch.isEmpty else { return }
+        try core.state.withLock { s in
+            switch s.phase {
+            case .created, .running: s.pending.append(contentsOf: batch)
+            case .stopping, .stopped: throw APNsTransportError(.invalidState, "APNsSender is shutting down; submit refused")
+            }
+        }
+        core.wakeAll()
+    }
+
+    /// Streams free right now: total window minus queued and in-flight requests (may be negative).
+    public var freeSlots: Int {
+        let capacity = core.configuration.connections * core.configuration.streamsPerConnection
+        return core.state.withLock { capacity - $0.pendingCount - $0.inFlight }
+    }
+
+    /// Counters since ``start()``.
+    public func stats() -> Stats {
+        core.state.withLock { s in
+            var stats = s.stats
+            stats.pending = s.pendingCount
+            stats.inFlight = s.inFlight
+            return stats
+        }
+    }
+
+    /// Stops accepting work, waits for in-flight requests up to `deadline`, and returns the
+    /// requests that were never handed to APNs.
+    ///
+    /// Requests still in flight at the deadline are reported through `onResults` as
+    /// `TransportFailure.Kind.cancelled` (outcome unknown). Returns when every connection
+    /// thread has exited.
+    public func shutdown(deadline: Duration) async -> [APNsRequest] {
+        let (seconds, attoseconds) = deadline.components
+        let deadlineNanos = monotonicNanoseconds() + seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+        let (unsent, mustWait) = core.state.withLock { s -> ([APNsRequest], Bool) in
+            let unsent = s.takeUnsent()
+            switch s.phase {
+            case .created: s.phase = .stopped; return (unsent, false)
+            case .running: s.phase = .stopping(deadline: deadlineNanos); return (unsent, true)
+            case .stopping: return (unsent, true)
+            case .stopped: return (unsent, false)
+            }
+        }
+        core.wakeAll()
+        if mustWait {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let resumeNow = core.state.withLock { s -> Bool in
+                    if s.runningThreads == 0 { return true }
+                    s.waiter = continuation
+                    return false
+                }
+                if resumeNow { continuation.resume() }
+            }
+        }
+        core.logger.info("APNs sender stopped", metadata: ["apns.unsent": "\(unsent.count)"])
+        return unsent
+    }
+}

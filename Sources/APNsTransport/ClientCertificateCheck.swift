@@ -1,0 +1,68 @@
+import COpenSSL
+
+extension APNsClientCertificate {
+    /// Opens the certificate (and key) with OpenSSL, as libcurl will, so a wrong path or
+    /// password is reported at start in one clear sentence rather than as TLS errors later.
+    ///
+    /// - Throws: ``APNsTransportError`` `.invalidCertificate` naming the file, with OpenSSL's message.
+    func validate() throws {
+        let bytes: [UInt8]
+        do { bytes = try readWholeFile(file) } catch {
+            throw APNsTransportError(.invalidCertificate, "cannot read the APNs client certificate \(file)", cause: error)
+        }
+        _ = openSSLErrorMessage(fallback: "")
+        switch format {
+        case .pkcs12:
+            let ok: Bool = bytes.withUnsafeBytes { raw in
+                guard let bio = BIO_new_mem_buf(raw.baseAddress, Int32(raw.count)) else { return false }
+                defer { BIO_free(bio) }
+                guard let p12 = d2i_PKCS12_bio(bio, nil) else { return false }
+                defer { PKCS12_free(p12) }
+                var key: OpaquePointer? = nil
+                var cert: OpaquePointer? = nil
+                let parsed = PKCS12_parse(p12, password ?? "", &key, &cert, nil) == 1
+                if let key { EVP_PKEY_free(key) }
+                if let cert { X509_free(cert) }
+                return parsed && key != nil && cert != nil
+            }
+            guard ok else {
+                throw APNsTransportError(.invalidCertificate, "cannot open the PKCS#12 client certificate \(file) (wrong PUSHQ_APNS_CERT_PASSWORD or not a .p12 with a key): "
+                    + openSSLErrorMessage(fallback: "no certificate and key found"))
+            }
+        case .pem(let keyFile):
+            let hasCert = bytes.withUnsafeBytes { raw -> Bool in
+                guard let bio = BIO_new_mem_buf(raw.baseAddress, Int32(raw.count)) else { return false }
+                defer { BIO_free(bio) }
+                guard let cert = PEM_read_bio_X509(bio, nil, nil, nil) else { return false }
+                X509_free(cert)
+                return true
+            }
+            guard hasCert else {
+                throw APNsTransportError(.invalidCertificate, "no PEM certificate in the APNs client certificate file \(file): "
+                    + openSSLErrorMessage(fallback: "no BEGIN CERTIFICATE block"))
+            }
+            let keyPath = keyFile ?? file
+            let keyBytes: [UInt8]
+            do { keyBytes = try readWholeFile(keyPath) } catch {
+                throw APNsTransportError(.invalidCertificate, "cannot read the APNs client key \(keyPath)", cause: error)
+            }
+            let hasKey = keyBytes.withUnsafeBytes { raw -> Bool in
+                guard let bio = BIO_new_mem_buf(raw.baseAddress, Int32(raw.count)) else { return false }
+                defer { BIO_free(bio) }
+                let key: OpaquePointer?
+                if let password {
+                    key = password.withCString { p in PEM_read_bio_PrivateKey(bio, nil, nil, UnsafeMutableRawPointer(mutating: p)) }
+                } else {
+                    key = PEM_read_bio_PrivateKey(bio, nil, nil, nil)
+                }
+                guard let key else { return false }
+                EVP_PKEY_free(key)
+                return true
+            }
+            guard hasKey else {
+                throw APNsTransportError(.invalidCertificate, "cannot read a private key from \(keyPath) (missing, or wrong PUSHQ_APNS_CERT_PASSWORD): "
+                    + openSSLErrorMessage(fallback: "no private key found"))
+            }
+        }
+    }
+}

@@ -1,0 +1,53 @@
+import CCurl
+
+/// Process-wide libcurl setup and the capability check done before any handle exists.
+enum CurlRuntime {
+    /// `curl_global_init` once per process (it is not thread-safe, so a static `let` guards it)
+    /// and the version check: HTTP/2 support and libcurl ≥ 7.50.2 (older versions mishandle
+    /// multiplexed POSTs), plus ≥ 7.68 for `curl_multi_poll`/`curl_multi_wakeup`.
+    static let check: Result<LibcurlInfo, APNsTransportError> = {
+        let rc = ccurl_global_init_all()
+        guard rc == CURLE_OK else {
+            return .failure(APNsTransportError(.unsupportedLibcurl, "curl_global_init failed: \(String(cString: curl_easy_strerror(rc)))"))
+        }
+        guard let info = ccurl_version_info() else {
+            return .failure(APNsTransportError(.unsupportedLibcurl, "curl_version_info returned nothing"))
+        }
+        let version = String(cString: info.pointee.version)
+        let number = Int(info.pointee.version_num)
+        guard info.pointee.features & CURL_VERSION_HTTP2 != 0 else {
+            return .failure(APNsTransportError(.unsupportedLibcurl, "libcurl \(version) was built without HTTP/2 (nghttp2); APNs needs HTTP/2 — install a libcurl with HTTP/2 support"))
+        }
+        guard number >= 0x07_44_00 else {  // 7.68.0; also covers the 7.50.2 minimum
+            return .failure(APNsTransportError(.unsupportedLibcurl, "libcurl \(version) is too old: pushq needs 7.68.0 or later (curl_multi_poll, HTTP/2 fixes since 7.50.2)"))
+        }
+        let caInfo = info.pointee.cainfo.map { String(cString: $0) }
+        let caPath = info.pointee.capath.map { String(cString: $0) }
+        let ssl = info.pointee.ssl_version.map { String(cString: $0) } ?? "none"
+        let nghttp2 = info.pointee.nghttp2_version.map { String(cString: $0) } ?? "none"
+        return .success(LibcurlInfo(version: version, ssl: ssl, nghttp2: nghttp2, defaultCAInfo: caInfo, defaultCAPath: caPath))
+    }()
+}
+
+/// What the running libcurl reports about itself.
+public struct LibcurlInfo: Sendable, Hashable {
+    /// e.g. `"7.88.1"`.
+    public var version: String
+    /// e.g. `"OpenSSL/3.0.19"`.
+    public var ssl: String
+    /// e.g. `"1.52.0"`.
+    public var nghttp2: String
+    /// The built-in CA bundle file (`CURLOPT_CAINFO` default), if any.
+    public var defaultCAInfo: String?
+    /// The built-in CA directory (`CURLOPT_CAPATH` default), if any.
+    public var defaultCAPath: String?
+
+    /// Checks the running libcurl (HTTP/2, version) once per process and returns its description.
+    ///
+    /// - Throws: ``APNsTransportError`` `.unsupportedLibcurl` with an actionable message.
+    public static func checked() throws -> LibcurlInfo { try CurlRuntime.check.get() }
+}
+
+/// libcurl's message for `code`.
+func curlMessage(_ code: CURLcode) -> String { String(cString: curl_easy_strerror(code)) }
+func curlMessage(_ code: CURLMcode) -> String { String(cString: curl_multi_strerror(code)) }
