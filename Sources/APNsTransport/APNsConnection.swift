@@ -33,6 +33,10 @@ final class APNsConnection: @unchecked Sendable {
     private var token: ProviderTokenManager.Token?
     /// Whether the current multi has carried a request (an idle, unused one needs no reopening).
     private var multiUsed = false
+    /// TCP connections libcurl opened on the current multi handle. More than one means
+    /// libcurl reconnected by itself (after GOAWAY or a drop) with the token pinned for the
+    /// old connection; the multi is then replaced so the new connection takes the newest token.
+    private var connectsOnMulti = 0
     private var needsReopen = false
     private var reopenReason = ""
     private var lastActivity: Int64 = 0
@@ -170,10 +174,19 @@ final class APNsConnection: @unchecked Sendable {
             if let response = slot.finish(result: result) {
                 if let status = response.status {
                     act(on: ConnectionAction.forAnswer(status: status, reason: response.reason), reason: response.reason, tokenSerial: serial)
+                } else if let failure = response.transportFailure,
+                          [.connectionLost, .connect, .tls].contains(failure.kind), !needsReopen {
+                    needsReopen = true
+                    reopenReason = "connection lost: \(failure.message)"
                 }
                 results.append(response)
             }
             freeSlots.append(slot)
+        }
+        connectsOnMulti += newConnections
+        if connectsOnMulti > 1, !needsReopen {
+            needsReopen = true
+            reopenReason = "libcurl reconnected"
         }
         if newConnections > 0 {
             core.state.withLock { $0.stats.connectionsOpened += newConnections }
@@ -212,6 +225,7 @@ final class APNsConnection: @unchecked Sendable {
             core.wakeTargets[index].set(fresh)
             token = nil
             multiUsed = false
+            connectsOnMulti = 0
             needsReopen = false
             core.state.withLock { $0.stats.reopens += 1 }
             logger.info("reopening connection", metadata: ["apns.reason": "\(reopenReason)"])

@@ -38,6 +38,8 @@ public final class APNsSender: Sendable {
         public var pending = 0
         /// Requests handed to libcurl and not yet answered.
         public var inFlight = 0
+        /// The most requests ever in flight at once, over all connections.
+        public var peakInFlight = 0
     }
 
     private let core: SenderCore

@@ -76,6 +76,7 @@ struct SenderState {
         let taken = Array(pending[head..<head + n])
         head += n
         inFlight += n
+        stats.peakInFlight = max(stats.peakInFlight, inFlight)
         if head == pending.count {
             pending.removeAll(keepingCapacity: true)
             head = 0

@@ -89,7 +89,7 @@ struct MockHarness {
     static func start(_ configure: (inout MockAPNsConfiguration) -> Void = { _ in }) async throws -> MockHarness {
         var configuration = MockAPNsConfiguration.testFixtures(directory: Fixtures.directory, certificateAuth: true)
         configure(&configuration)
-        let server = try MockAPNsServer(configuration: configuration, logger: Logger(label: "mock"))
+        let server = try MockAPNsServer(configuration: configuration, logger: ProcessInfo.processInfo.environment["PUSHQ_TEST_MOCK_DEBUG"] != nil ? { var l = Logger(label: "mock"); l.logLevel = .trace; return l }() : Logger(label: "mock"))
         let port = try await server.start()
         return MockHarness(server: server, port: port)
     }
