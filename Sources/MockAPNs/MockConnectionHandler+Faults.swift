@@ -3,10 +3,9 @@ import NIOHTTP2
 
 /// Connection faults: GOAWAY after N streams, close after N requests, idle kill.
 extension MockConnectionHandler {
-    /// Called after each request is answered (or scheduled). Reads the faults in
-    /// force now, so faults set at run time apply to open connections too.
-    func applyConnectionFaults(context: ChannelHandlerContext) {
-        let faults = core.state.withLock { $0.faults }
+    /// Called after each request is answered (or scheduled) with the faults in force
+    /// now, so faults set at run time apply to open connections too.
+    func applyConnectionFaults(_ faults: MockConnectionFaults, context: ChannelHandlerContext) {
         if let limit = faults.closeAfterRequests, requestsCompleted >= limit {
             closeByMock(context: context)
             return

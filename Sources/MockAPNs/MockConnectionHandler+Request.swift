@@ -28,7 +28,7 @@ extension MockConnectionHandler {
 
         let receivedMonotonic = MockClock.monotonicNanoseconds()
         let connectionID = self.connectionID
-        let (answer, waiters) = core.state.withLock { state -> (MockAnswer, [MockSharedState.Waiter]) in
+        let (answer, waiters, faults) = core.state.withLock { state -> (MockAnswer, [MockSharedState.Waiter], MockConnectionFaults) in
             let answer: MockAnswer
             if let reason = verdict.reason {
                 answer = .error(reason)
@@ -62,7 +62,7 @@ extension MockConnectionHandler {
                     apnsID: apnsID, receivedMonotonic: receivedMonotonic
                 )
             }
-            return (answer, waiters)
+            return (answer, waiters, state.faults)
         }
         for waiter in waiters { waiter.notify(true) }
 
@@ -73,7 +73,7 @@ extension MockConnectionHandler {
             write(HTTP2Frame(streamID: .rootStream, payload: .settings(.settings([raised]))), context: context)
         }
         deliver(answer, streamID: streamID, apnsID: apnsID, context: context)
-        applyConnectionFaults(context: context)
+        applyConnectionFaults(faults, context: context)
     }
 
     private func validate(head: RequestHead, body: ByteBuffer?, context: ChannelHandlerContext) -> Verdict {

@@ -14,20 +14,27 @@ struct SplitMix64: RandomNumberGenerator, Sendable {
 
     /// A random version-4 UUID, lowercase canonical form (the form APNs uses for `apns-id`).
     mutating func uuidString() -> String {
-        let a = next(), b = next()
-        var bytes = [UInt8](repeating: 0, count: 16)
-        for i in 0..<8 { bytes[i] = UInt8(truncatingIfNeeded: a >> (8 * UInt64(i))) }
-        for i in 0..<8 { bytes[8 + i] = UInt8(truncatingIfNeeded: b >> (8 * UInt64(i))) }
-        bytes[6] = (bytes[6] & 0x0F) | 0x40
-        bytes[8] = (bytes[8] & 0x3F) | 0x80
-        let hex: [UInt8] = Array("0123456789abcdef".utf8)
-        var out = [UInt8]()
-        out.reserveCapacity(36)
-        for (i, byte) in bytes.enumerated() {
-            if i == 4 || i == 6 || i == 8 || i == 10 { out.append(UInt8(ascii: "-")) }
-            out.append(hex[Int(byte >> 4)])
-            out.append(hex[Int(byte & 0x0F)])
+        var high = next()
+        var low = next()
+        // Version 4 (byte 6 high nibble), variant 10 (byte 8 top bits).
+        high = (high & ~(0xF0 << 8)) | (0x40 << 8)
+        low = (low & ~(0xC0 << 56)) | (0x80 << 56)
+        return String(unsafeUninitializedCapacity: 36) { out in
+            let hex: StaticString = "0123456789abcdef"
+            var o = 0
+            for i in 0..<16 {
+                if i == 4 || i == 6 || i == 8 || i == 10 {
+                    out[o] = UInt8(ascii: "-")
+                    o += 1
+                }
+                // Bytes 0...7 from `high`, most significant first; 8...15 from `low`.
+                let word = i < 8 ? high : low
+                let byte = UInt8(truncatingIfNeeded: word >> (UInt64(7 - (i & 7)) * 8))
+                out[o] = hex.utf8Start[Int(byte >> 4)]
+                out[o + 1] = hex.utf8Start[Int(byte & 0x0F)]
+                o += 2
+            }
+            return o
         }
-        return String(decoding: out, as: UTF8.self)
     }
 }

@@ -72,6 +72,15 @@ struct RequestValidatorTests {
         #expect(!RequestValidator.isCanonicalLowercaseUUID("123e4567e89b12d3a456426614174000"))
         #expect(!RequestValidator.isCanonicalLowercaseUUID("123e4567-e89b-12d3-a456-42661417400g"))
         var rng = SplitMix64(seed: 5)
-        #expect(RequestValidator.isCanonicalLowercaseUUID(rng.uuidString()))
+        var seen = Set<String>()
+        for _ in 0..<100 {
+            let id = rng.uuidString()
+            #expect(RequestValidator.isCanonicalLowercaseUUID(id))
+            let chars = Array(id)
+            #expect(chars[14] == "4", "version 4: \(id)")
+            #expect("89ab".contains(chars[19]), "RFC 4122 variant: \(id)")
+            seen.insert(id)
+        }
+        #expect(seen.count == 100)
     }
 }
