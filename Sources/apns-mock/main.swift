@@ -47,8 +47,19 @@ struct APNsMockCommand: AsyncParsableCommand {
     @Option(help: "Token answered 410 Unregistered, timestamp now (repeatable).") var unregistered: [String] = []
     @Option(help: "JSON file {\"<token>\": MockTokenRule, ...} of per-token rules.") var rulesFile: String?
     @Option(help: "Log level (trace, debug, info, notice, warning, error, critical).") var logLevel = "info"
+    @Flag(help: "Print a provider token (JWT) signed with --certs-dir's token-key.p8 (key TESTKEY123, team TESTTEAM01), issued now, and exit: for h2load and scripts.")
+    var printToken = false
 
     func run() async throws {
+        if printToken {
+            guard let certsDir else { throw ValidationError("--print-token needs --certs-dir") }
+            let jwt = try MockTestFixtures.providerToken(
+                privateKeyPath: certsDir + "/token-key.p8", keyID: MockTestFixtures.keyID,
+                teamID: MockTestFixtures.teamID, issuedAt: MockClock.wallSeconds()
+            )
+            FileHandle.standardOutput.write(Data((jwt + "\n").utf8))
+            return
+        }
         let level = Logger.Level(rawValue: logLevel) ?? .info
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)

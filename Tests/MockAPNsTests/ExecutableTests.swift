@@ -54,4 +54,24 @@ struct ExecutableTests {
         let rest = out.fileHandleForReading.readDataToEndOfFile()
         #expect(rest.isEmpty, "only one line on stdout: \(String(decoding: rest, as: UTF8.self))")
     }
+
+    @Test("--print-token prints a JWT the mock accepts")
+    func printToken() async throws {
+        let dir = try Fixtures.prepare()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.binary)
+        process.arguments = ["--certs-dir", dir, "--print-token"]
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        let jwt = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(jwt.split(separator: ".").count == 3)
+        try await withMock { server, port async throws in
+            #expect(try Curl.one(port: port, .valid(jwt: jwt)).status == 200)
+            #expect(server.requests().first?.jwtKeyID == MockTestFixtures.keyID)
+        }
+    }
 }
