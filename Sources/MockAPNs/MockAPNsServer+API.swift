@@ -38,20 +38,20 @@ extension MockAPNsServer {
     ///   first; `CancellationError` when the task is cancelled.
     public func waitForRequests(count: Int, timeout: Duration) async throws {
         let core = self.core
-        let waiterID = WaiterID()
+        let pending = PendingWait()
         let reached: Bool = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-                let id = core.addWaiter(count: count) { continuation.resume(returning: $0) }
-                guard let id else { return }
-                waiterID.set(id)
-                Task {
-                    try? await Task.sleep(for: timeout)
+                guard let id = core.addWaiter(count: count, notify: { continuation.resume(returning: $0) }) else { return }
+                let timer = Task {
+                    try await Task.sleep(for: timeout)
                     core.cancelWaiter(id: id)
                 }
+                pending.set(id: id, timer: timer)
             }
         } onCancel: {
-            if let id = waiterID.get() { core.cancelWaiter(id: id) }
+            if let id = pending.id { core.cancelWaiter(id: id) }
         }
+        pending.timer?.cancel()
         try Task.checkCancellation()
         if !reached {
             let seen = core.stats().requests
@@ -62,9 +62,10 @@ extension MockAPNsServer {
 
 import Synchronization
 
-/// The id of a pending waiter, shared with the cancellation handler.
-private final class WaiterID: Sendable {
-    private let value = Mutex<Int?>(nil)
-    func set(_ id: Int) { value.withLock { $0 = id } }
-    func get() -> Int? { value.withLock { $0 } }
+/// The pending waiter's id and timeout task, shared with the cancellation handler.
+private final class PendingWait: Sendable {
+    private let state = Mutex<(id: Int?, timer: Task<Void, any Error>?)>((nil, nil))
+    func set(id: Int, timer: Task<Void, any Error>) { state.withLock { $0 = (id, timer) } }
+    var id: Int? { state.withLock { $0.id } }
+    var timer: Task<Void, any Error>? { state.withLock { $0.timer } }
 }

@@ -29,6 +29,8 @@ public struct MockAPNsStats: Sendable, Hashable, Codable {
     /// GOAWAY frames sent by the goaway fault; connections closed by faults (close-after, idle).
     public var goawaysSent: Int = 0
     public var connectionsClosedByMock: Int = 0
+    /// Connections the idle fault blackholed (`idleBlackhole`).
+    public var connectionsBlackholed: Int = 0
     /// Records not kept because `maxRecordedRequests` was reached.
     public var recordsDropped: Int = 0
 

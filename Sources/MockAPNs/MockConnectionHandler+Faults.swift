@@ -54,11 +54,24 @@ extension MockConnectionHandler {
             guard context.channel.isActive, !self.closing else { return }
             let due = self.lastActivity + timeout
             if due <= .now() {
-                self.core.logger.debug("mock closes an idle connection", metadata: ["mock.connection": "\(self.connectionID)"])
-                self.closeByMock(context: context)
+                self.core.logger.debug("mock kills an idle connection", metadata: ["mock.connection": "\(self.connectionID)"])
+                if self.faultsAtOpen.idleBlackhole == true {
+                    self.blackhole(context: context)
+                } else {
+                    self.closeByMock(context: context)
+                }
             } else {
                 self.armIdleCheck(at: due, timeout: timeout, context: context)
             }
         }
+    }
+
+    /// Stops reading and writing for good; the socket stays open until the client closes
+    /// it or the server stops.
+    func blackhole(context: ChannelHandlerContext) {
+        closing = true
+        needsFlush = false
+        core.state.withLock { $0.stats.connectionsBlackholed += 1 }
+        context.channel.setOption(ChannelOptions.autoRead, value: false).whenFailure { _ in }
     }
 }

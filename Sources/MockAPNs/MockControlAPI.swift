@@ -11,7 +11,7 @@ import Foundation
 /// | `POST /_mock/reset` | | `{"ok":true}`: rules, failure rate, faults (back to the configured ones), counters, records cleared |
 /// | `POST /_mock/rules` | `{"token":"<hex>","rule":MockTokenRule}`; `rule` null or absent removes the token's rule | `{"ok":true}` |
 /// | `POST /_mock/failure-rate` | `MockFailureRate`, or `null` to turn off | `{"ok":true}` |
-/// | `POST /_mock/faults` | `MockConnectionFaults` (replaces the current ones) | `{"ok":true}` |
+/// | `POST /_mock/faults` | `MockConnectionFaults` (replaces the current ones; idle settings apply to new connections) | `{"ok":true}` |
 /// | `GET /_mock/wait?count=N&timeoutMs=T` | | 200 `{"requests":n}` once N requests arrived; 408 `{"reason":"Timeout","requests":n}` after T ms (default 10000) |
 ///
 /// Errors: 404 `{"reason":"BadPath"}` for an unknown path, 405 `{"reason":"MethodNotAllowed"}`,

@@ -106,7 +106,7 @@ public struct MockFailureRate: Sendable, Hashable, Codable {
 
 /// Connection-level faults. Nil fields are off.
 ///
-/// JSON: `{"goawayAfterStreams":100,"goawayReason":"Shutdown","closeAfterRequests":50,"idleTimeoutMilliseconds":2000}`.
+/// JSON: `{"goawayAfterStreams":100,"goawayReason":"Shutdown","closeAfterRequests":50,"idleTimeoutMilliseconds":2000,"idleBlackhole":false}`.
 public struct MockConnectionFaults: Sendable, Hashable, Codable {
     /// Send GOAWAY (NO_ERROR, debug data `{"reason":goawayReason}`) when a connection
     /// receives its Nth request; that request and earlier ones are answered, later
@@ -116,13 +116,22 @@ public struct MockConnectionFaults: Sendable, Hashable, Codable {
     public var goawayReason: String?
     /// Close the TCP connection (no GOAWAY) right after answering its Nth request.
     public var closeAfterRequests: Int?
-    /// Close a connection that received no frame for this long (silent idle kill).
+    /// Kill a connection that received no frame (PINGs count) for this long.
+    /// Read when a connection opens.
     public var idleTimeoutMilliseconds: Int?
+    /// How an idle connection dies: false/nil closes it (TCP FIN), true blackholes it, as a
+    /// NAT or firewall does: the mock stops reading and writing, the socket stays open, so
+    /// the client learns only from its own deadlines or unanswered PINGs.
+    public var idleBlackhole: Bool?
 
-    public init(goawayAfterStreams: Int? = nil, goawayReason: String? = nil, closeAfterRequests: Int? = nil, idleTimeoutMilliseconds: Int? = nil) {
+    public init(
+        goawayAfterStreams: Int? = nil, goawayReason: String? = nil, closeAfterRequests: Int? = nil,
+        idleTimeoutMilliseconds: Int? = nil, idleBlackhole: Bool? = nil
+    ) {
         self.goawayAfterStreams = goawayAfterStreams
         self.goawayReason = goawayReason
         self.closeAfterRequests = closeAfterRequests
         self.idleTimeoutMilliseconds = idleTimeoutMilliseconds
+        self.idleBlackhole = idleBlackhole
     }
 }

@@ -40,6 +40,8 @@ struct APNsMockCommand: AsyncParsableCommand {
     @Option(help: "Reason in the GOAWAY debug data.") var goawayReason: String?
     @Option(help: "Close each connection after this many requests.") var closeAfter: Int?
     @Option(help: "Close connections idle this long (ms).") var idleTimeoutMs: Int?
+    @Flag(help: "With --idle-timeout-ms, blackhole idle connections (stop reading and writing) instead of closing them.")
+    var idleBlackhole = false
     @Option(help: "Fraction (0...1) of valid requests that fail at random.") var failureRate: Double?
     @Option(help: "Status of random failures.") var failureStatus = 503
     @Option(help: "Reason of random failures.") var failureReason = "ServiceUnavailable"
@@ -112,7 +114,8 @@ struct APNsMockCommand: AsyncParsableCommand {
         configuration.maxRecordedRequests = maxRecords
         configuration.faults = MockConnectionFaults(
             goawayAfterStreams: goawayAfter, goawayReason: goawayReason,
-            closeAfterRequests: closeAfter, idleTimeoutMilliseconds: idleTimeoutMs
+            closeAfterRequests: closeAfter, idleTimeoutMilliseconds: idleTimeoutMs,
+            idleBlackhole: idleBlackhole ? true : nil
         )
         return configuration
     }

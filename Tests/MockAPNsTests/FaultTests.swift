@@ -152,4 +152,20 @@ struct FaultTests {
             #expect(stats.connectionsClosedByMock >= 1)
         }
     }
+
+    @Test("blackholed idle connections: the client waits until its own deadline")
+    func idleBlackhole() async throws {
+        try await withMock({ $0.faults = MockConnectionFaults(idleTimeoutMilliseconds: 150, idleBlackhole: true) }) { server, port async throws in
+            let jwt = try Fixtures.jwt()
+            // The second request goes 1 s later on the same (now blackholed) connection.
+            let result = try Curl.run(port: port, [.valid(jwt: jwt), .valid(jwt: jwt)], maxTime: 2, extra: ["--rate", "1/s"])
+            #expect(result.responses[0].status == 200)
+            #expect(result.responses[1].status == 0)
+            #expect(result.exitCode == 28, "curl should time out: \(result.stderr)")
+            let stats = server.stats()
+            #expect(stats.connectionsBlackholed == 1)
+            #expect(stats.connectionsOpened == 1)
+            #expect(stats.requests == 1)
+        }
+    }
 }
