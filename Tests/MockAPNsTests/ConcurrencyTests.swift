@@ -1,0 +1,39 @@
+import Foundation
+@testable import MockAPNs
+import Testing
+
+/// Many concurrent streams on a few connections, driven by h2load.
+@Suite("Concurrent streams")
+struct ConcurrencyTests {
+    @Test("1000 requests over 2 connections, 50 streams each: every one answered and counted")
+    func manyStreams() async throws {
+        try await withMock({ $0.recordRequests = false }) { server, port async throws in
+            let work = FileManager.default.temporaryDirectory.appendingPathComponent("h2load-\(UUID().uuidString).json")
+            try Data(#"{"aps":{"alert":"load"}}"#.utf8).write(to: work)
+            defer { try? FileManager.default.removeItem(at: work) }
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/h2load")
+            process.arguments = [
+                "-n", "1000", "-c", "2", "-m", "50",
+                "--header=authorization: bearer " + (try Fixtures.jwt()),
+                "--header=apns-topic: " + MockTestFixtures.bundleID,
+                "--header=apns-push-type: alert",
+                "-d", work.path,
+                "https://127.0.0.1:\(port)/3/device/" + Fixtures.token,
+            ]
+            let out = Pipe()
+            process.standardOutput = out
+            process.standardError = out
+            try process.run()
+            let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            #expect(text.contains("1000 succeeded, 0 failed, 0 errored, 0 timeout"), "\(text)")
+            #expect(text.contains("status codes: 1000 2xx"), "\(text)")
+            let stats = server.stats()
+            #expect(stats.requests == 1000)
+            #expect(stats.count(status: 200) == 1000)
+            #expect(stats.connectionsOpened == 2)
+            #expect(stats.requestsByConnection.values.sorted() == [500, 500])
+        }
+    }
+}
