@@ -111,9 +111,18 @@ public final class MockAPNsServer: Sendable {
             HTTP2Setting(parameter: .maxHeaderListSize, value: 16 * 1024),
         ]
         connection.maximumBufferedControlFrames = 100_000
+        // NIOHTTP2's DoS guards (200 resets, stream errors or control frames per 30 s) would
+        // close connections in exactly the scenarios the mock exists for: a sender cancelling
+        // hundreds of never-answered streams, or pinging many connections. Loopback only, so
+        // lift them.
+        connection.maximumConnectionGlitches = 10_000_000
+        connection.controlFrameRateLimit.maximumCount = 10_000_000
+        var stream = NIOHTTP2Handler.StreamConfiguration()
+        stream.streamResetFrameRateLimit.maximumCount = 10_000_000
+        stream.streamErrorRateLimit.maximumCount = 10_000_000
         let sync = channel.pipeline.syncOperations
         try sync.addHandler(NIOSSLServerHandler(context: tlsContext))
-        try sync.addHandler(NIOHTTP2Handler(mode: .server, connectionConfiguration: connection))
+        try sync.addHandler(NIOHTTP2Handler(mode: .server, connectionConfiguration: connection, streamConfiguration: stream))
         try sync.addHandler(MockConnectionHandler(core: core, connectionID: id, faults: faults))
     }
 }
