@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Faults, records and waiting, for tests in the same process.
 extension MockAPNsServer {
     /// Sets (or with nil removes) the rule for one device token (case-insensitive).
@@ -37,11 +39,29 @@ extension MockAPNsServer {
     /// - Throws: `MockAPNsError.timeout` (with the count reached) when `timeout` passes
     ///   first; `CancellationError` when the task is cancelled.
     public func waitForRequests(count: Int, timeout: Duration) async throws {
+        try await waitUntil(timeout: timeout, "\(count) requests") { $0.requests >= count }
+    }
+
+    /// Returns once `condition` holds for the counters, e.g.
+    /// `{ $0.connectionsOpened >= 2 && $0.count(status: 410) == 1 }`. The condition is
+    /// checked at once and after every counter change (requests, connections, faults),
+    /// under the server's lock: keep it cheap and don't call the server from it.
+    ///
+    /// - Parameters:
+    ///   - timeout: how long to wait.
+    ///   - what: words for the timeout error ("2 connections").
+    /// - Throws: `MockAPNsError.timeout` when `timeout` passes first; `CancellationError`
+    ///   when the task is cancelled.
+    public func waitUntil(
+        timeout: Duration,
+        _ what: String = "the condition",
+        _ condition: @escaping @Sendable (MockAPNsStats) -> Bool
+    ) async throws {
         let core = self.core
         let pending = PendingWait()
         let reached: Bool = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-                guard let id = core.addWaiter(count: count, notify: { continuation.resume(returning: $0) }) else { return }
+                guard let id = core.addWaiter(condition: condition, notify: { continuation.resume(returning: $0) }) else { return }
                 let timer = Task {
                     try await Task.sleep(for: timeout)
                     core.cancelWaiter(id: id)
@@ -54,13 +74,11 @@ extension MockAPNsServer {
         pending.timer?.cancel()
         try Task.checkCancellation()
         if !reached {
-            let seen = core.stats().requests
-            throw MockAPNsError(.timeout, "waited \(timeout) for \(count) requests, \(seen) arrived")
+            let seen = core.stats()
+            throw MockAPNsError(.timeout, "waited \(timeout) for \(what); \(seen.requests) requests arrived, \(seen.connectionsOpened) connections opened")
         }
     }
 }
-
-import Synchronization
 
 /// The pending waiter's id and timeout task, shared with the cancellation handler.
 private final class PendingWait: Sendable {

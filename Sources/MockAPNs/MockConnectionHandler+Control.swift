@@ -28,7 +28,7 @@ extension MockConnectionHandler {
                     context.flush()
                 }
             }
-            guard let waiterID = core.addWaiter(count: count, notify: finish) else { return }
+            guard let waiterID = core.addWaiter(condition: { $0.requests >= count }, notify: finish) else { return }
             let core = self.core
             loop.scheduleTask(in: .milliseconds(Int64(timeoutMilliseconds))) {
                 core.cancelWaiter(id: waiterID)

@@ -13,7 +13,7 @@ extension MockConnectionHandler {
         if let limit = faults.goawayAfterStreams, goawayLastStreamID == nil, requestsCompleted >= limit {
             let last = highestCompletedStreamID
             goawayLastStreamID = last
-            core.state.withLock { $0.stats.goawaysSent += 1 }
+            core.updateStats { $0.stats.goawaysSent += 1 }
             let reason = faults.goawayReason ?? "Shutdown"
             let debugData = context.channel.allocator.buffer(string: Responses.reasonBody(reason, timestamp: nil))
             write(HTTP2Frame(streamID: .rootStream, payload: .goAway(lastStreamID: last, errorCode: .noError, opaqueData: debugData)), context: context)
@@ -33,7 +33,7 @@ extension MockConnectionHandler {
     func closeByMock(context: ChannelHandlerContext) {
         guard !closing else { return }
         closing = true
-        core.state.withLock { $0.stats.connectionsClosedByMock += 1 }
+        core.updateStats { $0.stats.connectionsClosedByMock += 1 }
         needsFlush = false
         context.flush()
         context.eventLoop.assumeIsolated().execute {
@@ -71,7 +71,7 @@ extension MockConnectionHandler {
     func blackhole(context: ChannelHandlerContext) {
         closing = true
         needsFlush = false
-        core.state.withLock { $0.stats.connectionsBlackholed += 1 }
+        core.updateStats { $0.stats.connectionsBlackholed += 1 }
         context.channel.setOption(ChannelOptions.autoRead, value: false).whenFailure { _ in }
     }
 }

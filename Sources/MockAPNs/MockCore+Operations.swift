@@ -27,6 +27,6 @@ extension MockCore {
     }
 
     func reset() {
-        state.withLock { $0.reset(configuration: configuration) }
+        updateStats { $0.reset(configuration: configuration) }
     }
 }

@@ -26,7 +26,7 @@ final class MockCore: Sendable {
 
     /// Registers a new connection; returns its id and the faults in force now.
     func connectionOpened() -> (id: Int, faults: MockConnectionFaults) {
-        state.withLock { s in
+        updateStats { s in
             let id = s.nextConnectionID
             s.nextConnectionID += 1
             s.stats.connectionsOpened += 1
@@ -36,13 +36,24 @@ final class MockCore: Sendable {
     }
 
     func connectionClosed() {
-        state.withLock { $0.stats.connectionsOpen -= 1 }
+        updateStats { $0.stats.connectionsOpen -= 1 }
     }
 
-    /// Calls `notify(true)` once `count` requests have arrived (at once if they have),
-    /// or `notify(false)` from `cancelWaiter`. Returns the waiter id, nil if already reached.
-    func addWaiter(count: Int, notify: @escaping @Sendable (Bool) -> Void) -> Int? {
-        let id = state.withLock { $0.addWaiter(count: count, notify: notify) }
+    /// Changes the state under the lock, then notifies the waiters whose condition now holds.
+    func updateStats<T>(_ body: (inout MockSharedState) -> T) -> T {
+        let (result, reached) = state.withLock { s in
+            let result = body(&s)
+            return (result, s.satisfiedWaiters())
+        }
+        for waiter in reached { waiter.notify(true) }
+        return result
+    }
+
+    /// Calls `notify(true)` once `condition` holds for the counters (at once if it does),
+    /// or `notify(false)` from `cancelWaiter`. Returns the waiter id, nil if it already held.
+    /// Conditions are evaluated under the lock on every counter change: keep them cheap.
+    func addWaiter(condition: @escaping @Sendable (MockAPNsStats) -> Bool, notify: @escaping @Sendable (Bool) -> Void) -> Int? {
+        let id = state.withLock { $0.addWaiter(condition: condition, notify: notify) }
         if id == nil { notify(true) }
         return id
     }

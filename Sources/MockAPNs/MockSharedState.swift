@@ -12,7 +12,7 @@ struct MockSharedState {
 
     struct Waiter {
         var id: Int
-        var count: Int
+        var condition: @Sendable (MockAPNsStats) -> Bool
         var notify: @Sendable (Bool) -> Void
     }
 
@@ -75,7 +75,7 @@ struct MockSharedState {
     }
 
     /// Counts one request and its decided answer, records it when enabled, and returns
-    /// the waiters whose count is now reached (to be notified outside the lock).
+    /// the waiters whose condition now holds (to be notified outside the lock).
     mutating func count(
         connectionID: Int,
         status: Int?,
@@ -100,18 +100,24 @@ struct MockSharedState {
                 stats.recordsDropped += 1
             }
         }
+        return satisfiedWaiters()
+    }
+
+    /// Removes and returns the waiters whose condition now holds (to be notified outside the lock).
+    mutating func satisfiedWaiters() -> [Waiter] {
         guard !waiters.isEmpty else { return [] }
-        let reached = waiters.filter { $0.count <= stats.requests }
-        if !reached.isEmpty { waiters.removeAll { $0.count <= stats.requests } }
+        let stats = self.stats
+        let reached = waiters.filter { $0.condition(stats) }
+        if !reached.isEmpty { waiters.removeAll { $0.condition(stats) } }
         return reached
     }
 
-    /// Adds a waiter, or returns false when `count` is already reached.
-    mutating func addWaiter(count: Int, notify: @escaping @Sendable (Bool) -> Void) -> Int? {
-        if stats.requests >= count { return nil }
+    /// Adds a waiter, or returns nil when `condition` already holds.
+    mutating func addWaiter(condition: @escaping @Sendable (MockAPNsStats) -> Bool, notify: @escaping @Sendable (Bool) -> Void) -> Int? {
+        if condition(stats) { return nil }
         let id = nextWaiterID
         nextWaiterID += 1
-        waiters.append(Waiter(id: id, count: count, notify: notify))
+        waiters.append(Waiter(id: id, condition: condition, notify: notify))
         return id
     }
 

@@ -58,4 +58,22 @@ struct RecordingTests {
             }
         }
     }
+
+    @Test("waitUntil wakes on connection events, not only requests")
+    func waitUntilConnectionsClosed() async throws {
+        try await withMock { server, port async throws in
+            let jwt = try Fixtures.jwt()
+            _ = try Curl.run(port: port, [.valid(jwt: jwt)])
+            _ = try Curl.run(port: port, [.valid(jwt: jwt)])
+            // Both curl processes have exited; their connections close on the mock's side
+            // a moment later, which wakes the waiter.
+            try await server.waitUntil(timeout: .seconds(20), "2 closed connections") {
+                $0.connectionsOpened == 2 && $0.connectionsOpen == 0
+            }
+            #expect(server.stats().connectionsOpen == 0)
+            await #expect(throws: MockAPNsError.self) {
+                try await server.waitUntil(timeout: .milliseconds(100)) { $0.connectionsOpened >= 3 }
+            }
+        }
+    }
 }
