@@ -4,9 +4,10 @@
 public struct MockAPNsStats: Sendable, Hashable, Codable {
     /// Requests received in full (headers and body), valid or not.
     public var requests: Int = 0
-    /// Answers sent, by HTTP status (`{"200": 990, "410": 10}` in JSON).
+    /// Answers by HTTP status (`{"200": 990, "410": 10}` in JSON), counted when decided
+    /// (a delayed answer counts before it is written).
     public var byStatus: [Int: Int] = [:]
-    /// Error answers sent, by reason string.
+    /// Error answers by reason string, counted when decided.
     public var byReason: [String: Int] = [:]
     /// Requests left unanswered on purpose (`noAnswer`).
     public var unanswered: Int = 0
