@@ -68,6 +68,13 @@ let package = Package(
             ]
         ),
 
+        // Benchmark: notifications/s of APNsSender alone (scripts/bench-client).
+        .executableTarget(
+            name: "sender-bench",
+            dependencies: ["APNsTransport", "PushCore", .product(name: "Logging", package: "swift-log")],
+            path: "bench/sender-bench"
+        ),
+
         .testTarget(name: "PushCoreTests", dependencies: ["PushCore"]),
         .testTarget(name: "PushStoreTests", dependencies: ["PushStore", "PushCore"]),
         .testTarget(name: "APNsTransportTests", dependencies: ["APNsTransport", "MockAPNs", "PushCore"]),

@@ -8,10 +8,11 @@ public struct APNsSenderConfiguration: Sendable {
     public var baseURL: String?
     /// An extra trusted CA certificate (PEM) (`PUSHQ_APNS_CA_FILE`), added to the system's roots. Defaults to nil.
     ///
-    /// libcurl's `CURLOPT_CAINFO` would *replace* the default bundle, so the sender instead
-    /// gives libcurl one in-memory bundle (`CURLOPT_CAINFO_BLOB`) made of the system bundle
-    /// (libcurl's built-in `CURLOPT_CAINFO` path, read once at start) followed by this file.
-    /// libcurl's built-in `CURLOPT_CAPATH` directory stays in use as well.
+    /// libcurl's `CURLOPT_CAINFO` would *replace* the default bundle, so the sender gives
+    /// this file to libcurl in memory (`CURLOPT_CAINFO_BLOB`), which replaces only the bundle
+    /// *file*: libcurl's built-in `CURLOPT_CAPATH` directory (Debian: `/etc/ssl/certs`) still
+    /// supplies the system roots. A libcurl built without a CA directory gets the system
+    /// bundle file's contents followed by this file instead.
     public var extraCAFile: String?
     /// HTTP/2 connections to open, each driven by its own thread. Defaults to 2.
     public var connections: Int

@@ -1,0 +1,77 @@
+// sender-bench: notifications/s of APNsSender alone, against a running mock.
+//
+// usage: sender-bench URL KEY_FILE KEY_ID TEAM_ID CONNECTIONS STREAMS TOTAL CAFILE [TOPIC]
+//        sender-bench --print-jwt KEY_FILE KEY_ID TEAM_ID
+// prints: "requests=N ok=N failed=N seconds=S rate=R" (same line as bench/curl-floor.c)
+//
+// Requests are built before the clock starts; the timed part is submit → last result,
+// with the whole workload handed over in batches of 1000, as the worker does.
+import APNsTransport
+import Dispatch
+import Foundation
+import Logging
+import PushCore
+import Synchronization
+
+let args = CommandLine.arguments
+if args.count == 5, args[1] == "--print-jwt" {
+    let manager = try ProviderTokenManager(teamID: args[4], keyID: args[3], keyFile: args[2])
+    print(try manager.newest().value)
+    exit(0)
+}
+guard args.count >= 9, let connections = Int(args[5]), let streams = Int(args[6]), let total = Int(args[7]) else {
+    FileHandle.standardError.write(Data("usage: sender-bench URL KEY_FILE KEY_ID TEAM_ID CONNECTIONS STREAMS TOTAL CAFILE [TOPIC]\n".utf8))
+    exit(2)
+}
+let topic = args.count > 9 ? args[9] : "com.example.pushq.test"
+var logger = Logger(label: "sender-bench")
+logger.logLevel = .warning
+
+let manager = try ProviderTokenManager(teamID: args[4], keyID: args[3], keyFile: args[2])
+let configuration = APNsSenderConfiguration(baseURL: args[1], extraCAFile: args[8], connections: connections,
+                                            streamsPerConnection: streams, connectionStagger: 0)
+
+final class Counter: Sendable {
+    let state = Mutex((ok: 0, failed: 0))
+    let done = DispatchSemaphore(value: 0)
+    let total: Int
+    init(total: Int) { self.total = total }
+    func add(_ batch: [APNsResponse]) {
+        var ok = 0
+        for r in batch where r.status == 200 { ok += 1 }
+        let finished = state.withLock { s -> Bool in
+            s.ok += ok
+            s.failed += batch.count - ok
+            return s.ok + s.failed == total
+        }
+        if finished { done.signal() }
+    }
+}
+let counter = Counter(total: total)
+let sender = try APNsSender(configuration: configuration, credential: .token(manager), logger: logger,
+                            onResults: { counter.add($0) })
+let payload = Array(#"{"aps":{"alert":"bench"}}"#.utf8)
+let requests = (0..<total).map { i in
+    let hex = String(i, radix: 16)
+    return APNsRequest(tag: Int64(i), deviceToken: String(repeating: "0", count: 64 - hex.count) + hex, payload: payload,
+                       pushType: .alert, topic: topic, priority: 10, apnsID: UUID().uuidString.lowercased())
+}
+try sender.start()
+let start = DispatchTime.now()
+for chunk in stride(from: 0, to: total, by: 1000) {
+    try sender.submit(Array(requests[chunk..<min(chunk + 1000, total)]))
+}
+while counter.done.wait(timeout: .now() + 60) == .timedOut {
+    let (ok, failed) = counter.state.withLock { ($0.ok, $0.failed) }
+    FileHandle.standardError.write(Data("sender-bench: still waiting after 60 s: ok=\(ok) failed=\(failed) of \(total); \(sender.stats())\n".utf8))
+}
+let seconds = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
+let (ok, failed) = counter.state.withLock { ($0.ok, $0.failed) }
+FileHandle.standardOutput.write(Data(("requests=\(ok + failed) ok=\(ok) failed=\(failed) seconds=\(String(format: "%.3f", seconds)) rate=\(Int((Double(ok + failed) / seconds).rounded()))\n").utf8))
+let shutdown = DispatchSemaphore(value: 0)
+Task.detached {  // not the main actor: the main thread is blocked below
+    _ = await sender.shutdown(deadline: .seconds(5))
+    shutdown.signal()
+}
+shutdown.wait()
+exit(failed == 0 ? 0 : 1)
