@@ -9,7 +9,8 @@
  * apns-id) — and nothing else: no queue, no result objects, no JSON.
  *
  * usage: curl-floor URL JWT CONNECTIONS STREAMS_PER_CONNECTION TOTAL CAFILE [TOPIC]
- * prints: "requests=N ok=N failed=N seconds=S rate=R"
+ * prints: "requests=N ok=N failed=N seconds=S rate=R cpu_us_per_req=C" (C: process CPU, user+sys,
+ *         during the timed part, per request)
  */
 #include <curl/curl.h>
 #include <pthread.h>
@@ -17,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/resource.h>
 
 struct slot {
     CURL *easy;
@@ -192,6 +194,8 @@ int main(int argc, char **argv) {
     struct conn *conns = calloc((size_t)connections, sizeof *conns);
     pthread_t *threads = calloc((size_t)connections, sizeof *threads);
     struct timespec t0, t1;
+    struct rusage r0, r1;
+    getrusage(RUSAGE_SELF, &r0);
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (int i = 0; i < connections; i++) {
         conns[i].index = i;
@@ -206,7 +210,11 @@ int main(int argc, char **argv) {
         failed += conns[i].failed;
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
+    getrusage(RUSAGE_SELF, &r1);
+    double cpu = (double)(r1.ru_utime.tv_sec - r0.ru_utime.tv_sec + r1.ru_stime.tv_sec - r0.ru_stime.tv_sec) * 1e6
+               + (double)(r1.ru_utime.tv_usec - r0.ru_utime.tv_usec + r1.ru_stime.tv_usec - r0.ru_stime.tv_usec);
     double seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-    printf("requests=%ld ok=%ld failed=%ld seconds=%.3f rate=%.0f\n", ok + failed, ok, failed, seconds, (double)(ok + failed) / seconds);
+    printf("requests=%ld ok=%ld failed=%ld seconds=%.3f rate=%.0f cpu_us_per_req=%.1f\n", ok + failed, ok, failed, seconds,
+           (double)(ok + failed) / seconds, cpu / (double)(ok + failed));
     return failed == 0 ? 0 : 1;
 }

@@ -30,8 +30,8 @@ public struct APNsSenderConfiguration: Sendable {
     /// (idle connections die silently behind NAT). Defaults to 600.
     public var idleReopenAfter: Double
     /// libcurl's own trace on stderr (`CURLOPT_VERBOSE`). It prints request headers,
-    /// provider tokens included: for local debugging against a mock only. Defaults to false.
-    public var curlVerbose = false
+    /// provider tokens included: internal, for debugging tests against the mock only. Defaults to false.
+    var curlVerbose = false
 
     /// The defaults listed on each property.
     public init(environment: APNsEnvironment = .development, baseURL: String? = nil, extraCAFile: String? = nil,

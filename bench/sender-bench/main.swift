@@ -2,7 +2,8 @@
 //
 // usage: sender-bench URL KEY_FILE KEY_ID TEAM_ID CONNECTIONS STREAMS TOTAL CAFILE [TOPIC]
 //        sender-bench --print-jwt KEY_FILE KEY_ID TEAM_ID
-// prints: "requests=N ok=N failed=N seconds=S rate=R" (same line as bench/curl-floor.c)
+// prints: "requests=N ok=N failed=N seconds=S rate=R cpu_us_per_req=C" (same line as bench/curl-floor.c;
+//         C is process CPU, user+sys, from start() to the last result, per request)
 //
 // Requests are built before the clock starts; the timed part is submit → last result,
 // with the whole workload handed over in batches of 1000, as the worker does.
@@ -56,6 +57,12 @@ let requests = (0..<total).map { i in
     return APNsRequest(tag: Int64(i), deviceToken: String(repeating: "0", count: 64 - hex.count) + hex, payload: payload,
                        pushType: .alert, topic: topic, priority: 10, apnsID: UUID().uuidString.lowercased())
 }
+func cpuMicroseconds() -> Double {
+    var usage = rusage()
+    getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+    return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1e6 + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec)
+}
+let cpuStart = cpuMicroseconds()
 try sender.start()
 let start = DispatchTime.now()
 for chunk in stride(from: 0, to: total, by: 1000) {
@@ -66,8 +73,9 @@ while counter.done.wait(timeout: .now() + 60) == .timedOut {
     FileHandle.standardError.write(Data("sender-bench: still waiting after 60 s: ok=\(ok) failed=\(failed) of \(total); \(sender.stats())\n".utf8))
 }
 let seconds = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
+let cpuPerRequest = (cpuMicroseconds() - cpuStart) / Double(total)
 let (ok, failed) = counter.state.withLock { ($0.ok, $0.failed) }
-FileHandle.standardOutput.write(Data(("requests=\(ok + failed) ok=\(ok) failed=\(failed) seconds=\(String(format: "%.3f", seconds)) rate=\(Int((Double(ok + failed) / seconds).rounded()))\n").utf8))
+FileHandle.standardOutput.write(Data(("requests=\(ok + failed) ok=\(ok) failed=\(failed) seconds=\(String(format: "%.3f", seconds)) rate=\(Int((Double(ok + failed) / seconds).rounded())) cpu_us_per_req=\(String(format: "%.1f", cpuPerRequest))\n").utf8))
 let shutdown = DispatchSemaphore(value: 0)
 Task.detached {  // not the main actor: the main thread is blocked below
     _ = await sender.shutdown(deadline: .seconds(5))
