@@ -55,7 +55,8 @@ let payload = Array(#"{"aps":{"alert":"bench"}}"#.utf8)
 let requests = (0..<total).map { i in
     let hex = String(i, radix: 16)
     return APNsRequest(tag: Int64(i), deviceToken: String(repeating: "0", count: 64 - hex.count) + hex, payload: payload,
-                       pushType: .alert, topic: topic, priority: 10, apnsID: UUID().uuidString.lowercased())
+                       pushType: .alert, topic: topic, priority: 10,
+                       apnsID: "00000000-0000-4000-8000-" + String(repeating: "0", count: 12 - hex.count) + hex)
 }
 func cpuMicroseconds() -> Double {
     var usage = rusage()
