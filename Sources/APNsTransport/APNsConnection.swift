@@ -58,13 +58,11 @@ final class APNsConnection: @unchecked Sendable {
     /// The thread body; returns when the sender has shut down.
     func run(startedAt: Int64) {
         notBefore = startedAt + Int64(Double(index) * core.configuration.connectionStagger * 1e9)
-        var completed = 0
         defer { finishThread() }
         while true {
             let now = monotonicNanoseconds()
             let mayStart = !needsReopen && now >= notBefore
-            let (phase, work) = core.state.withLock { $0.exchange(completed: completed, want: mayStart ? window - inFlight : 0) }
-            completed = 0
+            let (phase, work) = core.state.withLock { $0.exchange(want: mayStart ? window - inFlight : 0) }
             if case .stopping(let deadline) = phase {
                 if inFlight == 0 { return }
                 if now >= deadline { cancelInFlight(); return }
@@ -77,7 +75,10 @@ final class APNsConnection: @unchecked Sendable {
             collectAnswers()
             if needsReopen, inFlight == 0 { reopen() }
             if !results.isEmpty {
-                completed = results.count
+                // Count the answers before handing them over, so `freeSlots` is exact
+                // when `onResults` runs (a worker claims more from there).
+                let answered = results.count
+                core.state.withLock { $0.inFlight -= answered; $0.stats.answered += answered }
                 let batch = results
                 results = []
                 results.reserveCapacity(batch.count)

@@ -6,7 +6,7 @@ import Synchronization
 ///
 /// All mutable state is in ``state`` (a `Mutex`); the rest is immutable after `init`.
 /// Work crosses threads in batches: `submit` appends a batch under the lock, each
-/// connection takes up to its free window in one ``SenderState/exchange(completed:want:)``
+/// connection takes up to its free window in one ``SenderState/exchange(want:)``
 /// per loop iteration.
 final class SenderCore: Sendable {
     let configuration: APNsSenderConfiguration
@@ -67,10 +67,8 @@ struct SenderState {
 
     var pendingCount: Int { pending.count - head }
 
-    /// Records `completed` answers and takes up to `want` requests; returns the phase too.
-    mutating func exchange(completed: Int, want: Int) -> (Phase, [APNsRequest]) {
-        inFlight -= completed
-        stats.answered += completed
+    /// Takes up to `want` requests; returns the phase too.
+    mutating func exchange(want: Int) -> (Phase, [APNsRequest]) {
         guard case .running = phase, want > 0, head < pending.count else { return (phase, []) }
         let n = min(want, pending.count - head)
         let taken = Array(pending[head..<head + n])

@@ -143,3 +143,45 @@ import Testing
         #expect(parse(#"{"reason":"unterminated"#) == (nil, nil))
     }
 }
+
+@Suite(.serialized) struct SenderConnectionsTests {
+    @Test func spreadsWorkOverSeveralConnectionsEachWithItsOwnToken() async throws {
+        let mock = try await MockHarness.start { $0.recordRequests = false }
+        let collector = ResultCollector()
+        let sender = try APNsSender(configuration: mock.senderConfiguration(connections: 3, streams: 100),
+                                    credential: .token(tokenManager()), logger: testLogger, onResults: collector.onResults)
+        try sender.start()
+        #expect(sender.freeSlots == 300)
+        try sender.submit((0..<3000).map { request($0) })
+        await collector.wait(for: 3000)
+        #expect(collector.responses.allSatisfy { $0.status == 200 })
+        let stats = mock.server.stats()
+        #expect(stats.connectionsOpened == 3)
+        #expect(stats.requestsByConnection.count == 3)
+        #expect(stats.requestsByConnection.values.allSatisfy { $0 > 0 })
+        #expect(sender.stats().peakInFlight <= 300)
+        #expect(sender.freeSlots == 300)  // exact as soon as the answers are delivered
+        #expect(sender.stats().answered == 3000)
+        _ = await sender.shutdown(deadline: .seconds(5))
+        try await mock.stop()
+    }
+
+    @Test func extraCAIsAddedNotSubstituted() throws {
+        let withPath = LibcurlInfo(version: "x", ssl: "x", nghttp2: "x", defaultCAInfo: "/etc/ssl/certs/ca-certificates.crt", defaultCAPath: "/etc/ssl/certs")
+        let extra = try APNsSender.caBundle(adding: Fixtures.caFile, libcurl: withPath)
+        // With a CA directory, the system roots keep coming from it: the blob is the extra CA alone.
+        #expect(String(decoding: extra, as: UTF8.self).components(separatedBy: "BEGIN CERTIFICATE").count == 2)
+        let onlyFile = LibcurlInfo(version: "x", ssl: "x", nghttp2: "x", defaultCAInfo: "/etc/ssl/certs/ca-certificates.crt", defaultCAPath: nil)
+        let bundle = try APNsSender.caBundle(adding: Fixtures.caFile, libcurl: onlyFile)
+        // Without one, the blob is the system bundle plus the extra CA.
+        #expect(String(decoding: bundle, as: UTF8.self).components(separatedBy: "BEGIN CERTIFICATE").count > 10)
+        #expect(bundle.suffix(extra.count) == extra[...])
+        #expect(throws: APNsTransportError.self) { try APNsSender.caBundle(adding: Fixtures.tokenKey, libcurl: withPath) }
+    }
+
+    @Test func libcurlCapabilitiesAreChecked() throws {
+        let info = try LibcurlInfo.checked()
+        #expect(info.version.hasPrefix("7.") || info.version.hasPrefix("8."))
+        #expect(info.nghttp2 != "none")
+    }
+}
