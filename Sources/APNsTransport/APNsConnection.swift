@@ -61,8 +61,21 @@ final class APNsConnection: @unchecked Sendable {
         defer { finishThread() }
         while true {
             let now = monotonicNanoseconds()
-            let mayStart = !needsReopen && now >= notBefore
-            let (phase, work) = core.state.withLock { $0.exchange(want: mayStart ? window - inFlight : 0) }
+            let want = !needsReopen && now >= notBefore ? window - inFlight : 0
+            let answered = results.count
+            // One lock per iteration: count the answers about to be delivered (so `freeSlots`
+            // is exact when `onResults` runs: a worker claims more from there) and take new work.
+            let (phase, work) = core.state.withLock { s in
+                s.inFlight -= answered
+                s.stats.answered += answered
+                return s.exchange(want: want)
+            }
+            if answered > 0 {
+                let batch = results
+                results = []
+                results.reserveCapacity(batch.count)
+                core.onResults(batch)
+            }
             if case .stopping(let deadline) = phase {
                 if inFlight == 0 { return }
                 if now >= deadline { cancelInFlight(); return }
@@ -74,17 +87,7 @@ final class APNsConnection: @unchecked Sendable {
             if rc != CURLM_OK { logger.error("curl_multi_perform failed", metadata: ["curl.error": "\(curlMessage(rc))"]) }
             collectAnswers()
             if needsReopen, inFlight == 0 { reopen() }
-            if !results.isEmpty {
-                // Count the answers before handing them over, so `freeSlots` is exact
-                // when `onResults` runs (a worker claims more from there).
-                let answered = results.count
-                core.state.withLock { $0.inFlight -= answered; $0.stats.answered += answered }
-                let batch = results
-                results = []
-                results.reserveCapacity(batch.count)
-                core.onResults(batch)
-                if inFlight < window, case .running = phase { continue }  // take more before sleeping
-            }
+            if !results.isEmpty { continue }  // deliver them and take more work before sleeping
             var timeout: Int64 = 1000
             if now < notBefore { timeout = min(timeout, (notBefore - now) / 1_000_000 + 1) }
             if case .stopping(let deadline) = phase { timeout = min(timeout, max(0, (deadline - now) / 1_000_000 + 1)) }
