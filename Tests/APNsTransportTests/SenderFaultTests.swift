@@ -95,6 +95,32 @@ import Testing
         try await mock.stop()
     }
 
+    @Test func connectionKilledWhileIdleIsReplacedOnNextUse() async throws {
+        let mock = try await MockHarness.start { $0.faults = MockConnectionFaults(idleTimeoutMilliseconds: 300) }
+        let collector = ResultCollector()
+        let sender = try APNsSender(configuration: mock.senderConfiguration(), credential: .token(tokenManager()),
+                                    logger: testLogger, onResults: collector.onResults)
+        try sender.start()
+        try sender.submit([request(1)])
+        await collector.wait(for: 1)
+        #expect(collector.responses[0].status == 200)
+        // The mock closes the idle connection; wait for that, not for a fixed time.
+        try await mock.server.waitUntil(timeout: .seconds(10), "the idle kill") { $0.connectionsClosedByMock >= 1 }
+        try sender.submit([request(2)])
+        await collector.wait(for: 2)
+        let second = collector.responses[1]
+        // libcurl notices the dead connection and reconnects; the request is answered on the new one.
+        #expect(second.status == 200 || second.transportFailure?.kind == .connectionLost)
+        if second.status != 200 {
+            try sender.submit([second.request])
+            await collector.wait(for: 3)
+            #expect(collector.responses[2].status == 200)
+        }
+        #expect(mock.server.stats().connectionsOpened == 2)
+        _ = await sender.shutdown(deadline: .seconds(5))
+        try await mock.stop()
+    }
+
     @Test func requestTimeoutFiresAndTheConnectionCarriesOn() async throws {
         let mock = try await MockHarness.start()
         mock.server.setRule(forToken: deviceToken(1), .always(.noAnswer))
