@@ -21,6 +21,8 @@ let package = Package(
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
 
+        // posix_spawn + waitpid child processes (fixtures, tests, benchmarks): Foundation's Process can miss exits on Linux.
+        .target(name: "ChildProcess"),
         // Pure: models, limits, APNs reasons, outcome classification, retry policy. No I/O.
         .target(name: "PushCore"),
         // PostgreSQL: libpq connection, migrations, queries.
@@ -43,7 +45,7 @@ let package = Package(
         .target(
             name: "MockAPNs",
             dependencies: [
-                "PushCore", "COpenSSL",
+                "PushCore", "COpenSSL", "ChildProcess",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
@@ -76,10 +78,10 @@ let package = Package(
         ),
 
         .testTarget(name: "PushCoreTests", dependencies: ["PushCore"]),
-        .testTarget(name: "PushStoreTests", dependencies: ["PushStore", "PushCore"]),
+        .testTarget(name: "PushStoreTests", dependencies: ["PushStore", "PushCore", "ChildProcess"]),
         .testTarget(name: "APNsTransportTests", dependencies: ["APNsTransport", "MockAPNs", "PushCore"]),
-        .testTarget(name: "PushWorkerTests", dependencies: ["PushWorker", "PushStore", "MockAPNs", "APNsTransport"]),
-        .testTarget(name: "MockAPNsTests", dependencies: ["MockAPNs", "PushCore"]),
+        .testTarget(name: "PushWorkerTests", dependencies: ["PushWorker", "PushStore", "MockAPNs", "APNsTransport", "PushCore", "ChildProcess"]),
+        .testTarget(name: "MockAPNsTests", dependencies: ["MockAPNs", "PushCore", "ChildProcess"]),
     ],
     swiftLanguageModes: [.v6]
 )

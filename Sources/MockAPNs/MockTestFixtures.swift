@@ -1,3 +1,4 @@
+import ChildProcess
 import Foundation
 
 /// The identities `scripts/gen-test-certs` fixtures stand for, so tests, `make run`
@@ -19,17 +20,9 @@ public enum MockTestFixtures {
     ///   - script: path of `scripts/gen-test-certs`.
     /// - Throws: `MockAPNsError.badConfiguration` when the script fails.
     public static func generate(into directory: String, script: String) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = [script, directory]
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let message = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw MockAPNsError(.badConfiguration, "\(script) \(directory) failed: \(String(decoding: message, as: UTF8.self))")
+        let result = try ChildProcess.runBlocking("/bin/bash", [script, directory])
+        guard result.termination == .exit(0) else {
+            throw MockAPNsError(.badConfiguration, "\(script) \(directory) failed (\(result.termination)): \(result.stderr)")
         }
     }
 }

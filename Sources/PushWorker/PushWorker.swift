@@ -1,1 +1,196 @@
-// PushWorker
+import APNsTransport
+import Foundation
+import Logging
+import PushCore
+import PushStore
+import Synchronization
+
+/// The claim → send → record pipeline of one `pushq worker` process.
+///
+/// Three loops share the work, each with a PostgreSQL connection of its own (each
+/// connection runs libpq on its own thread, never on Swift's cooperative pool):
+/// - **claim**: claims due rows (`FOR UPDATE SKIP LOCKED`), only as many as the HTTP/2
+///   window has room for plus a prefetch, and hands them to the senders in batches;
+/// - **complete**: takes the senders' answers in batches, decides each row's fate with the
+///   pure ``Disposition``, and writes them back in one fenced transaction per batch,
+///   with token invalidations and credential pauses;
+/// - **listen**: waits for the insert trigger's `NOTIFY` so an idle worker claims at once.
+///
+/// ``run()`` returns after ``requestStop()``: claiming stops, answers in flight are awaited
+/// up to ``WorkerConfiguration/shutdownSeconds`` and recorded, and rows never handed to APNs
+/// are released for other workers.
+public final class PushWorker: Sendable {
+    /// Connections are per (credential, environment): tokens belong to one environment and
+    /// one connection never mixes keys.
+    struct SenderKey: Hashable, Sendable {
+        var credential: String
+        var environment: APNsEnvironment
+    }
+
+    /// A row this worker holds (claimed, not yet written back).
+    struct Held: Sendable {
+        var attempt: Int
+        var maxAttempts: Int
+        var key: SenderKey
+        var deviceToken: String
+    }
+
+    struct State {
+        var held: [Int64: Held] = [:]
+        var answers: [APNsResponse] = []
+        var local: [RowCompletion] = []
+        var senders: [SenderKey: APNsSender] = [:]
+        var stopRequested = false
+        var claimingDone = false
+        var stats = Stats()
+    }
+
+    /// Counters since ``run()`` began.
+    public struct Stats: Sendable, Hashable {
+        public var claimed = 0
+        public var sent = 0
+        public var retried = 0
+        public var failed = 0
+        public var released = 0
+        public var completionBatches = 0
+    }
+
+    public let configuration: WorkerConfiguration
+    let logger: Logger
+    let state = Mutex(State())
+    /// Room in the window: answers were written back.
+    let roomWake = Wakeup()
+    /// New work may be due: a NOTIFY, a short retry, a stop request.
+    let workWake = Wakeup()
+    /// Answers arrived, or claiming ended.
+    let completeWake = Wakeup()
+    /// The listener's connection, to interrupt its wait on stop.
+    let listener = Mutex<PGConnection?>(nil)
+
+    /// - Parameters:
+    ///   - configuration: see ``WorkerConfiguration``; checked by ``run()``.
+    ///   - logger: worker events at `info`, per-notification details at `debug`.
+    public init(configuration: WorkerConfiguration, logger: Logger) {
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    /// Counters so far.
+    public var stats: Stats { state.withLock { $0.stats } }
+
+    /// Rows held right now (claimed and not yet written back).
+    public var heldCount: Int { state.withLock { $0.held.count } }
+
+    /// Asks ``run()`` to stop: no more claims; in-flight answers are recorded, the rest released.
+    /// Safe from any thread, any number of times.
+    public func requestStop() {
+        let first = state.withLock { s -> Bool in
+            defer { s.stopRequested = true }
+            return !s.stopRequested
+        }
+        guard first else { return }
+        logger.info("worker stopping: no more claims; finishing what is in flight")
+        workWake.signal()
+        roomWake.signal()
+        listener.withLock { $0 }?.interrupt()
+    }
+
+    var stopRequested: Bool { state.withLock { $0.stopRequested } }
+
+    /// Claims, sends and records until ``requestStop()``.
+    ///
+    /// - Throws: ``WorkerError`` for a bad configuration or a database without the pushq
+    ///   schema, ``APNsTransportError`` when the default sender cannot be set up. Once running,
+    ///   database and network failures are retried with backoff, never thrown.
+    public func run() async throws {
+        try configuration.validate()
+        guard let claimConnection = await connect(purpose: "claim") else { return }
+        let version = try await claimConnection.schemaVersion() ?? 0
+        let needed = Migration.all.map(\.version).max() ?? 0
+        guard version >= needed else {
+            await claimConnection.close()
+            throw WorkerError(.schema, "the database has pushq schema version \(version), this worker needs \(needed): run `pushq migrate` first")
+        }
+        // Fail fast on a credential or CA file that cannot be used.
+        _ = try sender(for: SenderKey(credential: WorkerConfiguration.defaultCredentialName, environment: configuration.sender.environment))
+        guard let completeConnection = await connect(purpose: "complete"),
+              let listenConnection = await connect(purpose: "listen") else {
+            await claimConnection.close()
+            return
+        }
+        listener.withLock { $0 = listenConnection }
+        if stopRequested { listenConnection.interrupt() }
+
+        logger.info("worker started", metadata: [
+            "worker.id": "\(configuration.workerID)",
+            "worker.window": "\(configuration.sender.connections)x\(configuration.sender.streamsPerConnection)",
+            "worker.credentials": "\(configuration.credentials.keys.sorted().joined(separator: ","))",
+        ])
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.listenLoop(listenConnection) }
+            group.addTask { await self.completeLoop(completeConnection) }
+            await claimLoop(claimConnection)
+            await drainSenders(claimConnection)
+            state.withLock { $0.claimingDone = true }
+            completeWake.signal()
+            listenConnection.interrupt()
+            await group.waitForAll()
+        }
+        await claimConnection.close()
+        await completeConnection.close()
+        await listenConnection.close()
+        let s = stats
+        logger.info("worker stopped", metadata: [
+            "worker.claimed": "\(s.claimed)", "worker.sent": "\(s.sent)", "worker.retried": "\(s.retried)",
+            "worker.failed": "\(s.failed)", "worker.released": "\(s.released)",
+        ])
+    }
+
+    /// Connects to PostgreSQL, retrying with backoff until it works or a stop is requested.
+    func connect(purpose: String) async -> PGConnection? {
+        var delay = 0.2
+        var warned = false
+        while !stopRequested {
+            do {
+                return try await PGConnection.connect(configuration.databaseURL, logger: logger)
+            } catch {
+                if !warned {
+                    logger.error("cannot connect to PostgreSQL; retrying with backoff", metadata: ["pg.purpose": "\(purpose)", "error": "\(error)"])
+                    warned = true
+                }
+                await workWake.wait(timeout: .milliseconds(Int(delay * 1000)))
+                delay = min(delay * 2, 5)
+            }
+        }
+        return nil
+    }
+
+    /// The sender for `key`, created and started on first use.
+    func sender(for key: SenderKey) throws -> APNsSender {
+        if let existing = state.withLock({ $0.senders[key] }) { return existing }
+        guard let credential = configuration.credentials[key.credential] else {
+            throw WorkerError(.configuration, "no credential named \(key.credential)")
+        }
+        var senderConfiguration = configuration.sender
+        senderConfiguration.environment = key.environment
+        var senderLogger = logger
+        senderLogger[metadataKey: "apns.credential"] = "\(key.credential)"
+        senderLogger[metadataKey: "apns.environment"] = "\(key.environment.rawValue)"
+        let sender = try APNsSender(configuration: senderConfiguration, credential: credential, logger: senderLogger) { [weak self] batch in
+            self?.received(batch)
+        }
+        let winner = state.withLock { s -> (APNsSender, Bool) in
+            if let existing = s.senders[key] { return (existing, false) }
+            s.senders[key] = sender
+            return (sender, true)
+        }
+        if winner.1 { try sender.start() }
+        return winner.0
+    }
+
+    /// Called by a sender thread with a batch of answers: hand them to the complete loop.
+    private func received(_ batch: [APNsResponse]) {
+        state.withLock { $0.answers.append(contentsOf: batch) }
+        completeWake.signal()
+    }
+}

@@ -1,3 +1,4 @@
+import ChildProcess
 import Foundation
 @testable import MockAPNs
 import Testing
@@ -11,22 +12,15 @@ struct ConcurrencyTests {
             let work = FileManager.default.temporaryDirectory.appendingPathComponent("h2load-\(UUID().uuidString).json")
             try Data(#"{"aps":{"alert":"load"}}"#.utf8).write(to: work)
             defer { try? FileManager.default.removeItem(at: work) }
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/h2load")
-            process.arguments = [
+            let result = try await ChildProcess.run("/usr/bin/h2load", [
                 "-n", "1000", "-c", "2", "-m", "50",
                 "--header=authorization: bearer " + (try Fixtures.jwt()),
                 "--header=apns-topic: " + MockTestFixtures.bundleID,
                 "--header=apns-push-type: alert",
                 "-d", work.path,
                 "https://127.0.0.1:\(port)/3/device/" + Fixtures.token,
-            ]
-            let out = Pipe()
-            process.standardOutput = out
-            process.standardError = out
-            try process.run()
-            let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
+            ])
+            let text = result.stdout + result.stderr
             #expect(text.contains("1000 succeeded, 0 failed, 0 errored, 0 timeout"), "\(text)")
             #expect(text.contains("status codes: 1000 2xx"), "\(text)")
             let stats = server.stats()

@@ -1,3 +1,4 @@
+import ChildProcess
 import Foundation
 import MockAPNs
 import Testing
@@ -15,23 +16,13 @@ struct ExecutableTests {
         let dir = try Fixtures.prepare()
         #expect(FileManager.default.isExecutableFile(atPath: Self.binary), "apns-mock not built at \(Self.binary)")
         let gone = Fixtures.token(0x9001)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.binary)
-        process.arguments = ["--certs-dir", dir, "--unregistered", gone, "--record", "--log-level", "warning"]
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        defer { if process.isRunning { process.terminate() } }
+        let process = try ChildProcess(Self.binary, ["--certs-dir", dir, "--unregistered", gone, "--record", "--log-level", "warning"],
+                                       stdout: .pipe, stderr: .null)
+        defer { if !process.hasExited { process.kill(SIGKILL); process.waitBlocking() } }
 
         // Read the one ready line (blocking read on the pipe, no polling).
-        var line = Data()
-        while true {
-            let byte = try out.fileHandleForReading.read(upToCount: 1) ?? Data()
-            if byte.isEmpty || byte == Data("\n".utf8) { break }
-            line.append(byte)
-        }
-        let text = String(decoding: line, as: UTF8.self)
+        let line = process.readLine() ?? ""
+        let text = line
         let prefix = "apns-mock listening on 127.0.0.1:"
         #expect(text.hasPrefix(prefix), "ready line: \(text)")
         let port = try #require(Int(text.dropFirst(prefix.count)))
@@ -47,27 +38,18 @@ struct ExecutableTests {
         let decoded = try JSONDecoder().decode(MockAPNsStats.self, from: Data(stats.body.utf8))
         #expect(decoded.byStatus == [200: 1, 410: 1])
 
-        process.terminate()  // SIGTERM
-        process.waitUntilExit()
-        #expect(process.terminationReason == .exit)
-        #expect(process.terminationStatus == 0)
-        let rest = out.fileHandleForReading.readDataToEndOfFile()
+        process.kill(SIGTERM)
+        #expect(await process.wait() == .exit(0))
+        let rest = process.stdoutPipe?.readDataToEndOfFile() ?? Data()
         #expect(rest.isEmpty, "only one line on stdout: \(String(decoding: rest, as: UTF8.self))")
     }
 
     @Test("--print-token prints a JWT the mock accepts")
     func printToken() async throws {
         let dir = try Fixtures.prepare()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.binary)
-        process.arguments = ["--certs-dir", dir, "--print-token"]
-        let out = Pipe()
-        process.standardOutput = out
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
-        let jwt = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let result = try await ChildProcess.run(Self.binary, ["--certs-dir", dir, "--print-token"])
+        #expect(result.termination == .exit(0))
+        let jwt = result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(jwt.split(separator: ".").count == 3)
         try await withMock { server, port async throws in
             #expect(try Curl.one(port: port, .valid(jwt: jwt)).status == 200)

@@ -1,3 +1,4 @@
+import ChildProcess
 import Foundation
 import Logging
 @testable import MockAPNs
@@ -129,22 +130,19 @@ enum Curl {
             args += ["-D", work.appendingPathComponent("h\(i)").path, "-o", work.appendingPathComponent("b\(i)").path]
             args.append("https://127.0.0.1:\(port)\(request.path)")
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        process.arguments = args
-        let errPipe = Pipe()
-        process.standardError = errPipe
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let errData = errPipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        let result = try ChildProcess.runBlocking("/usr/bin/curl", args)
         var responses: [TestResponse] = []
         for i in requests.indices {
             let headerText = (try? String(contentsOf: work.appendingPathComponent("h\(i)"), encoding: .utf8)) ?? ""
             let body = (try? String(contentsOf: work.appendingPathComponent("b\(i)"), encoding: .utf8)) ?? ""
             responses.append(parse(headerText: headerText, body: body))
         }
-        return CurlResult(exitCode: process.terminationStatus, responses: responses, stderr: String(decoding: errData, as: UTF8.self))
+        let code: Int32
+        switch result.termination {
+        case .exit(let c): code = c
+        case .signal(let sig): code = 128 + sig
+        }
+        return CurlResult(exitCode: code, responses: responses, stderr: result.stderr)
     }
 
     /// One request; fails the test unless curl succeeded.
@@ -193,16 +191,8 @@ enum Nghttp {
             args += ["-d", file.path]
         }
         args += paths.map { "https://127.0.0.1:\(port)\($0)" }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/nghttp")
-        process.arguments = args
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = out
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
+        let result = try ChildProcess.runBlocking("/usr/bin/nghttp", args)
+        return result.stdout + result.stderr
     }
 
     /// Lines of `output` naming received frames of `type` (e.g. "HEADERS", "DATA", "SETTINGS").

@@ -1,3 +1,4 @@
+import ChildProcess
 import Foundation
 @testable import MockAPNs
 import Testing
@@ -101,14 +102,10 @@ extension ValidRequestTests {
             let dir = FileManager.default.temporaryDirectory.appendingPathComponent("foreign-\(UUID().uuidString)").path
             try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(atPath: dir) }
-            let openssl = Process()
-            openssl.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-            openssl.arguments = ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
-                                 "-subj", "/CN=foreign", "-days", "1", "-keyout", dir + "/k.pem", "-out", dir + "/c.pem"]
-            openssl.standardError = FileHandle.nullDevice
-            try openssl.run()
-            openssl.waitUntilExit()
-            #expect(openssl.terminationStatus == 0)
+            let openssl = try ChildProcess.runBlocking("/usr/bin/openssl", [
+                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                "-subj", "/CN=foreign", "-days", "1", "-keyout", dir + "/k.pem", "-out", dir + "/c.pem"])
+            #expect(openssl.termination == .exit(0))
             var request = TestRequest.valid(jwt: "")
             request.set("authorization", nil)
             let result = try Curl.run(port: port, [request], extra: ["--cert", dir + "/c.pem", "--key", dir + "/k.pem"])

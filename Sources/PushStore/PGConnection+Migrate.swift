@@ -1,0 +1,61 @@
+import Logging
+
+extension PGConnection {
+    /// An arbitrary constant: the advisory lock that serialises concurrent `pushq migrate` runs.
+    static let migrationLockKey: Int64 = 0x7075_7368_716D_6967 // "pushqmig"
+
+    /// Applies the migrations not yet recorded in `pushq.schema_migrations`, in order,
+    /// each in its own transaction, and returns the versions applied (empty when the
+    /// schema is up to date).
+    ///
+    /// Safe to run from several processes at once: a session-level advisory lock makes
+    /// them take turns, and each sees what the previous one recorded.
+    /// - Throws: `MigrationError` naming the migration whose SQL failed, or `PGError`.
+    public func migrate(_ migrations: [Migration] = Migration.all, logger: Logger) throws -> [Int] {
+        try query("SELECT pg_advisory_lock($1)", [Self.migrationLockKey])
+        defer { _ = try? query("SELECT pg_advisory_unlock($1)", [Self.migrationLockKey]) }
+
+        try execute("""
+            CREATE SCHEMA IF NOT EXISTS pushq;
+            CREATE TABLE IF NOT EXISTS pushq.schema_migrations (
+                version    integer     PRIMARY KEY,
+                name       text        NOT NULL,
+                applied_at timestamptz NOT NULL DEFAULT now()
+            );
+            """)
+        let rows = try query("SELECT version FROM pushq.schema_migrations")
+        var applied = Set<Int>()
+        for row in 0..<rows.count { if let v = try rows.decode(Int.self, row, 0) { applied.insert(v) } }
+
+        var done: [Int] = []
+        for migration in migrations.sorted(by: { $0.version < $1.version }) where !applied.contains(migration.version) {
+            do {
+                try transaction { connection in
+                    try connection.execute(migration.sql)
+                    try connection.query("INSERT INTO pushq.schema_migrations (version, name) VALUES ($1, $2)",
+                                         [migration.version, migration.name])
+                }
+            } catch let error as PGError {
+                throw MigrationError(version: migration.version, name: migration.name, cause: error)
+            }
+            logger.info("applied migration", metadata: ["migration.version": "\(migration.version)", "migration.name": "\(migration.name)"])
+            done.append(migration.version)
+        }
+        return done
+    }
+
+    /// The highest migration version recorded, or nil when the schema was never migrated.
+    public func schemaVersion() throws -> Int? {
+        let exists = try query("SELECT to_regclass('pushq.schema_migrations') IS NOT NULL")
+        guard try exists.decode(Bool.self, 0, 0) == true else { return nil }
+        return try query("SELECT max(version) FROM pushq.schema_migrations").decode(Int.self, 0, 0)
+    }
+}
+
+/// A migration whose SQL failed; nothing of it was applied.
+public struct MigrationError: Error, CustomStringConvertible {
+    public var version: Int
+    public var name: String
+    public var cause: PGError
+    public var description: String { "migration \(version) (\(name)) failed and was rolled back: \(cause)" }
+}

@@ -1,0 +1,93 @@
+import Foundation
+
+/// Conversion between `Date` and PostgreSQL's ISO `timestamptz` text.
+///
+/// Connections set `TimeZone` to UTC and `DateStyle` to ISO, so the server sends
+/// `2026-11-22 07:26:10.35422+00`; other offsets are still honoured.
+enum PGTimestamp {
+    /// Parses `YYYY-MM-DD HH:MM:SS[.ffffff][+HH[:MM[:SS]]]`, `infinity` and `-infinity`.
+    static func parse(_ text: String) -> Date? {
+        if text == "infinity" { return .distantFuture }
+        if text == "-infinity" { return .distantPast }
+        var bytes = Array(text.utf8)[...]
+        func number(_ maxDigits: Int) -> Int? {
+            var value = 0, digits = 0
+            while digits < maxDigits, let c = bytes.first, c >= 0x30, c <= 0x39 {
+                value = value * 10 + Int(c - 0x30)
+                digits += 1
+                bytes = bytes.dropFirst()
+            }
+            return digits > 0 ? value : nil
+        }
+        func expect(_ c: UInt8) -> Bool {
+            guard bytes.first == c else { return false }
+            bytes = bytes.dropFirst()
+            return true
+        }
+        guard let year = number(6), expect(0x2D), let month = number(2), expect(0x2D), let day = number(2),
+              expect(0x20) || expect(0x54), let hour = number(2), expect(0x3A), let minute = number(2),
+              expect(0x3A), let second = number(2) else { return nil }
+        var fraction = 0.0
+        if expect(0x2E) {
+            var scale = 0.1
+            while let c = bytes.first, c >= 0x30, c <= 0x39 {
+                fraction += Double(c - 0x30) * scale
+                scale /= 10
+                bytes = bytes.dropFirst()
+            }
+        }
+        var offset = 0
+        if let sign = bytes.first, sign == 0x2B || sign == 0x2D {
+            bytes = bytes.dropFirst()
+            guard let oh = number(2) else { return nil }
+            var seconds = oh * 3600
+            if expect(0x3A), let om = number(2) { seconds += om * 60 }
+            if expect(0x3A), let os = number(2) { seconds += os }
+            offset = sign == 0x2B ? seconds : -seconds
+        }
+        guard bytes.isEmpty else { return nil }
+        let days = daysFromCivil(year: year, month: month, day: day)
+        let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offset
+        return Date(timeIntervalSince1970: Double(seconds) + fraction)
+    }
+
+    /// Formats a date as `YYYY-MM-DD HH:MM:SS.ffffff+00` (microseconds, UTC).
+    static func format(_ date: Date) -> String {
+        let micros = Int64((date.timeIntervalSince1970 * 1_000_000).rounded(.down))
+        var seconds = micros >= 0 ? micros / 1_000_000 : (micros - 999_999) / 1_000_000
+        let fraction = micros - seconds * 1_000_000
+        var days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        seconds -= days * 86_400
+        let (y, m, d) = civilFromDays(Int(days))
+        days = 0
+        func pad(_ v: Int64, _ width: Int) -> String {
+            let s = String(v)
+            return s.count >= width ? s : String(repeating: "0", count: width - s.count) + s
+        }
+        return "\(pad(Int64(y), 4))-\(pad(Int64(m), 2))-\(pad(Int64(d), 2)) "
+            + "\(pad(seconds / 3600, 2)):\(pad(seconds % 3600 / 60, 2)):\(pad(seconds % 60, 2)).\(pad(fraction, 6))+00"
+    }
+
+    // Howard Hinnant's civil-calendar algorithms (proleptic Gregorian).
+    static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let mp = (month + 9) % 12
+        let doy = (153 * mp + 2) / 5 + day - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146_097 + doe - 719_468
+    }
+
+    static func civilFromDays(_ z0: Int) -> (Int, Int, Int) {
+        let z = z0 + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let d = doy - (153 * mp + 2) / 5 + 1
+        let m = mp < 10 ? mp + 3 : mp - 9
+        return (yoe + era * 400 + (m <= 2 ? 1 : 0), m, d)
+    }
+}

@@ -1,0 +1,150 @@
+import APNsTransport
+import Logging
+import PushCore
+import PushStore
+
+extension PushWorker {
+    /// Claims due rows while the window has room, until a stop is requested.
+    func claimLoop(_ connection: PGConnection) async {
+        let credentials = configuration.credentials.keys.sorted()
+        let holdLimit = configuration.holdLimit
+        // Claim in chunks worth a statement: not one row per freed stream.
+        let minimumClaim = max(1, min(configuration.claimBatchSize, holdLimit / 4))
+        let poll = Duration.milliseconds(Int(configuration.pollSeconds * 1000))
+        var backoff = 0.1
+        var failing = false
+        while !stopRequested {
+            let room = holdLimit - heldCount
+            if room < minimumClaim {
+                await roomWake.wait(timeout: poll)
+                continue
+            }
+            let limit = min(room, configuration.claimBatchSize)
+            let rows: [ClaimedRow]
+            do {
+                rows = try await connection.claim(limit: limit, workerID: configuration.workerID,
+                                                  leaseSeconds: configuration.leaseSeconds, credentials: credentials,
+                                                  defaultEnvironment: configuration.sender.environment)
+            } catch {
+                if !failing {
+                    logger.error("claim failed; retrying with backoff", metadata: ["error": "\(error)"])
+                    failing = true
+                }
+                await workWake.wait(timeout: .milliseconds(Int(backoff * 1000)))
+                backoff = min(backoff * 2, 5)
+                continue
+            }
+            if failing {
+                logger.info("claiming again after database errors")
+                failing = false
+                backoff = 0.1
+            }
+            dispatch(rows)
+            if rows.count < limit {
+                // The queue is drained for now: wait for a NOTIFY, a short retry, or the poll.
+                await workWake.wait(timeout: poll)
+            }
+        }
+    }
+
+    /// Hands claimed rows to their senders, in one batch per sender.
+    func dispatch(_ rows: [ClaimedRow]) {
+        guard !rows.isEmpty else { return }
+        var batches: [SenderKey: [APNsRequest]] = [:]
+        var held: [(Int64, Held)] = []
+        var local: [RowCompletion] = []
+        held.reserveCapacity(rows.count)
+        for row in rows where row.verdict == .send {
+            let key = SenderKey(credential: row.credential, environment: row.environment)
+            held.append((row.id, Held(attempt: row.attempts, maxAttempts: row.maxAttempts, key: key, deviceToken: row.deviceToken)))
+            guard let topic = row.topic ?? configuration.defaultTopic.map({ $0 + row.pushType.topicSuffix }) else {
+                local.append(RowCompletion(id: row.id, attempt: row.attempts,
+                                           disposition: Disposition(status: .failed, reason: "MissingTopic"),
+                                           httpStatus: nil, apnsUniqueID: nil))
+                continue
+            }
+            batches[key, default: []].append(APNsRequest(
+                tag: row.id, deviceToken: row.deviceToken, payload: row.payload, pushType: row.pushType,
+                topic: topic, priority: row.priority ?? row.pushType.defaultPriority, expiration: row.expiresAt,
+                collapseID: row.collapseID, apnsID: row.apnsID))
+        }
+        if !local.isEmpty {
+            logger.error("notifications without a topic: set PUSHQ_APNS_TOPIC or the rows' topic column",
+                         metadata: ["notifications": "\(local.count)"])
+        }
+        state.withLock { s in
+            s.stats.claimed += rows.count
+            for (id, h) in held { s.held[id] = h }
+            s.local.append(contentsOf: local)
+        }
+        if !local.isEmpty { completeWake.signal() }
+        for (key, requests) in batches {
+            do {
+                try sender(for: key).submit(requests)
+            } catch {
+                // Only a sender that cannot be built gets here (e.g. a credential file gone
+                // since start): the rows wait for the lease to run out rather than fail.
+                logger.error("cannot send; rows left to their lease", metadata: [
+                    "apns.credential": "\(key.credential)", "apns.environment": "\(key.environment.rawValue)", "error": "\(error)"])
+                state.withLock { s in for r in requests { s.held[r.tag] = nil } }
+            }
+        }
+    }
+
+    /// Stops every sender: waits for answers in flight up to the shutdown deadline (the complete
+    /// loop records them) and releases the rows never handed to APNs.
+    func drainSenders(_ connection: PGConnection) async {
+        let senders = state.withLock { Array($0.senders.values) }
+        let deadline = Duration.milliseconds(Int(configuration.shutdownSeconds * 1000))
+        var unsent: [APNsRequest] = []
+        await withTaskGroup(of: [APNsRequest].self) { group in
+            for sender in senders { group.addTask { await sender.shutdown(deadline: deadline) } }
+            for await batch in group { unsent += batch }
+        }
+        guard !unsent.isEmpty else { return }
+        let attempts = state.withLock { s in unsent.map { s.held[$0.tag]?.attempt ?? -1 } }
+        var tries = 0
+        while true {
+            do {
+                let n = try await connection.release(ids: unsent.map(\.tag), attempts: attempts, workerID: configuration.workerID)
+                state.withLock { s in
+                    for r in unsent { s.held[r.tag] = nil }
+                    s.stats.released += n
+                }
+                logger.info("released rows never sent", metadata: ["notifications": "\(n)"])
+                return
+            } catch {
+                tries += 1
+                if tries >= 5 {
+                    logger.error("cannot release unsent rows; they return to the queue when their lease runs out",
+                                 metadata: ["notifications": "\(unsent.count)", "error": "\(error)"])
+                    state.withLock { s in for r in unsent { s.held[r.tag] = nil } }
+                    return
+                }
+                try? await Task.sleep(for: .milliseconds(200 * tries))
+            }
+        }
+    }
+
+    /// Waits for the insert trigger's NOTIFY and wakes the claim loop.
+    func listenLoop(_ connection: PGConnection) async {
+        var listening = false
+        var backoff = 0.1
+        while !stopRequested {
+            do {
+                if !listening {
+                    try await connection.listen("pushq_enqueued")
+                    listening = true
+                }
+                let received = try await connection.waitForNotifications(timeout: .seconds(30))
+                backoff = 0.1
+                if !received.isEmpty { workWake.signal() }
+            } catch {
+                logger.debug("listen failed; retrying", metadata: ["error": "\(error)"])
+                if stopRequested { break }
+                try? await Task.sleep(for: .milliseconds(Int(backoff * 1000)))
+                backoff = min(backoff * 2, 5)
+            }
+        }
+    }
+}

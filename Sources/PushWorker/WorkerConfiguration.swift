@@ -1,0 +1,129 @@
+import APNsTransport
+import PushCore
+
+/// Everything a ``PushWorker`` needs: where the queue is, how to reach APNs, and its tuning.
+///
+/// Defaults are fast on one small machine; each has its own `PUSHQ_` variable
+/// (see ``fromEnvironment(_:)``).
+public struct WorkerConfiguration: Sendable {
+    /// libpq connection URI or conninfo (`PUSHQ_DATABASE_URL`).
+    public var databaseURL: String
+    /// Written to `locked_by` (`PUSHQ_WORKER_ID`). Defaults to `host:pid`.
+    public var workerID: String
+    /// The credentials this worker can send with, by name; rows whose `credential` is NULL use `"default"`.
+    /// Rows naming a credential this worker lacks are left for a worker that has it.
+    public var credentials: [String: APNsCredential]
+    /// `apns-topic` for rows whose `topic` is NULL (`PUSHQ_APNS_TOPIC`), suffix added per push type.
+    public var defaultTopic: String?
+    /// How the senders connect; its `environment` is the default for rows whose `environment` is NULL.
+    public var sender: APNsSenderConfiguration
+    /// Most rows claimed by one statement (`PUSHQ_CLAIM_BATCH`). Defaults to 500.
+    public var claimBatchSize: Int
+    /// Rows claimed beyond the HTTP/2 window so it never drains between claims (`PUSHQ_PREFETCH`).
+    /// Defaults to 500.
+    public var prefetch: Int
+    /// How long a claimed row stays ours, in seconds (`PUSHQ_LEASE_SECONDS`); after that any
+    /// worker may take it again. Must exceed the request timeout. Defaults to 120.
+    public var leaseSeconds: Double
+    /// How often an idle worker looks for due rows without a `NOTIFY` (retries scheduled
+    /// for later, expired leases), in seconds (`PUSHQ_POLL_SECONDS`). Defaults to 1.
+    public var pollSeconds: Double
+    /// Backoff of retries (`PUSHQ_RETRY_BASE_SECONDS`, `PUSHQ_RETRY_CAP_SECONDS`).
+    public var retryPolicy: RetryPolicy
+    /// First pause of a rejected credential, in seconds, doubled on each repeat
+    /// (`PUSHQ_PAUSE_BASE_SECONDS`). Defaults to 30.
+    public var pauseBaseSeconds: Double
+    /// Longest pause of a rejected credential, in seconds (`PUSHQ_PAUSE_CAP_SECONDS`). Defaults to 900.
+    public var pauseCapSeconds: Double
+    /// On SIGTERM/SIGINT, how long to wait for answers in flight before releasing them,
+    /// in seconds (`PUSHQ_SHUTDOWN_SECONDS`). Defaults to 5.
+    public var shutdownSeconds: Double
+
+    /// The defaults listed on each property.
+    public init(databaseURL: String, workerID: String, credentials: [String: APNsCredential],
+                defaultTopic: String?, sender: APNsSenderConfiguration = APNsSenderConfiguration()) {
+        self.databaseURL = databaseURL
+        self.workerID = workerID
+        self.credentials = credentials
+        self.defaultTopic = defaultTopic
+        self.sender = sender
+        self.claimBatchSize = 500
+        self.prefetch = 500
+        self.leaseSeconds = 120
+        self.pollSeconds = 1
+        self.retryPolicy = RetryPolicy()
+        self.pauseBaseSeconds = 30
+        self.pauseCapSeconds = 900
+        self.shutdownSeconds = 5
+    }
+
+    /// The name rows with a NULL `credential` use.
+    public static let defaultCredentialName = "default"
+
+    /// Rows in flight plus claimed ahead: the most rows this worker holds at once.
+    public var holdLimit: Int { sender.connections * sender.streamsPerConnection + prefetch }
+
+    /// Reads the tuning variables over the given defaults.
+    ///
+    /// - Throws: ``WorkerError`` naming the variable and the form it expects.
+    public mutating func applyTuning(from env: [String: String]) throws {
+        func number(_ name: String, _ range: ClosedRange<Double>) throws -> Double? {
+            guard let text = env[name], !text.isEmpty else { return nil }
+            guard let value = Double(text), range.contains(value) else {
+                throw WorkerError(.configuration, "\(name) must be a number in \(range.lowerBound)...\(range.upperBound), not \(text)")
+            }
+            return value
+        }
+        if let v = try number("PUSHQ_CLAIM_BATCH", 1...10_000) { claimBatchSize = Int(v) }
+        if let v = try number("PUSHQ_PREFETCH", 0...100_000) { prefetch = Int(v) }
+        if let v = try number("PUSHQ_LEASE_SECONDS", 1...86_400) { leaseSeconds = v }
+        if let v = try number("PUSHQ_POLL_SECONDS", 0.01...3600) { pollSeconds = v }
+        if let v = try number("PUSHQ_PAUSE_BASE_SECONDS", 0.01...86_400) { pauseBaseSeconds = v }
+        if let v = try number("PUSHQ_PAUSE_CAP_SECONDS", 0.01...86_400) { pauseCapSeconds = v }
+        if let v = try number("PUSHQ_SHUTDOWN_SECONDS", 0...3600) { shutdownSeconds = v }
+        let base = try number("PUSHQ_RETRY_BASE_SECONDS", 0.001...86_400) ?? retryPolicy.baseSeconds
+        let cap = try number("PUSHQ_RETRY_CAP_SECONDS", 0.001...864_000) ?? retryPolicy.capSeconds
+        guard cap >= base else {
+            throw WorkerError(.configuration, "PUSHQ_RETRY_CAP_SECONDS (\(cap)) must not be below PUSHQ_RETRY_BASE_SECONDS (\(base))")
+        }
+        retryPolicy = RetryPolicy(baseSeconds: base, capSeconds: cap, throttleDelaySeconds: retryPolicy.throttleDelaySeconds)
+    }
+
+    /// Checks the values that depend on each other.
+    ///
+    /// - Throws: ``WorkerError`` `.configuration` saying which value to change.
+    public func validate() throws {
+        guard !credentials.isEmpty else {
+            throw WorkerError(.configuration, "no APNs credential: set PUSHQ_APNS_TEAM_ID, PUSHQ_APNS_KEY_ID and PUSHQ_APNS_KEY_FILE (token auth) or PUSHQ_APNS_CERT_FILE (certificate auth)")
+        }
+        guard leaseSeconds > sender.requestTimeout + 5 else {
+            throw WorkerError(.configuration, "PUSHQ_LEASE_SECONDS (\(leaseSeconds)) must exceed the request timeout (\(sender.requestTimeout) s) by more than 5 s, or rows would be taken again while still in flight")
+        }
+        guard pauseCapSeconds >= pauseBaseSeconds else {
+            throw WorkerError(.configuration, "PUSHQ_PAUSE_CAP_SECONDS must not be below PUSHQ_PAUSE_BASE_SECONDS")
+        }
+        guard !workerID.isEmpty else { throw WorkerError(.configuration, "PUSHQ_WORKER_ID must not be empty") }
+    }
+}
+
+/// A worker failure that stops it: bad configuration, or a database it cannot use.
+public struct WorkerError: Error, Sendable, CustomStringConvertible {
+    public struct Code: Sendable, Hashable, CustomStringConvertible {
+        let name: String
+        /// A setting is missing or malformed.
+        public static let configuration = Code(name: "configuration")
+        /// The database is missing the pushq schema or is too old.
+        public static let schema = Code(name: "schema")
+        public var description: String { name }
+    }
+
+    public var code: Code
+    public var message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { message }
+}

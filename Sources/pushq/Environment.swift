@@ -1,0 +1,28 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Logging
+import Synchronization
+
+enum Environment {
+    /// The value of environment variable `name`, if set.
+    static func value(_ name: String) -> String? {
+        guard let p = getenv(name) else { return nil }
+        return String(cString: p)
+    }
+}
+
+extension LoggingSystem {
+    private static let bootstrapped = Mutex(false)
+
+    /// Sends logs to standard error, once per process.
+    static func bootstrapOnce() {
+        bootstrapped.withLock { done in
+            guard !done else { return }
+            LoggingSystem.bootstrap(StreamLogHandler.standardError)
+            done = true
+        }
+    }
+}

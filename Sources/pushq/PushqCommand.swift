@@ -1,0 +1,39 @@
+import ArgumentParser
+import Logging
+
+@main
+struct PushqCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pushq",
+        abstract: "A durable APNs push-notification worker backed by PostgreSQL.",
+        discussion: """
+            Producers insert rows into pushq.notifications; `pushq worker` processes send them \
+            to Apple Push Notification service over HTTP/2 and record the outcome in the same rows.
+            Configuration comes from flags, which override PUSHQ_* environment variables.
+            """,
+        subcommands: [Migrate.self]
+    )
+}
+
+/// Options shared by every command that talks to PostgreSQL.
+struct DatabaseOptions: ParsableArguments {
+    @Option(name: .customLong("database-url"),
+            help: ArgumentHelp("libpq connection URI or conninfo string.", discussion: "Defaults to $PUSHQ_DATABASE_URL."))
+    var databaseURL: String?
+
+    @Flag(name: .long, help: "Log debug details.")
+    var verbose = false
+
+    func resolvedURL() throws -> String {
+        if let databaseURL, !databaseURL.isEmpty { return databaseURL }
+        if let env = Environment.value("PUSHQ_DATABASE_URL"), !env.isEmpty { return env }
+        throw ValidationError("no database given: pass --database-url or set PUSHQ_DATABASE_URL (e.g. postgresql://user@127.0.0.1:5432/pushq)")
+    }
+
+    func makeLogger(label: String) -> Logger {
+        LoggingSystem.bootstrapOnce()
+        var logger = Logger(label: label)
+        logger.logLevel = verbose ? .debug : .info
+        return logger
+    }
+}
