@@ -77,10 +77,13 @@ let package = Package(
             path: "bench/sender-bench"
         ),
 
+        // Shared by the test targets: a fresh database per test on the cluster of PUSHQ_DATABASE_URL.
+        .target(name: "PushTestSupport", dependencies: ["PushStore", .product(name: "Logging", package: "swift-log")]),
+
         .testTarget(name: "PushCoreTests", dependencies: ["PushCore"]),
-        .testTarget(name: "PushStoreTests", dependencies: ["PushStore", "PushCore", "ChildProcess"]),
+        .testTarget(name: "PushStoreTests", dependencies: ["PushStore", "PushCore", "ChildProcess", "PushTestSupport"]),
         .testTarget(name: "APNsTransportTests", dependencies: ["APNsTransport", "MockAPNs", "PushCore"]),
-        .testTarget(name: "PushWorkerTests", dependencies: ["PushWorker", "PushStore", "MockAPNs", "APNsTransport", "PushCore", "ChildProcess"]),
+        .testTarget(name: "PushWorkerTests", dependencies: ["PushWorker", "PushStore", "MockAPNs", "APNsTransport", "PushCore", "ChildProcess", "PushTestSupport"]),
         .testTarget(name: "MockAPNsTests", dependencies: ["MockAPNs", "PushCore", "ChildProcess"]),
     ],
     swiftLanguageModes: [.v6]

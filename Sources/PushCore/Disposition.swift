@@ -91,6 +91,14 @@ public struct Disposition: Sendable, Hashable {
     public static func heldForBurst(reason: String) -> Disposition {
         Disposition(status: .retrying, reason: reason, refundsAttempt: true, pausesCredential: true)
     }
+
+    /// The disposition of a burst-suspect answer while too few answers have come to judge
+    /// (``BurstDetector/canJudge``): retried once after `delay`, its attempt given back,
+    /// nothing invalidated yet. The retry's answer is acted on (the refund rule of the
+    /// write-back gives back an attempt only when the reason changes).
+    public static func deferredForBurst(reason: String, delay: Double) -> Disposition {
+        Disposition(status: .retrying, reason: reason, retryDelay: delay, refundsAttempt: true)
+    }
 }
 
 extension Outcome.RetryKind {
@@ -144,6 +152,9 @@ public struct BurstDetector: Sendable, Hashable {
 
     /// Answers remembered.
     public var count: Int { ring.count }
+
+    /// Whether enough answers were seen to tell a burst from a few bad tokens.
+    public var canJudge: Bool { ring.count >= minimumAnswers }
 
     /// Forgets everything (after the credential was paused, judge it afresh).
     public mutating func reset() {

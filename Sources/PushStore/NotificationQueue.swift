@@ -33,6 +33,8 @@ public struct ClaimedRow: Sendable {
     /// `attempts` including the one this claim started.
     public var attempts: Int
     public var maxAttempts: Int
+    /// `last_reason` before this claim (the previous attempt's).
+    public var lastReason: String?
 }
 
 /// The write-back of one attempt: a row's ``Disposition`` plus APNs' answer.
@@ -126,7 +128,8 @@ extension PGConnection {
                 environment: environment,
                 credential: result.string(r, 11) ?? "",
                 attempts: try result.decode(Int.self, r, 12) ?? 0,
-                maxAttempts: try result.decode(Int.self, r, 13) ?? 1))
+                maxAttempts: try result.decode(Int.self, r, 13) ?? 1,
+                lastReason: result.string(r, 14)))
         }
         return rows
     }
@@ -276,7 +279,7 @@ extension PGConnection {
                   n.topic, n.push_type, n.priority,
                   floor(extract(epoch FROM n.expires_at))::bigint,
                   n.collapse_id, n.apns_id, COALESCE(n.environment, $5), COALESCE(n.credential, 'default'),
-                  n.attempts, n.max_attempts
+                  n.attempts, n.max_attempts, n.last_reason
         """
 
     static let completeSQL = """

@@ -56,7 +56,7 @@ extension PushWorker {
         held.reserveCapacity(rows.count)
         for row in rows where row.verdict == .send {
             let key = SenderKey(credential: row.credential, environment: row.environment)
-            held.append((row.id, Held(attempt: row.attempts, maxAttempts: row.maxAttempts, key: key, deviceToken: row.deviceToken)))
+            held.append((row.id, Held(attempt: row.attempts, maxAttempts: row.maxAttempts, key: key, deviceToken: row.deviceToken, lastReason: row.lastReason)))
             guard let topic = row.topic ?? configuration.defaultTopic.map({ $0 + row.pushType.topicSuffix }) else {
                 local.append(RowCompletion(id: row.id, attempt: row.attempts,
                                            disposition: Disposition(status: .failed, reason: "MissingTopic"),

@@ -63,13 +63,21 @@ extension PushWorker {
             guard let h = held[i] else { continue }  // released or unknown: nothing to write
             let outcome = answer.outcome
             let reasonText = answer.reason?.rawValue ?? answer.transportFailure?.reasonString ?? answer.status.map { "HTTP\($0)" }
-            let disposition = Disposition.decide(outcome: outcome, reason: reasonText, attempts: h.attempt,
+            var disposition = Disposition.decide(outcome: outcome, reason: reasonText, attempts: h.attempt,
                                                  maxAttempts: h.maxAttempts, policy: policy,
                                                  unitRandom: { Double.random(in: 0..<1, using: &rng) })
             if answer.status != nil {
                 detectors[h.key, default: BurstDetector()].record(suspect: outcome.isBurstSuspect)
             }
-            if outcome.isBurstSuspect { suspects[h.key, default: []].append(batch.completions.count) }
+            // Too few answers yet to tell a bad token from a wrong environment: try this row once
+            // more, its attempt given back, before acting on the answer.
+            if outcome.isBurstSuspect, !(detectors[h.key]?.canJudge ?? false), h.lastReason != disposition.reason {
+                disposition = .deferredForBurst(reason: disposition.reason ?? "BadDeviceToken",
+                                                delay: policy.baseSeconds * Double.random(in: 0.5..<1, using: &rng))
+            }
+            if outcome.isBurstSuspect && disposition.status == .failed {
+                suspects[h.key, default: []].append(batch.completions.count)
+            }
             if disposition.pausesCredential, pauseReasons[h.key] == nil { pauseReasons[h.key] = disposition.reason ?? "CredentialRejected" }
             if disposition.status == .sent { resumed.insert(h.key) }
             batch.completions.append(RowCompletion(

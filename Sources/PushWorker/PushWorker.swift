@@ -33,6 +33,8 @@ public final class PushWorker: Sendable {
         var maxAttempts: Int
         var key: SenderKey
         var deviceToken: String
+        /// The previous attempt's `last_reason`.
+        var lastReason: String?
     }
 
     struct State {

@@ -11,7 +11,7 @@ struct PushqCommand: AsyncParsableCommand {
             to Apple Push Notification service over HTTP/2 and record the outcome in the same rows.
             Configuration comes from flags, which override PUSHQ_* environment variables.
             """,
-        subcommands: [Migrate.self]
+        subcommands: [Migrate.self, Worker.self, Send.self, Status.self]
     )
 }
 

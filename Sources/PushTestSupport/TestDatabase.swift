@@ -1,21 +1,22 @@
 import Foundation
 import Logging
 import PushStore
-import Testing
 
+/// Test support shared by the test targets (a library so that they need not copy it).
+///
 /// A fresh database on the test cluster, dropped at the end of `body`.
 ///
 /// The cluster comes from `PUSHQ_DATABASE_URL`, which `make test` sets to the local
 /// throwaway cluster (`scripts/pg-local`). Each test gets its own database so that
 /// tests run in parallel without seeing each other's rows.
-enum TestDatabase {
-    static let logger: Logger = {
+public enum TestDatabase {
+    public static let logger: Logger = {
         var logger = Logger(label: "pushq.test")
         logger.logLevel = .warning
         return logger
     }()
 
-    static var serverURL: String {
+    public static var serverURL: String {
         get throws {
             guard let url = ProcessInfo.processInfo.environment["PUSHQ_DATABASE_URL"], !url.isEmpty else {
                 throw TestSetupError("PUSHQ_DATABASE_URL is not set: run `make test`, or set it to a PostgreSQL server you can create databases on")
@@ -24,7 +25,7 @@ enum TestDatabase {
         }
     }
 
-    static func with<T>(migrated: Bool = true, _ body: (_ url: String) async throws -> T) async throws -> T {
+    public static func with<T>(migrated: Bool = true, _ body: (_ url: String) async throws -> T) async throws -> T {
         let name = "pushq_test_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(16).lowercased()
         let admin = try await PGConnection.connect(try serverURL, logger: logger)
         try await admin.execute("CREATE DATABASE \(name)")
@@ -47,7 +48,7 @@ enum TestDatabase {
     }
 
     /// Connects to a fresh migrated database for the duration of `body`.
-    static func withConnection<T>(_ body: (PGConnection) async throws -> T) async throws -> T {
+    public static func withConnection<T>(_ body: (PGConnection) async throws -> T) async throws -> T {
         try await with { url in
             let c = try await PGConnection.connect(url, logger: logger)
             do {
@@ -62,10 +63,10 @@ enum TestDatabase {
     }
 }
 
-struct TestSetupError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
+public struct TestSetupError: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
 }
 
 /// The repository root, found from this file's path.
-let repositoryRoot: URL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+public let repositoryRoot: URL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

@@ -1,0 +1,88 @@
+import ArgumentParser
+import APNsTransport
+import Foundation
+import PushWorker
+
+/// APNs credential flags, shared by `pushq worker` (and `make run`).
+struct CredentialOptions: ParsableArgumentsWithEnvironment {
+    @Option(help: ArgumentHelp("Apple team id (token auth).", discussion: "Defaults to $PUSHQ_APNS_TEAM_ID."))
+    var teamID: String?
+    @Option(help: ArgumentHelp("Key id of the .p8 key (token auth).", discussion: "Defaults to $PUSHQ_APNS_KEY_ID."))
+    var keyID: String?
+    @Option(help: ArgumentHelp("Path of the .p8 key, PKCS#8 PEM (token auth).", discussion: "Defaults to $PUSHQ_APNS_KEY_FILE."))
+    var keyFile: String?
+    @Option(help: ArgumentHelp("PKCS#12 (.p12) or PEM client certificate (certificate auth).", discussion: "Defaults to $PUSHQ_APNS_CERT_FILE."))
+    var certFile: String?
+    @Option(help: ArgumentHelp("Password of the certificate file. Prefer the variable: flags show in `ps`.", discussion: "Defaults to $PUSHQ_APNS_CERT_PASSWORD."))
+    var certPassword: String?
+    @Option(help: ArgumentHelp("JSON file naming several credentials (for the rows' credential column).", discussion: """
+        Defaults to $PUSHQ_CREDENTIALS_FILE. Form: {"NAME": {"team_id": "...", "key_id": "...", "key_file": "..."}, \
+        "OTHER": {"cert_file": "...", "cert_password": "..."}}. A credential named "default" there replaces the one \
+        from the flags above.
+        """))
+    var credentialsFile: String?
+
+    /// The credentials by name; the flags/variables give `"default"`.
+    func resolve() throws -> [String: APNsCredential] {
+        var out: [String: APNsCredential] = [:]
+        let team = teamID ?? env("PUSHQ_APNS_TEAM_ID")
+        let key = keyID ?? env("PUSHQ_APNS_KEY_ID")
+        let keyPath = keyFile ?? env("PUSHQ_APNS_KEY_FILE")
+        let cert = certFile ?? env("PUSHQ_APNS_CERT_FILE")
+        let password = certPassword ?? env("PUSHQ_APNS_CERT_PASSWORD")
+        if team != nil || key != nil || keyPath != nil {
+            guard let team, let key, let keyPath else {
+                throw ValidationError("token auth needs all three of PUSHQ_APNS_TEAM_ID, PUSHQ_APNS_KEY_ID and PUSHQ_APNS_KEY_FILE (or --team-id, --key-id, --key-file)")
+            }
+            if cert != nil {
+                throw ValidationError("both token auth (PUSHQ_APNS_KEY_FILE) and certificate auth (PUSHQ_APNS_CERT_FILE) are set: choose one, or name them in PUSHQ_CREDENTIALS_FILE")
+            }
+            out[WorkerConfiguration.defaultCredentialName] = try APNsCredential.token(teamID: team, keyID: key, keyFile: keyPath)
+        } else if let cert {
+            out[WorkerConfiguration.defaultCredentialName] = .certificate(APNsClientCertificate.detectingFormat(file: cert, password: password))
+        }
+        if let file = credentialsFile ?? env("PUSHQ_CREDENTIALS_FILE") {
+            for (name, credential) in try Self.load(file: file) { out[name] = credential }
+        }
+        return out
+    }
+
+    struct Entry: Decodable {
+        var team_id: String?
+        var key_id: String?
+        var key_file: String?
+        var cert_file: String?
+        var cert_password: String?
+    }
+
+    static func load(file: String) throws -> [String: APNsCredential] {
+        let data: Data
+        do { data = try Data(contentsOf: URL(fileURLWithPath: file)) } catch {
+            throw ValidationError("cannot read PUSHQ_CREDENTIALS_FILE \(file): \(error.localizedDescription)")
+        }
+        let entries: [String: Entry]
+        do { entries = try JSONDecoder().decode([String: Entry].self, from: data) } catch {
+            throw ValidationError("PUSHQ_CREDENTIALS_FILE \(file) is not a JSON object of credentials: \(error)")
+        }
+        var out: [String: APNsCredential] = [:]
+        for (name, e) in entries {
+            if let team = e.team_id, let key = e.key_id, let path = e.key_file {
+                out[name] = try APNsCredential.token(teamID: team, keyID: key, keyFile: path)
+            } else if let cert = e.cert_file {
+                out[name] = .certificate(APNsClientCertificate.detectingFormat(file: cert, password: e.cert_password))
+            } else {
+                throw ValidationError("credential \(name) in \(file) needs team_id, key_id and key_file, or cert_file")
+            }
+        }
+        return out
+    }
+}
+
+/// Reads a `PUSHQ_*` variable; empty counts as unset.
+protocol ParsableArgumentsWithEnvironment: ParsableArguments {}
+extension ParsableArgumentsWithEnvironment {
+    func env(_ name: String) -> String? {
+        guard let v = Environment.value(name), !v.isEmpty else { return nil }
+        return v
+    }
+}

@@ -1,0 +1,96 @@
+import APNsTransport
+import ArgumentParser
+import Dispatch
+import Foundation
+import Logging
+import PushCore
+import PushWorker
+
+struct Worker: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Claim notifications from PostgreSQL and send them to APNs until SIGINT/SIGTERM.",
+        discussion: """
+            Run as many workers as you like, on any hosts: they share the queue with \
+            FOR UPDATE SKIP LOCKED and never send a row twice while healthy. A worker that dies \
+            loses nothing: its rows return to the queue when their lease runs out.
+
+            On SIGTERM or SIGINT the worker stops claiming, waits for answers in flight \
+            (PUSHQ_SHUTDOWN_SECONDS, default 5), records them, releases what it never sent, and exits 0.
+
+            Tuning variables (defaults in brackets): PUSHQ_APNS_CONNECTIONS [2], PUSHQ_APNS_STREAMS [1000] \
+            (streams in flight per connection), PUSHQ_APNS_REQUEST_TIMEOUT [30], PUSHQ_APNS_CONNECT_TIMEOUT [10], \
+            PUSHQ_CLAIM_BATCH [500], PUSHQ_PREFETCH [500], PUSHQ_LEASE_SECONDS [120], PUSHQ_POLL_SECONDS [1], \
+            PUSHQ_RETRY_BASE_SECONDS [1], PUSHQ_RETRY_CAP_SECONDS [600], PUSHQ_PAUSE_BASE_SECONDS [30], \
+            PUSHQ_PAUSE_CAP_SECONDS [900], PUSHQ_SHUTDOWN_SECONDS [5].
+            """
+    )
+
+    @OptionGroup var database: DatabaseOptions
+    @OptionGroup var credentials: CredentialOptions
+
+    @Option(help: ArgumentHelp("Default apns-topic (bundle id) for rows whose topic is NULL.", discussion: "Defaults to $PUSHQ_APNS_TOPIC."))
+    var topic: String?
+    @Option(help: ArgumentHelp("Default environment for rows whose environment is NULL: production or development.",
+                               discussion: "Defaults to $PUSHQ_APNS_ENVIRONMENT, else development."))
+    var environment: String?
+    @Option(help: ArgumentHelp("Base URL replacing Apple's hosts (a mock or a proxy).", discussion: "Defaults to $PUSHQ_APNS_URL."))
+    var apnsURL: String?
+    @Option(help: ArgumentHelp("Extra trusted CA certificate (PEM), e.g. a mock's.", discussion: "Defaults to $PUSHQ_APNS_CA_FILE."))
+    var caFile: String?
+    @Option(help: ArgumentHelp("Worker id written to locked_by.", discussion: "Defaults to $PUSHQ_WORKER_ID, else host:pid."))
+    var workerID: String?
+
+    func run() async throws {
+        let logger = database.makeLogger(label: "pushq.worker")
+        var env = ProcessInfo.processInfo.environment
+        if let environment { env["PUSHQ_APNS_ENVIRONMENT"] = environment }
+        if let apnsURL { env["PUSHQ_APNS_URL"] = apnsURL }
+        if let caFile { env["PUSHQ_APNS_CA_FILE"] = caFile }
+        var configuration: WorkerConfiguration
+        do {
+            let sender = try APNsSenderConfiguration.fromEnvironment(env)
+            configuration = WorkerConfiguration(
+                databaseURL: try database.resolvedURL(),
+                workerID: workerID ?? credentials.env("PUSHQ_WORKER_ID") ?? Self.defaultWorkerID(),
+                credentials: try credentials.resolve(),
+                defaultTopic: topic ?? credentials.env("PUSHQ_APNS_TOPIC"),
+                sender: sender)
+            try configuration.applyTuning(from: env)
+            try configuration.validate()
+        } catch let error as APNsTransportError {
+            throw ValidationError(error.description)
+        } catch let error as WorkerError {
+            throw ValidationError(error.description)
+        }
+        let worker = PushWorker(configuration: configuration, logger: logger)
+        let signals = Self.onTermination { worker.requestStop() }
+        defer { for s in signals { s.cancel() } }
+        do {
+            try await worker.run()
+        } catch let error as WorkerError {
+            logger.critical("\(error.description)")
+            throw ExitCode(1)
+        } catch let error as APNsTransportError {
+            logger.critical("cannot set up APNs: \(error.description)")
+            throw ExitCode(1)
+        }
+    }
+
+    static func defaultWorkerID() -> String {
+        var name = [CChar](repeating: 0, count: 256)
+        gethostname(&name, name.count)
+        let host = String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return "\(host):\(getpid())"
+    }
+
+    /// Calls `handler` on SIGINT and SIGTERM (instead of dying).
+    static func onTermination(_ handler: @escaping @Sendable () -> Void) -> [DispatchSourceSignal] {
+        [SIGINT, SIGTERM].map { sig in
+            signal(sig, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            source.setEventHandler(handler: handler)
+            source.resume()
+            return source
+        }
+    }
+}

@@ -1,0 +1,149 @@
+import APNsTransport
+import ChildProcess
+import Foundation
+import Logging
+import MockAPNs
+import PushCore
+import PushStore
+import PushTestSupport
+import PushWorker
+import Testing
+
+/// Fixtures from `scripts/gen-test-certs`, generated once per test process.
+enum Fixtures {
+    static let directory: String = {
+        let dir = NSTemporaryDirectory() + "pushq-worker-tests-\(getpid())"
+        try! MockTestFixtures.generate(into: dir, script: repositoryRoot.appendingPathComponent("scripts/gen-test-certs").path)
+        return dir
+    }()
+    static var tokenKey: String { directory + "/token-key.p8" }
+    static var caFile: String { directory + "/ca.pem" }
+    static let topic = MockTestFixtures.bundleID
+
+    /// Device token number `i` (64 hex digits), with a per-test prefix so tests never share tokens.
+    static func token(_ i: Int, prefix: String = "a") -> String {
+        let hex = String(i, radix: 16)
+        return prefix + String(repeating: "0", count: 63 - hex.count) + hex
+    }
+}
+
+let quietLogger: Logger = {
+    var logger = Logger(label: "worker-test")
+    logger.logLevel = ProcessInfo.processInfo.environment["PUSHQ_TEST_LOG"] != nil ? .debug : .critical
+    return logger
+}()
+
+/// A mock APNs on 127.0.0.1:0 for the duration of `body`.
+func withMock<T>(_ configure: (inout MockAPNsConfiguration) -> Void = { _ in },
+                 _ body: (MockAPNsServer, String) async throws -> T) async throws -> T {
+    var configuration = MockAPNsConfiguration.testFixtures(directory: Fixtures.directory)
+    configuration.environment = .development
+    configure(&configuration)
+    let server = try MockAPNsServer(configuration: configuration, logger: quietLogger)
+    let port = try await server.start()
+    do {
+        let value = try await body(server, "https://127.0.0.1:\(port)")
+        try await server.stop()
+        return value
+    } catch {
+        try? await server.stop()
+        throw error
+    }
+}
+
+/// A worker configuration against the mock at `apnsURL`, tuned for tests: short retries and polls.
+func workerConfiguration(databaseURL: String, apnsURL: String, workerID: String = "test-worker",
+                         keyID: String = MockTestFixtures.keyID, key: String = Fixtures.tokenKey) throws -> WorkerConfiguration {
+    let sender = APNsSenderConfiguration(environment: .development, baseURL: apnsURL, extraCAFile: Fixtures.caFile,
+                                         connections: 1, streamsPerConnection: 200, requestTimeout: 5,
+                                         connectTimeout: 5, connectionStagger: 0)
+    var c = WorkerConfiguration(
+        databaseURL: databaseURL, workerID: workerID,
+        credentials: [WorkerConfiguration.defaultCredentialName: try .token(teamID: MockTestFixtures.teamID, keyID: keyID, keyFile: key)],
+        defaultTopic: Fixtures.topic, sender: sender)
+    c.retryPolicy = RetryPolicy(baseSeconds: 0.02, capSeconds: 0.1, throttleDelaySeconds: 300)
+    c.pollSeconds = 0.05
+    c.leaseSeconds = 15
+    c.prefetch = 100
+    c.claimBatchSize = 200
+    return c
+}
+
+/// Runs a worker in this process for the duration of `body`, then stops it and waits for it.
+func withWorker<T>(_ configuration: WorkerConfiguration, _ body: (PushWorker) async throws -> T) async throws -> T {
+    let worker = PushWorker(configuration: configuration, logger: quietLogger)
+    let task = Task { try await worker.run() }
+    do {
+        let value = try await body(worker)
+        worker.requestStop()
+        try await task.value
+        return value
+    } catch {
+        worker.requestStop()
+        _ = try? await task.value
+        throw error
+    }
+}
+
+/// Waits until no row is queued, sending or retrying (or `timeout` passes: then records an issue).
+@discardableResult
+func waitUntilAllFinal(_ c: PGConnection, timeout: Duration = .seconds(120), sourceLocation: SourceLocation = #_sourceLocation) async throws -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        let open = try await c.query("SELECT count(*) FROM pushq.notifications WHERE status IN ('queued', 'sending', 'retrying')").decode(Int.self, 0, 0) ?? -1
+        if open == 0 { return true }
+        try await Task.sleep(for: .milliseconds(50))
+    }
+    let counts = try await statusCounts(c)
+    Issue.record("rows still open after \(timeout): \(counts)", sourceLocation: sourceLocation)
+    return false
+}
+
+/// `status → count` over all rows.
+func statusCounts(_ c: PGConnection) async throws -> [String: Int] {
+    let r = try await c.query("SELECT status, count(*)::bigint FROM pushq.notifications GROUP BY 1")
+    var out: [String: Int] = [:]
+    for i in 0..<r.count { out[r.string(i, 0) ?? ""] = try r.decode(Int.self, i, 1) }
+    return out
+}
+
+/// Inserts `count` alert rows with tokens `Fixtures.token(0..<count, prefix:)` in one statement.
+func insertAlerts(_ c: PGConnection, count: Int, prefix: String = "b") async throws {
+    try await c.query("""
+        INSERT INTO pushq.notifications (device_token, payload)
+        SELECT $2 || lpad(to_hex(g), 63, '0'), '{"aps":{"alert":"bulk"}}' FROM generate_series(0, $1 - 1) g
+        """, [count, prefix])
+}
+
+/// The `pushq` executable `swift test` built next to the test bundle.
+var pushqBinary: String {
+    URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("pushq").path
+}
+
+/// The environment for a `pushq worker` process against the mock at `apnsURL`.
+func workerEnvironment(databaseURL: String, apnsURL: String, workerID: String, extra: [String: String] = [:]) -> [String: String] {
+    var env = ProcessInfo.processInfo.environment
+    env["PUSHQ_DATABASE_URL"] = databaseURL
+    env["PUSHQ_APNS_URL"] = apnsURL
+    env["PUSHQ_APNS_CA_FILE"] = Fixtures.caFile
+    env["PUSHQ_APNS_TEAM_ID"] = MockTestFixtures.teamID
+    env["PUSHQ_APNS_KEY_ID"] = MockTestFixtures.keyID
+    env["PUSHQ_APNS_KEY_FILE"] = Fixtures.tokenKey
+    env["PUSHQ_APNS_TOPIC"] = Fixtures.topic
+    env["PUSHQ_APNS_ENVIRONMENT"] = "development"
+    env["PUSHQ_WORKER_ID"] = workerID
+    env["PUSHQ_APNS_CONNECTIONS"] = "1"
+    env["PUSHQ_APNS_STREAMS"] = "200"
+    env["PUSHQ_PREFETCH"] = "100"
+    env["PUSHQ_CLAIM_BATCH"] = "200"
+    env["PUSHQ_POLL_SECONDS"] = "0.1"
+    env["PUSHQ_RETRY_BASE_SECONDS"] = "0.05"
+    env["PUSHQ_RETRY_CAP_SECONDS"] = "0.2"
+    env["PUSHQ_APNS_REQUEST_TIMEOUT"] = "3"
+    env["PUSHQ_LEASE_SECONDS"] = "10"
+    for (k, v) in extra { env[k] = v }
+    return env
+}
+
+/// The most rows one test worker process holds at once (streams + prefetch, as in `workerEnvironment`).
+let processHoldLimit = 200 + 100
