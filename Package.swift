@@ -78,7 +78,7 @@ let package = Package(
         ),
 
         // Shared by the test targets: a fresh database per test on the cluster of PUSHQ_DATABASE_URL.
-        .target(name: "PushTestSupport", dependencies: ["PushStore", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "PushTestSupport", dependencies: ["PushStore", "ChildProcess", .product(name: "Logging", package: "swift-log")]),
 
         .testTarget(name: "PushCoreTests", dependencies: ["PushCore"]),
         .testTarget(name: "PushStoreTests", dependencies: ["PushStore", "PushCore", "ChildProcess", "PushTestSupport"]),

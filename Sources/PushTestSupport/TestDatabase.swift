@@ -1,3 +1,4 @@
+import ChildProcess
 import Foundation
 import Logging
 import PushStore
@@ -70,3 +71,17 @@ public struct TestSetupError: Error, CustomStringConvertible {
 
 /// The repository root, found from this file's path.
 public let repositoryRoot: URL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+/// Runs `scripts/pg-local` on a cluster of its own in `dir` (not the shared test cluster),
+/// returning what it printed: for tests that stop and restart PostgreSQL.
+@discardableResult
+public func pgLocal(_ command: String, dir: String) throws -> String {
+    var environment = ProcessInfo.processInfo.environment
+    environment["PUSHQ_PG_DIR"] = dir
+    environment.removeValue(forKey: "PUSHQ_PG_PORT")
+    let result = try ChildProcess.runBlocking(repositoryRoot.appendingPathComponent("scripts/pg-local").path, [command], environment: environment)
+    guard result.termination == .exit(0) else {
+        throw TestSetupError("scripts/pg-local \(command) failed (\(result.termination)): \(result.stderr)")
+    }
+    return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+}

@@ -72,8 +72,10 @@ extension PushWorker {
             // Too few answers yet to tell a bad token from a wrong environment: try this row once
             // more, its attempt given back, before acting on the answer.
             if outcome.isBurstSuspect, !(detectors[h.key]?.canJudge ?? false), h.lastReason != disposition.reason {
+                // 1-2 s: long enough for a wrong environment to show itself in the answers to the
+                // rest of the window, short enough for one bad token to be recorded promptly.
                 disposition = .deferredForBurst(reason: disposition.reason ?? "BadDeviceToken",
-                                                delay: policy.baseSeconds * Double.random(in: 0.5..<1, using: &rng))
+                                                delay: Double.random(in: 1..<2, using: &rng))
             }
             if outcome.isBurstSuspect && disposition.status == .failed {
                 suspects[h.key, default: []].append(batch.completions.count)

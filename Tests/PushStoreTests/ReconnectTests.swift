@@ -1,20 +1,6 @@
-import ChildProcess
 import Foundation
 import PushStore
 import Testing
-
-/// Runs `scripts/pg-local` on a cluster of its own in `dir`, returning what it printed.
-@discardableResult
-func pgLocal(_ command: String, dir: String) throws -> String {
-    var environment = ProcessInfo.processInfo.environment
-    environment["PUSHQ_PG_DIR"] = dir
-    environment.removeValue(forKey: "PUSHQ_PG_PORT")
-    let result = try ChildProcess.runBlocking(repositoryRoot.appendingPathComponent("scripts/pg-local").path, [command], environment: environment)
-    guard result.termination == .exit(0) else {
-        throw TestSetupError("scripts/pg-local \(command) failed (\(result.termination)): \(result.stderr)")
-    }
-    return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-}
 
 @Suite("Reconnect")
 struct ReconnectTests {

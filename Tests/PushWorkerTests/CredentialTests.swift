@@ -1,0 +1,74 @@
+import Foundation
+import MockAPNs
+import PushCore
+import PushStore
+import PushTestSupport
+import PushWorker
+import Testing
+
+/// Credential-level failures: the credential pauses, its rows wait with their attempts intact.
+@Suite("Credential pauses", .serialized)
+struct CredentialTests {
+    @Test("a key APNs rejects pauses the credential: rows wait, attempts not used up, pause visible in the database")
+    func rejectedKeyPauses() async throws {
+        try await TestDatabase.withConnection { db in
+            try await withMock { mock, apnsURL in
+                mock.setFailureRate(MockFailureRate(rate: 1, answer: .error(.invalidProviderToken)))
+                try await insertAlerts(db, count: 50, prefix: "d")
+                let configuration = try workerConfiguration(databaseURL: try await databaseURL(db), apnsURL: apnsURL)
+                try await withWorker(configuration) { _ in
+                    // Wait for the pause to be recorded and the rows claimed before it to be answered.
+                    let deadline = ContinuousClock.now + .seconds(30)
+                    while ContinuousClock.now < deadline {
+                        let paused = try await db.query("SELECT count(*) FROM pushq.credential_pauses").decode(Int.self, 0, 0)
+                        let held = try await db.query("SELECT count(*) FROM pushq.notifications WHERE status = 'sending'").decode(Int.self, 0, 0)
+                        if paused == 1 && held == 0 { break }
+                        try await Task.sleep(for: .milliseconds(50))
+                    }
+                    let requestsAtPause = mock.stats().requests
+                    // Over the next 1.5 s (30 polls of the worker), the paused credential sends nothing new.
+                    try await Task.sleep(for: .milliseconds(1500))
+                    #expect(mock.stats().requests == requestsAtPause)
+                    // Each row went out at most once: none was claimed again while paused.
+                    #expect(requestsAtPause <= 50)
+                }
+                let pause = try await db.query("SELECT credential, environment, reason, paused_until > now() FROM pushq.credential_pauses")
+                #expect(pause.count == 1)
+                #expect(pause.string(0, 0) == "default")
+                #expect(pause.string(0, 1) == "development")
+                #expect(pause.string(0, 2) == "InvalidProviderToken")
+                #expect(pause.string(0, 3) == "t")
+                let counts = try await statusCounts(db)
+                #expect(counts["failed"] == nil && counts["sent"] == nil, "\(counts)")
+                #expect(try await db.query("SELECT max(attempts) FROM pushq.notifications").decode(Int.self, 0, 0) == 0)
+                #expect(try await db.query("SELECT count(*) FROM pushq.devices").decode(Int.self, 0, 0) == 0)
+            }
+        }
+    }
+
+    @Test("a burst of BadDeviceToken pauses the credential as a wrong environment instead of invalidating the tokens")
+    func badDeviceTokenBurst() async throws {
+        try await TestDatabase.withConnection { db in
+            try await withMock { mock, apnsURL in
+                mock.setFailureRate(MockFailureRate(rate: 1, answer: .error(.badDeviceToken)))
+                try await insertAlerts(db, count: 200, prefix: "e")
+                let configuration = try workerConfiguration(databaseURL: try await databaseURL(db), apnsURL: apnsURL)
+                try await withWorker(configuration) { _ in
+                    let deadline = ContinuousClock.now + .seconds(30)
+                    while ContinuousClock.now < deadline {
+                        let open = try await db.query("SELECT count(*) FROM pushq.notifications WHERE status = 'sending'").decode(Int.self, 0, 0)
+                        let paused = try await db.query("SELECT count(*) FROM pushq.credential_pauses").decode(Int.self, 0, 0)
+                        if paused == 1 && open == 0 { break }
+                        try await Task.sleep(for: .milliseconds(50))
+                    }
+                }
+                let pause = try await db.query("SELECT reason, message FROM pushq.credential_pauses")
+                #expect(pause.string(0, 0) == "BadDeviceTokenBurst")
+                #expect(pause.string(0, 1)?.contains("environment") == true)
+                #expect(try await db.query("SELECT count(*) FROM pushq.devices").decode(Int.self, 0, 0) == 0)
+                #expect(try await db.query("SELECT count(*) FROM pushq.notifications WHERE status = 'failed'").decode(Int.self, 0, 0) == 0)
+                #expect(mock.stats().requests >= 20)
+            }
+        }
+    }
+}
