@@ -33,6 +33,11 @@ public struct Disposition: Sendable, Hashable {
         public var reason: String
         /// When APNs learned it, in milliseconds since the epoch; nil means "now" (no timestamp given).
         public var atMilliseconds: Int64?
+
+        public init(reason: String, atMilliseconds: Int64?) {
+            self.reason = reason
+            self.atMilliseconds = atMilliseconds
+        }
     }
 
     public init(status: Status, reason: String?, retryDelay: Double = 0, refundsAttempt: Bool = false,
