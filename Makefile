@@ -1,7 +1,7 @@
 # pushq — the two commands: `make run` and `make test`. See README.md.
 SHELL := /bin/bash
 
-.PHONY: run test deps build release bench bench-client pg-start pg-stop clean
+.PHONY: run test deps build release bench bench-client bench-sql bench-e2e bench-latency bench-sag pg-start pg-stop clean
 
 ## run: install what is missing, build, start PostgreSQL and the mock APNs, send samples, show status
 run: deps
@@ -19,6 +19,19 @@ build: deps
 
 release: deps
 	swift build -c release
+
+## bench: every figure beside its ceiling (SQL, h2load, libcurl floor), medians of 3 runs; JSON in bench-results/
+bench: deps
+	scripts/bench
+
+bench-sql: deps
+	ONLY=sql scripts/bench
+bench-e2e: deps
+	ONLY="client e2e" scripts/bench
+bench-latency: deps
+	ONLY=latency scripts/bench
+bench-sag: deps
+	ONLY=sag scripts/bench
 
 ## bench-client: APNsSender alone vs the libcurl floor and h2load, against the mock
 bench-client: deps

@@ -80,6 +80,13 @@ let package = Package(
         // Shared by the test targets: a fresh database per test on the cluster of PUSHQ_DATABASE_URL.
         .target(name: "PushTestSupport", dependencies: ["PushStore", "ChildProcess", .product(name: "Logging", package: "swift-log")]),
 
+        // Benchmark: the SQL ceiling (claim + complete without HTTP) and idle-latency inserts (scripts/bench).
+        .executableTarget(
+            name: "queue-bench",
+            dependencies: ["PushStore", "PushCore", .product(name: "Logging", package: "swift-log")],
+            path: "bench/queue-bench"
+        ),
+
         .testTarget(name: "PushCoreTests", dependencies: ["PushCore"]),
         .testTarget(name: "PushStoreTests", dependencies: ["PushStore", "PushCore", "ChildProcess", "PushTestSupport"]),
         .testTarget(name: "APNsTransportTests", dependencies: ["APNsTransport", "MockAPNs", "PushCore"]),

@@ -151,7 +151,7 @@ extension PGConnection {
                          pauses: [CredentialPause], resumed: [(credential: String, environment: APNsEnvironment)],
                          workerID: String, pauseBaseSeconds: Double, pauseCapSeconds: Double) throws -> Int {
         var ids: [Int64] = [], attempts: [Int] = [], statuses: [String] = [], https: [Int?] = []
-        var reasons: [String?] = [], uniques: [UUID?] = [], delays: [Double] = [], refunds: [Bool] = []
+        var reasons: [String?] = [], uniques: [UUID?] = [], delays: [Double] = [], refunds: [Int] = []
         ids.reserveCapacity(completions.count)
         attempts.reserveCapacity(completions.count)
         statuses.reserveCapacity(completions.count)
@@ -168,7 +168,10 @@ extension PGConnection {
             reasons.append(c.disposition.reason)
             uniques.append(c.apnsUniqueID)
             delays.append(c.disposition.retryDelay)
-            refunds.append(c.disposition.refundsAttempt)
+            // 2: always give the attempt back (the credential's fault: a paused row must not burn
+            // its attempts however long the pause lasts); 1: give it back unless the previous
+            // attempt failed for the same reason (a connection-level failure that repeats counts).
+            refunds.append(c.disposition.pausesCredential ? 2 : c.disposition.refundsAttempt ? 1 : 0)
         }
         // ON CONFLICT may touch a row once per statement: one invalidation per (token, environment), the latest.
         var latest: [String: TokenInvalidation] = [:]
@@ -286,7 +289,8 @@ extension PGConnection {
         UPDATE pushq.notifications n
            SET status = CASE WHEN u.status = 'retrying' AND n.expires_at <= now() + u.delay * interval '1 second'
                              THEN 'expired' ELSE u.status END,
-               attempts = n.attempts - CASE WHEN u.refund AND n.last_reason IS DISTINCT FROM u.reason THEN 1 ELSE 0 END,
+               attempts = n.attempts - CASE WHEN u.refund = 2 OR (u.refund = 1 AND n.last_reason IS DISTINCT FROM u.reason)
+                                            THEN 1 ELSE 0 END,
                last_status = u.http,
                last_reason = u.reason,
                apns_unique_id = COALESCE(u.unique_id, n.apns_unique_id),
@@ -296,7 +300,7 @@ extension PGConnection {
                scheduled_at = CASE WHEN u.status = 'retrying' THEN now() + u.delay * interval '1 second' ELSE n.scheduled_at END,
                locked_by = NULL,
                locked_until = NULL
-          FROM unnest($1::bigint[], $2::integer[], $3::text[], $4::smallint[], $5::text[], $6::uuid[], $7::float8[], $8::boolean[])
+          FROM unnest($1::bigint[], $2::integer[], $3::text[], $4::smallint[], $5::text[], $6::uuid[], $7::float8[], $8::smallint[])
                AS u(id, attempt, status, http, reason, unique_id, delay, refund)
          WHERE n.id = u.id AND n.status = 'sending' AND n.locked_by = $9 AND n.attempts = u.attempt
         """

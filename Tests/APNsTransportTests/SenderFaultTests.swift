@@ -125,7 +125,7 @@ import Testing
         let mock = try await MockHarness.start()
         mock.server.setRule(forToken: deviceToken(1), .always(.noAnswer))
         let collector = ResultCollector()
-        let configuration = mock.senderConfiguration().with { $0.requestTimeout = 0.5 }
+        let configuration = mock.senderConfiguration().with { $0.requestTimeout = 2 }
         let sender = try APNsSender(configuration: configuration, credential: .token(tokenManager()),
                                     logger: testLogger, onResults: collector.onResults)
         try sender.start()

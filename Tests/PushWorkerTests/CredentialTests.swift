@@ -46,6 +46,32 @@ struct CredentialTests {
         }
     }
 
+    @Test("a pause that repeats never uses up attempts: rows of a rejected credential wait however many times it is retried")
+    func repeatedPausesKeepAttempts() async throws {
+        try await TestDatabase.withConnection { db in
+            try await withMock { mock, apnsURL in
+                mock.setFailureRate(MockFailureRate(rate: 1, answer: .error(.invalidProviderToken)))
+                try await insertAlerts(db, count: 20, prefix: "7")
+                try await db.query("UPDATE pushq.notifications SET max_attempts = 2")
+                var configuration = try workerConfiguration(databaseURL: try await databaseURL(db), apnsURL: apnsURL)
+                configuration.pauseBaseSeconds = 0.2
+                configuration.pauseCapSeconds = 0.2
+                try await withWorker(configuration) { _ in
+                    let deadline = ContinuousClock.now + .seconds(30)
+                    while ContinuousClock.now < deadline {
+                        let failures = try await db.query("SELECT COALESCE(max(failures), 0) FROM pushq.credential_pauses").decode(Int.self, 0, 0) ?? 0
+                        if failures >= 4 { break }
+                        try await Task.sleep(for: .milliseconds(50))
+                    }
+                }
+                #expect(try await db.query("SELECT max(failures) FROM pushq.credential_pauses").decode(Int.self, 0, 0) ?? 0 >= 4)
+                #expect(mock.stats().requests >= 40, "the rows were tried again after each pause")
+                #expect(try await db.query("SELECT max(attempts) FROM pushq.notifications").decode(Int.self, 0, 0) == 0)
+                #expect(try await statusCounts(db)["failed"] == nil)
+            }
+        }
+    }
+
     @Test("a burst of BadDeviceToken pauses the credential as a wrong environment instead of invalidating the tokens")
     func badDeviceTokenBurst() async throws {
         try await TestDatabase.withConnection { db in

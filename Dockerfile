@@ -1,0 +1,35 @@
+# pushq in a container: `docker build -t pushq .`, or `docker compose up` (docker-compose.yml).
+#
+# Two stages: the Swift toolchain image builds a release `pushq` with the Swift runtime
+# linked in statically; the runtime image is Debian slim with only the C libraries pushq
+# calls (libpq, libcurl with HTTP/2, OpenSSL) and the system CA roots (Apple's hosts).
+# Both stages are Debian bookworm, so the libraries match the headers built against.
+
+ARG SWIFT_VERSION=6.3
+
+FROM swift:${SWIFT_VERSION}-bookworm AS build
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends libpq-dev libcurl4-openssl-dev libssl-dev \
+    && rm -rf /var/lib/apt/lists/*
+WORKDIR /src
+# Dependencies first, so editing a source file does not fetch them again.
+# (Package.resolved is optional: the glob may match nothing.)
+COPY Package.swift Package.resolved* ./
+RUN swift package resolve
+# Every target the manifest names must exist, tests and benchmarks included.
+COPY Sources ./Sources
+COPY Tests ./Tests
+COPY bench ./bench
+RUN swift build -c release --product pushq --static-swift-stdlib \
+    && install -m 0755 "$(swift build -c release --static-swift-stdlib --show-bin-path)/pushq" /usr/local/bin/pushq
+
+FROM debian:bookworm-slim
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends libpq5 libcurl4 libssl3 ca-certificates \
+    && rm -rf /var/lib/apt/lists/* \
+    && useradd --system --uid 10001 --no-create-home --shell /usr/sbin/nologin pushq
+COPY --from=build /usr/local/bin/pushq /usr/local/bin/pushq
+USER pushq
+# `pushq worker` stops claiming on SIGTERM, finishes or releases what it holds, and exits 0.
+STOPSIGNAL SIGTERM
+CMD ["pushq", "worker"]

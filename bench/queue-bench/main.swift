@@ -1,0 +1,67 @@
+// queue-bench: the database side of pushq's benchmarks (scripts/bench).
+//
+// usage: queue-bench sql URL BATCH
+//          The SQL ceiling: claims and completes every due row with the worker's own statements
+//          (PGConnection.claim / complete: FOR UPDATE SKIP LOCKED claim, fenced unnest update),
+//          no HTTP. Prints "rows=N seconds=S rate=R".
+//        queue-bench latency URL COUNT GAP_MS
+//          Inserts COUNT single rows GAP_MS apart; prints "APNS_ID WALL_NS" per row, the wall
+//          clock read just before each INSERT (scripts/bench joins them with the mock's records).
+import Foundation
+import Logging
+import PushCore
+import PushStore
+
+var logger = Logger(label: "queue-bench")
+logger.logLevel = .warning
+let args = CommandLine.arguments
+
+func wallNanoseconds() -> Int64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_REALTIME, &ts)
+    return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
+}
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data((message + "\n").utf8))
+    exit(2)
+}
+
+switch args.count >= 2 ? args[1] : "" {
+case "sql":
+    guard args.count == 4, let batch = Int(args[3]) else { fail("usage: queue-bench sql URL BATCH") }
+    let claimer = try await PGConnection.connect(args[2], logger: logger)
+    let completer = try await PGConnection.connect(args[2], logger: logger)
+    let sent = Disposition(status: .sent, reason: nil)
+    let started = ContinuousClock.now
+    var total = 0
+    // Two connections, claim and complete overlapped as in the worker: claim batch n+1 while batch n is written back.
+    var pending: Task<Void, Error>? = nil
+    while true {
+        let rows = try await claimer.claim(limit: batch, workerID: "queue-bench", leaseSeconds: 60,
+                                           credentials: ["default"], defaultEnvironment: .development)
+        try await pending?.value
+        if rows.isEmpty { break }
+        total += rows.count
+        let completions = rows.map { RowCompletion(id: $0.id, attempt: $0.attempts, disposition: sent, httpStatus: 200, apnsUniqueID: nil) }
+        pending = Task {
+            try await completer.complete(completions, invalidations: [], pauses: [], resumed: [(credential: "default", environment: .development)],
+                                         workerID: "queue-bench", pauseBaseSeconds: 30, pauseCapSeconds: 900)
+        }
+    }
+    let seconds = Double((ContinuousClock.now - started).components.attoseconds) / 1e18 + Double((ContinuousClock.now - started).components.seconds)
+    print("rows=\(total) seconds=\(String(format: "%.3f", seconds)) rate=\(Int(Double(total) / seconds))")
+case "latency":
+    guard args.count == 5, let count = Int(args[3]), let gap = Int(args[4]) else { fail("usage: queue-bench latency URL COUNT GAP_MS") }
+    let c = try await PGConnection.connect(args[2], logger: logger)
+    for i in 0..<count {
+        let hex = String(i, radix: 16)
+        let token = "c" + String(repeating: "0", count: 63 - hex.count) + hex
+        let before = wallNanoseconds()
+        let r = try await c.query("INSERT INTO pushq.notifications (device_token, payload) VALUES ($1, '{\"aps\":{\"alert\":\"latency\"}}') RETURNING apns_id", [token])
+        print("\(r.string(0, 0) ?? "") \(before)")
+        try await Task.sleep(for: .milliseconds(gap))
+    }
+default:
+    fail("usage: queue-bench sql URL BATCH | queue-bench latency URL COUNT GAP_MS")
+}
