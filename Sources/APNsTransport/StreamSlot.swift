@@ -83,6 +83,11 @@ final class StreamSlot {
         try easy.set(CURLOPT_TIMEOUT_MS, template.requestTimeoutMilliseconds, "CURLOPT_TIMEOUT_MS")
         try easy.set(CURLOPT_CONNECTTIMEOUT_MS, template.connectTimeoutMilliseconds, "CURLOPT_CONNECTTIMEOUT_MS")
         try easy.set(CURLOPT_DNS_CACHE_TIMEOUT, 0, "CURLOPT_DNS_CACHE_TIMEOUT")
+        // Every slot keeps its buffers for its whole life, and a window has thousands of slots:
+        // libcurl's defaults (16 KiB receive, 64 KiB upload) would hold ~160 MB for 2x1000 streams.
+        // APNs answers are a few hundred bytes and payloads at most 5 KiB: use the minimums.
+        try easy.set(CURLOPT_BUFFERSIZE, 1024, "CURLOPT_BUFFERSIZE")
+        try easy.set(CURLOPT_UPLOAD_BUFFERSIZE, 16 * 1024, "CURLOPT_UPLOAD_BUFFERSIZE")
         try easy.set(CURLOPT_SSL_VERIFYPEER, 1, "CURLOPT_SSL_VERIFYPEER")
         try easy.set(CURLOPT_SSL_VERIFYHOST, 2, "CURLOPT_SSL_VERIFYHOST")
         try easy.set(CURLOPT_SSLVERSION, Int(CURL_SSLVERSION_TLSv1_2), "CURLOPT_SSLVERSION")

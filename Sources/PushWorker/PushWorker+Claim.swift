@@ -13,6 +13,8 @@ extension PushWorker {
         let poll = Duration.milliseconds(Int(configuration.pollSeconds * 1000))
         var backoff = 0.1
         var failing = false
+        var paused: [String] = []
+        var pausesReadAt = ContinuousClock.now - .seconds(3600)
         while !stopRequested {
             let room = holdLimit - heldCount
             if room < minimumClaim {
@@ -22,9 +24,15 @@ extension PushWorker {
             let limit = min(room, configuration.claimBatchSize)
             let rows: [ClaimedRow]
             do {
+                // Paused credentials (any worker's), read once a second or as soon as this worker pauses one.
+                let pauseWritten = state.withLock { s in defer { s.pauseWritten = false }; return s.pauseWritten }
+                if pauseWritten || ContinuousClock.now - pausesReadAt > .seconds(1) {
+                    paused = try await connection.activePauseKeys()
+                    pausesReadAt = .now
+                }
                 rows = try await connection.claim(limit: limit, workerID: configuration.workerID,
                                                   leaseSeconds: configuration.leaseSeconds, credentials: credentials,
-                                                  defaultEnvironment: configuration.sender.environment)
+                                                  defaultEnvironment: configuration.sender.environment, paused: paused)
             } catch {
                 if !failing {
                     logger.error("claim failed; retrying with backoff", metadata: ["error": "\(error)"])

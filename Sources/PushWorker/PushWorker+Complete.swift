@@ -38,6 +38,7 @@ extension PushWorker {
             batch.failed += local.count
             await write(batch, connection)
             state.withLock { s in
+                if !batch.pauses.isEmpty { s.pauseWritten = true }
                 for c in batch.completions { s.held[c.id] = nil }
                 s.stats.sent += batch.sent
                 s.stats.retried += batch.retried

@@ -44,6 +44,8 @@ public final class PushWorker: Sendable {
         var senders: [SenderKey: APNsSender] = [:]
         var stopRequested = false
         var claimingDone = false
+        /// The complete loop wrote a credential pause: the claim loop re-reads the pauses.
+        var pauseWritten = false
         var stats = Stats()
     }
 
