@@ -129,14 +129,19 @@ import Testing
         let sender = try APNsSender(configuration: configuration, credential: .token(tokenManager()),
                                     logger: testLogger, onResults: collector.onResults)
         try sender.start()
+        // A first answered request lifts the mock's one-stream limit of a new token connection
+        // (as APNs does); otherwise request 2 would queue behind the unanswered one and share its deadline.
+        try sender.submit([request(0)])
+        await collector.wait(for: 1)
+        #expect(collector.responses[0].status == 200)
         try sender.submit([request(1), request(2)])
-        await collector.wait(for: 2)
+        await collector.wait(for: 3)
         let byTag = Dictionary(uniqueKeysWithValues: collector.responses.map { ($0.tag, $0) })
         #expect(byTag[2]?.status == 200)
         #expect(byTag[1]?.transportFailure?.kind == .timeout)
         #expect(byTag[1]?.outcome == .retry(.outcomeUnknown(.timeout)))
         try sender.submit([request(3)])
-        await collector.wait(for: 3)
+        await collector.wait(for: 4)
         #expect(collector.responses.last?.status == 200)
         #expect(mock.server.stats().connectionsOpened == 1)
         _ = await sender.shutdown(deadline: .seconds(5))

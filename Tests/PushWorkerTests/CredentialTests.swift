@@ -18,13 +18,8 @@ struct CredentialTests {
                 let configuration = try workerConfiguration(databaseURL: try await databaseURL(db), apnsURL: apnsURL)
                 try await withWorker(configuration) { _ in
                     // Wait for the pause to be recorded and the rows claimed before it to be answered.
-                    let deadline = ContinuousClock.now + .seconds(30)
-                    while ContinuousClock.now < deadline {
-                        let paused = try await db.query("SELECT count(*) FROM pushq.credential_pauses").decode(Int.self, 0, 0)
-                        let held = try await db.query("SELECT count(*) FROM pushq.notifications WHERE status = 'sending'").decode(Int.self, 0, 0)
-                        if paused == 1 && held == 0 { break }
-                        try await Task.sleep(for: .milliseconds(50))
-                    }
+                    let settled = try await eventually { try await pausedAndNothingHeld(db) }
+                    #expect(settled)
                     let requestsAtPause = mock.stats().requests
                     // Over the next 1.5 s (30 polls of the worker), the paused credential sends nothing new.
                     try await Task.sleep(for: .milliseconds(1500))
@@ -57,12 +52,7 @@ struct CredentialTests {
                 configuration.pauseBaseSeconds = 0.2
                 configuration.pauseCapSeconds = 0.2
                 try await withWorker(configuration) { _ in
-                    let deadline = ContinuousClock.now + .seconds(30)
-                    while ContinuousClock.now < deadline {
-                        let failures = try await db.query("SELECT COALESCE(max(failures), 0) FROM pushq.credential_pauses").decode(Int.self, 0, 0) ?? 0
-                        if failures >= 4 { break }
-                        try await Task.sleep(for: .milliseconds(50))
-                    }
+                    _ = try await eventually { try await scalar(db, "SELECT max(failures) FROM pushq.credential_pauses") >= 4 }
                 }
                 #expect(try await db.query("SELECT max(failures) FROM pushq.credential_pauses").decode(Int.self, 0, 0) ?? 0 >= 4)
                 #expect(mock.stats().requests >= 40, "the rows were tried again after each pause")
@@ -80,13 +70,8 @@ struct CredentialTests {
                 try await insertAlerts(db, count: 200, prefix: "e")
                 let configuration = try workerConfiguration(databaseURL: try await databaseURL(db), apnsURL: apnsURL)
                 try await withWorker(configuration) { _ in
-                    let deadline = ContinuousClock.now + .seconds(30)
-                    while ContinuousClock.now < deadline {
-                        let open = try await db.query("SELECT count(*) FROM pushq.notifications WHERE status = 'sending'").decode(Int.self, 0, 0)
-                        let paused = try await db.query("SELECT count(*) FROM pushq.credential_pauses").decode(Int.self, 0, 0)
-                        if paused == 1 && open == 0 { break }
-                        try await Task.sleep(for: .milliseconds(50))
-                    }
+                    let settled = try await eventually { try await pausedAndNothingHeld(db) }
+                    #expect(settled)
                 }
                 let pause = try await db.query("SELECT reason, message FROM pushq.credential_pauses")
                 #expect(pause.string(0, 0) == "BadDeviceTokenBurst")
@@ -97,4 +82,11 @@ struct CredentialTests {
             }
         }
     }
+}
+
+/// One pause recorded, and every row claimed before it answered and written back.
+func pausedAndNothingHeld(_ db: PGConnection) async throws -> Bool {
+    let paused = try await scalar(db, "SELECT count(*) FROM pushq.credential_pauses")
+    let held = try await scalar(db, "SELECT count(*) FROM pushq.notifications WHERE status = 'sending'")
+    return paused == 1 && held == 0
 }

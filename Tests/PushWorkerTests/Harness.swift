@@ -85,18 +85,32 @@ func withWorker<T>(_ configuration: WorkerConfiguration, _ body: (PushWorker) as
     }
 }
 
+/// Polls `condition` against the database every 50 ms until it holds; false after `timeout`.
+func eventually(timeout: Duration = .seconds(30), _ condition: () async throws -> Bool) async throws -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if try await condition() { return true }
+        try await Task.sleep(for: .milliseconds(50))
+    }
+    return false
+}
+
+/// The single integer a query returns (a count, a max), 0 for NULL.
+func scalar(_ c: PGConnection, _ sql: String) async throws -> Int {
+    try await c.query(sql).decode(Int.self, 0, 0) ?? 0
+}
+
 /// Waits until no row is queued, sending or retrying (or `timeout` passes: then records an issue).
 @discardableResult
 func waitUntilAllFinal(_ c: PGConnection, timeout: Duration = .seconds(120), sourceLocation: SourceLocation = #_sourceLocation) async throws -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        let open = try await c.query("SELECT count(*) FROM pushq.notifications WHERE status IN ('queued', 'sending', 'retrying')").decode(Int.self, 0, 0) ?? -1
-        if open == 0 { return true }
-        try await Task.sleep(for: .milliseconds(50))
+    let done = try await eventually(timeout: timeout) {
+        try await scalar(c, "SELECT count(*) FROM pushq.notifications WHERE status IN ('queued', 'sending', 'retrying')") == 0
     }
-    let counts = try await statusCounts(c)
-    Issue.record("rows still open after \(timeout): \(counts)", sourceLocation: sourceLocation)
-    return false
+    if !done {
+        let counts = try await statusCounts(c)
+        Issue.record("rows still open after \(timeout): \(counts)", sourceLocation: sourceLocation)
+    }
+    return done
 }
 
 /// `status → count` over all rows.
