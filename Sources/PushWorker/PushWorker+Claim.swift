@@ -149,8 +149,9 @@ extension PushWorker {
                 if !received.isEmpty { workWake.signal() }
             } catch {
                 logger.debug("listen failed; retrying", metadata: ["error": "\(error)"])
-                if stopRequested { break }
-                try? await Task.sleep(for: .milliseconds(Int(backoff * 1000)))
+                // Back off in short slices so that a stop request is seen at once.
+                let until = ContinuousClock.now + .milliseconds(Int(backoff * 1000))
+                while !stopRequested && ContinuousClock.now < until { try? await Task.sleep(for: .milliseconds(50)) }
                 backoff = min(backoff * 2, 5)
             }
         }

@@ -30,6 +30,14 @@ extension PushWorker {
             }
             if answers.isEmpty && local.isEmpty {
                 if finished { return }
+                if let since = state.withLock({ $0.claimingDoneAt }),
+                   ContinuousClock.now - since > .milliseconds(Int((configuration.shutdownSeconds + 5) * 1000)) {
+                    // Every request the senders took comes back answered, failed or unsent; this is a
+                    // safety net, not a path: the rows' leases return them to the queue.
+                    logger.error("stopping with rows whose answers never came; they return to the queue when their lease runs out",
+                                 metadata: ["notifications": "\(heldCount)"])
+                    return
+                }
                 await completeWake.wait(timeout: .seconds(1))
                 continue
             }

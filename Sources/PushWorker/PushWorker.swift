@@ -44,6 +44,7 @@ public final class PushWorker: Sendable {
         var senders: [SenderKey: APNsSender] = [:]
         var stopRequested = false
         var claimingDone = false
+        var claimingDoneAt: ContinuousClock.Instant?
         /// The complete loop wrote a credential pause: the claim loop re-reads the pauses.
         var pauseWritten = false
         var stats = Stats()
@@ -135,7 +136,7 @@ public final class PushWorker: Sendable {
             group.addTask { await self.completeLoop(completeConnection) }
             await claimLoop(claimConnection)
             await drainSenders(claimConnection)
-            state.withLock { $0.claimingDone = true }
+            state.withLock { $0.claimingDone = true; $0.claimingDoneAt = .now }
             completeWake.signal()
             listenConnection.interrupt()
             await group.waitForAll()

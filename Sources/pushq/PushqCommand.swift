@@ -37,3 +37,9 @@ struct DatabaseOptions: ParsableArguments {
         return logger
     }
 }
+
+/// A failure to report as `Error: <message>` without the usage text (the arguments were fine).
+struct CommandFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

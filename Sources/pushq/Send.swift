@@ -59,7 +59,7 @@ struct Send: AsyncParsableCommand {
                 """, [token, body, pushType, topic, priority, expiresIn, collapseID, environment, credential])
             id = try result.decode(Int64.self, 0, "id")
         } catch {
-            throw ValidationError(Self.refusal(error))
+            throw CommandFailure(Self.refusal(error))
         }
         guard wait else {
             print(id)
