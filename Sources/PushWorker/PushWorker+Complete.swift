@@ -63,6 +63,9 @@ extension PushWorker {
                 pausedUntil: inout [SenderKey: ContinuousClock.Instant]) -> CompletionBatch {
         var batch = CompletionBatch()
         batch.completions.reserveCapacity(answers.count)
+        /// The held row of each completion (answers whose row is no longer held have no completion).
+        var rows: [Held] = []
+        rows.reserveCapacity(answers.count)
         var suspects: [SenderKey: [Int]] = [:]
         var pauseReasons: [SenderKey: String] = [:]
         var resumed = Set<SenderKey>()
@@ -94,6 +97,7 @@ extension PushWorker {
             batch.completions.append(RowCompletion(
                 id: answer.tag, attempt: h.attempt, disposition: disposition, httpStatus: answer.status,
                 apnsUniqueID: answer.apnsUniqueID.flatMap { UUID(uuidString: $0) }))
+            rows.append(h)
         }
         // A burst of BadDeviceToken / DeviceTokenNotForTopic: the credential's environment or
         // topic is wrong, not the tokens. Hold those rows and pause instead of invalidating.
@@ -133,8 +137,8 @@ extension PushWorker {
                 batch.retried += 1
                 if c.disposition.retryDelay < poll { batch.soonRetries = true }
             }
-            if let inv = c.disposition.invalidation, let h = held[i] {
-                batch.invalidations.append(TokenInvalidation(deviceToken: h.deviceToken, environment: h.key.environment,
+            if let inv = c.disposition.invalidation {
+                batch.invalidations.append(TokenInvalidation(deviceToken: rows[i].deviceToken, environment: rows[i].key.environment,
                                                              reason: inv.reason, atMilliseconds: inv.atMilliseconds))
             }
         }
