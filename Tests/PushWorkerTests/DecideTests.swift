@@ -1,0 +1,42 @@
+@testable import APNsTransport
+import MockAPNs
+import PushCore
+import PushStore
+@testable import PushWorker
+import Testing
+
+/// The complete loop's pure step: answers → row updates, invalidations, pauses.
+@Suite("Deciding a batch of answers")
+struct DecideTests {
+    func worker() throws -> PushWorker {
+        PushWorker(configuration: try workerConfiguration(databaseURL: "unused", apnsURL: "https://127.0.0.1:1"), logger: quietLogger)
+    }
+
+    func answer(_ tag: Int64, token: String, status: Int, reason: APNsReason? = nil, timestamp: Int64? = nil) -> APNsResponse {
+        let request = APNsRequest(tag: tag, deviceToken: token, payload: [], pushType: .alert, topic: Fixtures.topic,
+                                  priority: 10, apnsID: "00000000-0000-4000-8000-000000000000")
+        return APNsResponse(request: request, status: status, apnsID: nil, apnsUniqueID: nil, reason: reason,
+                            timestamp: timestamp, transportFailure: nil)
+    }
+
+    @Test("an invalidation names its own row's token even when an earlier answer's row is no longer held")
+    func invalidationTokenFollowsItsRow() throws {
+        let key = PushWorker.SenderKey(credential: "default", environment: .production)
+        let gone = Fixtures.token(2, prefix: "9")
+        let held: [PushWorker.Held?] = [
+            nil,  // released meanwhile: nothing to write
+            PushWorker.Held(attempt: 1, maxAttempts: 10, key: key, deviceToken: Fixtures.token(1, prefix: "9"), lastReason: nil),
+            PushWorker.Held(attempt: 1, maxAttempts: 10, key: key, deviceToken: gone, lastReason: nil),
+        ]
+        let answers = [answer(1, token: "x", status: 200), answer(2, token: "y", status: 200),
+                       answer(3, token: "z", status: 410, reason: .unregistered, timestamp: 1_700_000_000_000)]
+        var detectors: [PushWorker.SenderKey: BurstDetector] = [:]
+        var paused: [PushWorker.SenderKey: ContinuousClock.Instant] = [:]
+        let batch = try worker().decide(answers, held: held, detectors: &detectors, pausedUntil: &paused)
+        #expect(batch.completions.map(\.id) == [2, 3])
+        #expect(batch.invalidations == [TokenInvalidation(deviceToken: gone, environment: .production, reason: "Unregistered",
+                                                          atMilliseconds: 1_700_000_000_000)])
+        #expect(batch.sent == 1 && batch.failed == 1)
+        #expect(batch.resumed.count == 1)
+    }
+}
