@@ -56,7 +56,9 @@ final class StreamSlot {
             UnsafeMutableRawPointer(urlBuffer.baseAddress!).copyMemory(from: src.baseAddress!, byteCount: src.count)
         }
         url = urlBuffer
-        body = .allocate(byteCount: 5120, alignment: 1)
+        // Grown in `load` for a larger payload (at most 5 KiB); most are a few hundred bytes, and a
+        // window keeps thousands of slots.
+        body = .allocate(byteCount: 512, alignment: 1)
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         errorBuffer.initialize(repeating: 0)
         responseAPNsID.reserveCapacity(64)

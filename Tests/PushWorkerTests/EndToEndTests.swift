@@ -46,6 +46,9 @@ struct EndToEndTests {
                 ids[7] = try await insert(7, ", scheduled_at", ", now() + interval '1 hour'")
                 try await db.query("UPDATE pushq.notifications SET status = 'cancelled' WHERE id = $1 AND status IN ('queued', 'retrying')", [ids[7]!])
                 for i in 8...16 { ids[i] = try await insert(i) }
+                // The largest payload APNs takes (5120 bytes, voip): the sender grows its buffer for it.
+                let bigPayload = #"{"aps":{},"x":""# + String(repeating: "v", count: 5120 - 17) + #""}"#
+                ids[17] = try await insert(17, payload: bigPayload, ", push_type", ", $3", ["voip"])
                 try await db.query("UPDATE pushq.notifications SET max_attempts = 1 WHERE id = $1", [ids[13]!])
                 let expiresAt = try await db.query("SELECT floor(extract(epoch FROM expires_at))::bigint FROM pushq.notifications WHERE id = $1", [ids[5]!]).decode(Int64.self, 0, 0)
 
@@ -60,7 +63,7 @@ struct EndToEndTests {
                     return Final(status: try r.decode(String.self, 0, "status"), reason: try r.decodeOptional(String.self, 0, "last_reason"),
                                  http: try r.decodeOptional(Int.self, 0, "last_status"), attempts: try r.decode(Int.self, 0, "attempts"))
                 }
-                for i in [1, 2, 3, 4, 5, 16] { #expect(try await final(i) == Final(status: "sent", reason: nil, http: 200, attempts: 1), "row \(i)") }
+                for i in [1, 2, 3, 4, 5, 16, 17] { #expect(try await final(i) == Final(status: "sent", reason: nil, http: 200, attempts: 1), "row \(i)") }
                 #expect(try await final(6) == Final(status: "expired", reason: nil, http: nil, attempts: 0))
                 #expect(try await final(7) == Final(status: "cancelled", reason: nil, http: nil, attempts: 0))
                 #expect(try await final(8) == Final(status: "failed", reason: "Unregistered", http: 410, attempts: 1))
@@ -120,6 +123,9 @@ struct EndToEndTests {
                 #expect(five.header("apns-expiration") == expiresAt.map(String.init))
                 #expect(five.header("apns-collapse-id") == "c-5")
                 #expect(five.header("apns-priority") == "5")
+                let big = try #require(byToken[t(17)]?.first)
+                #expect(big.body == Array(bigPayload.utf8))
+                #expect(big.bodyLength == 5120)
                 // Retries reuse the apns-id.
                 let retried = try #require(byToken[t(10)])
                 #expect(retried.count == 3)
