@@ -163,29 +163,16 @@ extension PGConnection {
     public func complete(_ completions: [RowCompletion], invalidations: [TokenInvalidation],
                          pauses: [CredentialPause], resumed: [(credential: String, environment: APNsEnvironment)],
                          workerID: String, pauseBaseSeconds: Double, pauseCapSeconds: Double) throws -> Int {
-        var ids: [Int64] = [], attempts: [Int] = [], statuses: [String] = [], https: [Int?] = []
-        var reasons: [String?] = [], uniques: [UUID?] = [], delays: [Double] = [], refunds: [Int] = []
-        ids.reserveCapacity(completions.count)
-        attempts.reserveCapacity(completions.count)
-        statuses.reserveCapacity(completions.count)
-        https.reserveCapacity(completions.count)
-        reasons.reserveCapacity(completions.count)
-        uniques.reserveCapacity(completions.count)
-        delays.reserveCapacity(completions.count)
-        refunds.reserveCapacity(completions.count)
-        for c in completions {
-            ids.append(c.id)
-            attempts.append(c.attempt)
-            statuses.append(c.disposition.status.rawValue)
-            https.append(c.httpStatus)
-            reasons.append(c.disposition.reason)
-            uniques.append(c.apnsUniqueID)
-            delays.append(c.disposition.retryDelay)
-            // 2: always give the attempt back (the credential's fault: a paused row must not burn
-            // its attempts however long the pause lasts); 1: give it back unless the previous
-            // attempt failed for the same reason (a connection-level failure that repeats counts).
-            refunds.append(c.disposition.pausesCredential ? 2 : c.disposition.refundsAttempt ? 1 : 0)
-        }
+        // 2: always give the attempt back (the credential's fault: a paused row must not burn
+        // its attempts however long the pause lasts); 1: give it back unless the previous
+        // attempt failed for the same reason (a connection-level failure that repeats counts).
+        let refunds = completions.map { $0.disposition.pausesCredential ? 2 : $0.disposition.refundsAttempt ? 1 : 0 }
+        let rowParameters: [(any PGParameter)?] = [
+            completions.map(\.id), completions.map(\.attempt), completions.map(\.disposition.status.rawValue),
+            completions.map(\.httpStatus), completions.map(\.disposition.reason), completions.map(\.apnsUniqueID),
+            completions.map(\.disposition.retryDelay), refunds, workerID,
+        ]
+        let hasRows = !completions.isEmpty
         // ON CONFLICT may touch a row once per statement: one invalidation per (token, environment), the latest.
         var latest: [String: TokenInvalidation] = [:]
         for inv in invalidations {
@@ -194,8 +181,6 @@ extension PGConnection {
             latest[key] = inv
         }
         let invs = Array(latest.values)
-        let rowParameters: [(any PGParameter)?] = [ids, attempts, statuses, https, reasons, uniques, delays, refunds, workerID]
-        let hasRows = !ids.isEmpty
         return try transaction { c in
             var updated = 0
             if hasRows {

@@ -4,7 +4,7 @@ import Foundation
 import PushWorker
 
 /// APNs credential flags, shared by `pushq worker` (and `make run`).
-struct CredentialOptions: ParsableArgumentsWithEnvironment {
+struct CredentialOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Apple team id (token auth).", discussion: "Defaults to $PUSHQ_APNS_TEAM_ID."))
     var teamID: String?
     @Option(help: ArgumentHelp("Key id of the .p8 key (token auth).", discussion: "Defaults to $PUSHQ_APNS_KEY_ID."))
@@ -25,11 +25,11 @@ struct CredentialOptions: ParsableArgumentsWithEnvironment {
     /// The credentials by name; the flags/variables give `"default"`.
     func resolve() throws -> [String: APNsCredential] {
         var out: [String: APNsCredential] = [:]
-        let team = teamID ?? env("PUSHQ_APNS_TEAM_ID")
-        let key = keyID ?? env("PUSHQ_APNS_KEY_ID")
-        let keyPath = keyFile ?? env("PUSHQ_APNS_KEY_FILE")
-        let cert = certFile ?? env("PUSHQ_APNS_CERT_FILE")
-        let password = certPassword ?? env("PUSHQ_APNS_CERT_PASSWORD")
+        let team = teamID ?? Environment.nonEmpty("PUSHQ_APNS_TEAM_ID")
+        let key = keyID ?? Environment.nonEmpty("PUSHQ_APNS_KEY_ID")
+        let keyPath = keyFile ?? Environment.nonEmpty("PUSHQ_APNS_KEY_FILE")
+        let cert = certFile ?? Environment.nonEmpty("PUSHQ_APNS_CERT_FILE")
+        let password = certPassword ?? Environment.nonEmpty("PUSHQ_APNS_CERT_PASSWORD")
         if team != nil || key != nil || keyPath != nil {
             guard let team, let key, let keyPath else {
                 throw ValidationError("token auth needs all three of PUSHQ_APNS_TEAM_ID, PUSHQ_APNS_KEY_ID and PUSHQ_APNS_KEY_FILE (or --team-id, --key-id, --key-file)")
@@ -41,7 +41,7 @@ struct CredentialOptions: ParsableArgumentsWithEnvironment {
         } else if let cert {
             out[WorkerConfiguration.defaultCredentialName] = .certificate(APNsClientCertificate.detectingFormat(file: cert, password: password))
         }
-        if let file = credentialsFile ?? env("PUSHQ_CREDENTIALS_FILE") {
+        if let file = credentialsFile ?? Environment.nonEmpty("PUSHQ_CREDENTIALS_FILE") {
             for (name, credential) in try Self.load(file: file) { out[name] = credential }
         }
         return out
@@ -75,14 +75,5 @@ struct CredentialOptions: ParsableArgumentsWithEnvironment {
             }
         }
         return out
-    }
-}
-
-/// Reads a `PUSHQ_*` variable; empty counts as unset.
-protocol ParsableArgumentsWithEnvironment: ParsableArguments {}
-extension ParsableArgumentsWithEnvironment {
-    func env(_ name: String) -> String? {
-        guard let v = Environment.value(name), !v.isEmpty else { return nil }
-        return v
     }
 }

@@ -12,6 +12,12 @@ enum Environment {
         guard let p = getenv(name) else { return nil }
         return String(cString: p)
     }
+
+    /// The value of `name` when set and not empty (an empty `PUSHQ_*` variable counts as unset).
+    static func nonEmpty(_ name: String) -> String? {
+        guard let v = value(name), !v.isEmpty else { return nil }
+        return v
+    }
 }
 
 extension LoggingSystem {

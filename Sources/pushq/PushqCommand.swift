@@ -26,7 +26,7 @@ struct DatabaseOptions: ParsableArguments {
 
     func resolvedURL() throws -> String {
         if let databaseURL, !databaseURL.isEmpty { return databaseURL }
-        if let env = Environment.value("PUSHQ_DATABASE_URL"), !env.isEmpty { return env }
+        if let env = Environment.nonEmpty("PUSHQ_DATABASE_URL") { return env }
         throw ValidationError("no database given: pass --database-url or set PUSHQ_DATABASE_URL (e.g. postgresql://user@127.0.0.1:5432/pushq)")
     }
 

@@ -51,9 +51,9 @@ struct Worker: AsyncParsableCommand {
             let sender = try APNsSenderConfiguration.fromEnvironment(env)
             configuration = WorkerConfiguration(
                 databaseURL: try database.resolvedURL(),
-                workerID: workerID ?? credentials.env("PUSHQ_WORKER_ID") ?? Self.defaultWorkerID(),
+                workerID: workerID ?? Environment.nonEmpty("PUSHQ_WORKER_ID") ?? Self.defaultWorkerID(),
                 credentials: try credentials.resolve(),
-                defaultTopic: topic ?? credentials.env("PUSHQ_APNS_TOPIC"),
+                defaultTopic: topic ?? Environment.nonEmpty("PUSHQ_APNS_TOPIC"),
                 sender: sender)
             try configuration.applyTuning(from: env)
             try configuration.validate()

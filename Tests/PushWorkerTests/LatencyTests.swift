@@ -20,7 +20,7 @@ struct LatencyTests {
                     var latencies: [Double] = []
                     for i in 1...40 {
                         try await Task.sleep(for: .milliseconds(20))
-                        let before = wallNanoseconds()
+                        let before = MockClock.wallNanoseconds()  // the clock the mock stamps requests with
                         try await db.query("INSERT INTO pushq.notifications (device_token, payload) VALUES ($1, '{}')", [Fixtures.token(i, prefix: "f")])
                         try await mock.waitForRequests(count: i + 1, timeout: .seconds(10))
                         let arrived = try #require(mock.requests().last { $0.deviceToken == Fixtures.token(i, prefix: "f") })
@@ -35,10 +35,4 @@ struct LatencyTests {
             }
         }
     }
-}
-
-func wallNanoseconds() -> Int64 {
-    var ts = timespec()
-    clock_gettime(CLOCK_REALTIME, &ts)
-    return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
 }

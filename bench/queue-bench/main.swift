@@ -49,7 +49,8 @@ case "sql":
                                          workerID: "queue-bench", pauseBaseSeconds: 30, pauseCapSeconds: 900)
         }
     }
-    let seconds = Double((ContinuousClock.now - started).components.attoseconds) / 1e18 + Double((ContinuousClock.now - started).components.seconds)
+    let elapsed = ContinuousClock.now - started
+    let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
     print("rows=\(total) seconds=\(String(format: "%.3f", seconds)) rate=\(Int(Double(total) / seconds))")
 case "latency":
     guard args.count == 5, let count = Int(args[3]), let gap = Int(args[4]) else { fail("usage: queue-bench latency URL COUNT GAP_MS") }
