@@ -7,6 +7,10 @@
 //        queue-bench latency URL COUNT GAP_MS
 //          Inserts COUNT single rows GAP_MS apart; prints "APNS_ID WALL_NS" per row, the wall
 //          clock read just before each INSERT (scripts/bench joins them with the mock's records).
+//        queue-bench wait URL TIMEOUT_S
+//          Returns when no row is queued, sending or retrying (exit 1 after TIMEOUT_S). One
+//          connection and an index-only probe every 50 ms: waiting must not take CPU from the
+//          system it measures (a psql per poll cost a fifth of the machine).
 import Foundation
 import Logging
 import PushCore
@@ -63,6 +67,19 @@ case "latency":
         print("\(r.string(0, 0) ?? "") \(before)")
         try await Task.sleep(for: .milliseconds(gap))
     }
+case "wait":
+    guard args.count == 4, let timeout = Double(args[3]) else { fail("usage: queue-bench wait URL TIMEOUT_S") }
+    let c = try await PGConnection.connect(args[2], logger: logger)
+    let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
+    // Each probe is answered from the partial indexes notifications_due and notifications_lease.
+    let probe = """
+        SELECT EXISTS (SELECT 1 FROM pushq.notifications WHERE status IN ('queued', 'retrying'))
+            OR EXISTS (SELECT 1 FROM pushq.notifications WHERE status = 'sending')
+        """
+    while try await c.query(probe).string(0, 0) == "t" {
+        if ContinuousClock.now > deadline { fail("queue-bench wait: rows still open after \(timeout) s") }
+        try await Task.sleep(for: .milliseconds(50))
+    }
 default:
-    fail("usage: queue-bench sql URL BATCH | queue-bench latency URL COUNT GAP_MS")
+    fail("usage: queue-bench sql URL BATCH | queue-bench latency URL COUNT GAP_MS | queue-bench wait URL TIMEOUT_S")
 }
