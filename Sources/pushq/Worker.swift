@@ -17,8 +17,8 @@ struct Worker: AsyncParsableCommand {
             On SIGTERM or SIGINT the worker stops claiming, waits for answers in flight \
             (PUSHQ_SHUTDOWN_SECONDS, default 5), records them, releases what it never sent, and exits 0.
 
-            Tuning variables (defaults in brackets): PUSHQ_APNS_CONNECTIONS [2], PUSHQ_APNS_STREAMS [1000] \
-            (streams in flight per connection), PUSHQ_APNS_REQUEST_TIMEOUT [30], PUSHQ_APNS_CONNECT_TIMEOUT [10], \
+            Tuning variables (defaults in brackets): PUSHQ_APNS_CONNECTIONS [2], PUSHQ_APNS_STREAMS [500] \
+            (streams in flight per connection; APNs allows 1000), PUSHQ_APNS_REQUEST_TIMEOUT [30], PUSHQ_APNS_CONNECT_TIMEOUT [10], \
             PUSHQ_CLAIM_BATCH [500], PUSHQ_PREFETCH [500], PUSHQ_LEASE_SECONDS [120], PUSHQ_POLL_SECONDS [1], \
             PUSHQ_RETRY_BASE_SECONDS [1], PUSHQ_RETRY_CAP_SECONDS [600], PUSHQ_PAUSE_BASE_SECONDS [30], \
             PUSHQ_PAUSE_CAP_SECONDS [900], PUSHQ_SHUTDOWN_SECONDS [5].
