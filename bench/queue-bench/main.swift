@@ -8,8 +8,8 @@
 //          Inserts COUNT single rows GAP_MS apart; prints "APNS_ID WALL_NS" per row, the wall
 //          clock read just before each INSERT (scripts/bench joins them with the mock's records).
 //        queue-bench wait URL TIMEOUT_S
-//          Returns when no row is queued, sending or retrying (exit 1 after TIMEOUT_S). One
-//          connection and an index-only probe every 50 ms: waiting must not take CPU from the
+//          Returns when no row is queued, sending or retrying (exit 2 after TIMEOUT_S). One
+//          connection and an index probe every 50 ms: waiting must not take CPU from the
 //          system it measures (a psql per poll cost a fifth of the machine).
 import Foundation
 import Logging
