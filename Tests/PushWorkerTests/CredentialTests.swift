@@ -36,7 +36,7 @@ struct CredentialTests {
                 let counts = try await statusCounts(db)
                 #expect(counts["failed"] == nil && counts["sent"] == nil, "\(counts)")
                 #expect(try await db.query("SELECT max(attempts) FROM pushq.notifications").decode(Int.self, 0, 0) == 0)
-                #expect(try await db.query("SELECT count(*) FROM pushq.devices").decode(Int.self, 0, 0) == 0)
+                #expect(try await scalar(db, "SELECT count(*) FROM pushq.devices") == 0)
             }
         }
     }
@@ -54,7 +54,7 @@ struct CredentialTests {
                 try await withWorker(configuration) { _ in
                     _ = try await eventually { try await scalar(db, "SELECT max(failures) FROM pushq.credential_pauses") >= 4 }
                 }
-                #expect(try await db.query("SELECT max(failures) FROM pushq.credential_pauses").decode(Int.self, 0, 0) ?? 0 >= 4)
+                #expect(try await scalar(db, "SELECT max(failures) FROM pushq.credential_pauses") >= 4)
                 #expect(mock.stats().requests >= 40, "the rows were tried again after each pause")
                 #expect(try await db.query("SELECT max(attempts) FROM pushq.notifications").decode(Int.self, 0, 0) == 0)
                 #expect(try await statusCounts(db)["failed"] == nil)
@@ -76,8 +76,8 @@ struct CredentialTests {
                 let pause = try await db.query("SELECT reason, message FROM pushq.credential_pauses")
                 #expect(pause.string(0, 0) == "BadDeviceTokenBurst")
                 #expect(pause.string(0, 1)?.contains("environment") == true)
-                #expect(try await db.query("SELECT count(*) FROM pushq.devices").decode(Int.self, 0, 0) == 0)
-                #expect(try await db.query("SELECT count(*) FROM pushq.notifications WHERE status = 'failed'").decode(Int.self, 0, 0) == 0)
+                #expect(try await scalar(db, "SELECT count(*) FROM pushq.devices") == 0)
+                #expect(try await scalar(db, "SELECT count(*) FROM pushq.notifications WHERE status = 'failed'") == 0)
                 #expect(mock.stats().requests >= 20)
             }
         }

@@ -43,7 +43,7 @@ struct ProcessTests {
                 try await mock.waitForRequests(count: Self.total / 4, timeout: .seconds(120))
                 killed.kill(SIGKILL)
                 #expect(await killed.wait() == .signal(SIGKILL))
-                let held = try await db.query("SELECT count(*) FROM pushq.notifications WHERE status = 'sending' AND locked_by = 'killed'").decode(Int.self, 0, 0) ?? 0
+                let held = try await scalar(db, "SELECT count(*) FROM pushq.notifications WHERE status = 'sending' AND locked_by = 'killed'")
                 #expect(held <= processHoldLimit)
 
                 let (rescuer, log) = try startWorker(dbURL, apnsURL, id: "rescuer")
@@ -56,7 +56,7 @@ struct ProcessTests {
                 #expect(seen.distinct == Self.total, "every row reached APNs")
                 #expect(seen.requests - seen.distinct <= processHoldLimit, "resends \(seen.requests - seen.distinct) exceed the killed worker's window")
                 // Rows the killed worker held came back only through their lease: attempts 2 for those resent.
-                #expect(try await db.query("SELECT count(*) FROM pushq.notifications WHERE attempts > 2").decode(Int.self, 0, 0) == 0)
+                #expect(try await scalar(db, "SELECT count(*) FROM pushq.notifications WHERE attempts > 2") == 0)
             }
         }
     }
@@ -100,7 +100,7 @@ struct ProcessTests {
                 let (termination, took) = await stop(worker)
                 #expect(termination == .exit(0), "\((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
                 #expect(took < .seconds(10), "took \(took)")
-                #expect(try await db.query("SELECT count(*) FROM pushq.notifications WHERE locked_by = 'terminated' OR status = 'sending'").decode(Int.self, 0, 0) == 0)
+                #expect(try await scalar(db, "SELECT count(*) FROM pushq.notifications WHERE locked_by = 'terminated' OR status = 'sending'") == 0)
                 #expect((try await statusCounts(db))["queued", default: 0] > 0, "stopped mid-run")
 
                 let (next, _) = try startWorker(dbURL, apnsURL, id: "next")
