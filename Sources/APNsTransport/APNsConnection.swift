@@ -128,8 +128,27 @@ final class APNsConnection: @unchecked Sendable {
                 return
             }
         }
+        if !multiUsed, let failure = core.template.certificateFailure(now: Int64(time(nil))) {
+            // Checked before each new connection: an expired certificate pauses the credential
+            // with a message saying so, instead of failing TLS handshakes.
+            logger.error("cannot use the APNs client certificate", metadata: ["error": "\(failure.message)"])
+            for request in work {
+                var response = APNsResponse(request: request)
+                response.transportFailure = failure
+                results.append(response)
+            }
+            return
+        }
         multiUsed = true
+        let nowSeconds = Int64(time(nil))
         for request in work {
+            if let expiration = request.expiration, expiration > 0, expiration <= nowSeconds {
+                // Waited past its expires_at for a stream: never sent late (0 is APNs' "do not store").
+                var response = APNsResponse(request: request)
+                response.expiredBeforeSending = true
+                results.append(response)
+                continue
+            }
             let slot: StreamSlot
             if let reused = freeSlots.popLast() {
                 slot = reused
@@ -175,7 +194,10 @@ final class APNsConnection: @unchecked Sendable {
             inFlight -= 1
             newConnections += slot.easy.connectsMade()
             let serial = slot.tokenSerial
-            if let response = slot.finish(result: result) {
+            if var response = slot.finish(result: result) {
+                if serial != 0, case .token(let manager) = core.credential {
+                    response.token = TokenUse(serial: serial, ageSeconds: manager.now() - slot.tokenIssuedAt)
+                }
                 if let status = response.status {
                     act(on: ConnectionAction.forAnswer(status: status, reason: response.reason), reason: response.reason, tokenSerial: serial)
                 } else if let failure = response.transportFailure,

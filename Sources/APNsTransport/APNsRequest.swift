@@ -55,6 +55,10 @@ public struct APNsResponse: Sendable {
     public var timestamp: Int64?
     /// Why no answer came: the outcome is unknown.
     public var transportFailure: TransportFailure?
+    /// The provider token the request carried (token auth), with its age when the answer came.
+    public var token: TokenUse?
+    /// The request's `expiration` had passed when a stream came free: it was never sent.
+    public var expiredBeforeSending = false
 
     /// `request.tag`.
     public var tag: Int64 { request.tag }
@@ -62,6 +66,7 @@ public struct APNsResponse: Sendable {
     /// What to do next, classified by ``Outcome/classify(status:reason:timestamp:)`` or
     /// ``Outcome/classify(_:)-(TransportFailure)``.
     public var outcome: Outcome {
+        if expiredBeforeSending { return .expiredBeforeSending }
         if let status { return Outcome.classify(status: status, reason: reason, timestamp: timestamp) }
         return Outcome.classify(transportFailure ?? TransportFailure(kind: .other, message: "no answer"))
     }

@@ -65,15 +65,16 @@ public final class APNsSender: Sendable {
             caBundle = try Self.caBundle(adding: extra, libcurl: libcurl)
         }
         var certificate: APNsClientCertificate? = nil
+        var notAfter: Int64? = nil
         if case .certificate(let cert) = credential {
-            try cert.validate()
+            notAfter = try cert.validate()
             certificate = cert
         }
         let template = EasyTemplate(
             urlPrefix: Array((configuration.effectiveBaseURL + "/3/device/").utf8),
             requestTimeoutMilliseconds: Int(configuration.requestTimeout * 1000),
             connectTimeoutMilliseconds: Int(configuration.connectTimeout * 1000),
-            caBundle: caBundle, certificate: certificate,
+            caBundle: caBundle, certificate: certificate, certificateNotAfter: notAfter,
             verbose: configuration.curlVerbose)
         let core = SenderCore(configuration: configuration, credential: credential, template: template,
                               logger: logger, onResults: onResults)

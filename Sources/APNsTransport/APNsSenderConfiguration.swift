@@ -2,7 +2,8 @@ import PushCore
 
 /// How an ``APNsSender`` connects: where, how many connections, how many streams, deadlines.
 public struct APNsSenderConfiguration: Sendable {
-    /// Apple's environment, which picks the host. Defaults to `.development`.
+    /// Apple's environment, which picks the host. Defaults to `.production`, the environment a
+    /// device registered in `pushq.devices` without one belongs to.
     public var environment: APNsEnvironment
     /// A base URL replacing Apple's host (`PUSHQ_APNS_URL`), e.g. `https://127.0.0.1:8443`. Defaults to nil.
     public var baseURL: String?
@@ -37,7 +38,7 @@ public struct APNsSenderConfiguration: Sendable {
     var curlVerbose = false
 
     /// The defaults listed on each property.
-    public init(environment: APNsEnvironment = .development, baseURL: String? = nil, extraCAFile: String? = nil,
+    public init(environment: APNsEnvironment = .production, baseURL: String? = nil, extraCAFile: String? = nil,
                 connections: Int = 2, streamsPerConnection: Int = 500, maxConcurrentStreams: Int = 1000,
                 requestTimeout: Double = 30, connectTimeout: Double = 10, connectionStagger: Double = 1,
                 idleReopenAfter: Double = 600) {

@@ -1,11 +1,16 @@
 import COpenSSL
+import Foundation
+import PushCore
 
 extension APNsClientCertificate {
     /// Opens the certificate (and key) with OpenSSL, as libcurl will, so a wrong path or
     /// password is reported at start in one clear sentence rather than as TLS errors later.
     ///
+    /// - Returns: the certificate's notAfter, in UNIX seconds (nil if OpenSSL cannot read it).
     /// - Throws: ``APNsTransportError`` `.invalidCertificate` naming the file, with OpenSSL's message.
-    func validate() throws {
+    @discardableResult
+    public func validate() throws -> Int64? {
+        var notAfter: Int64? = nil
         let bytes: [UInt8]
         do { bytes = try readWholeFile(file) } catch {
             throw APNsTransportError(.invalidCertificate, "cannot read the APNs client certificate \(file)", cause: error)
@@ -22,7 +27,7 @@ extension APNsClientCertificate {
                 var cert: OpaquePointer? = nil
                 let parsed = PKCS12_parse(p12, password ?? "", &key, &cert, nil) == 1
                 if let key { EVP_PKEY_free(key) }
-                if let cert { X509_free(cert) }
+                if let cert { notAfter = Self.notAfter(cert); X509_free(cert) }
                 return parsed && key != nil && cert != nil
             }
             guard ok else {
@@ -34,6 +39,7 @@ extension APNsClientCertificate {
                 guard let bio = BIO_new_mem_buf(raw.baseAddress, Int32(raw.count)) else { return false }
                 defer { BIO_free(bio) }
                 guard let cert = PEM_read_bio_X509(bio, nil, nil, nil) else { return false }
+                notAfter = Self.notAfter(cert)
                 X509_free(cert)
                 return true
             }
@@ -64,5 +70,22 @@ extension APNsClientCertificate {
                     + openSSLErrorMessage(fallback: "no private key found"))
             }
         }
+        return notAfter
+    }
+
+    /// The end of a certificate's validity, in UNIX seconds.
+    private static func notAfter(_ cert: OpaquePointer) -> Int64? {
+        guard let time = X509_get0_notAfter(cert) else { return nil }
+        var parts = tm()
+        guard ASN1_TIME_to_tm(time, &parts) == 1 else { return nil }
+        return Int64(timegm(&parts))
+    }
+
+    /// The failure every request gets once the certificate, valid until `notAfter`, has expired at `now`.
+    static func expiredFailure(file: String, notAfter: Int64, now: Int64) -> TransportFailure? {
+        guard now >= notAfter else { return nil }
+        let date = Date(timeIntervalSince1970: TimeInterval(notAfter))
+        return TransportFailure(kind: .clientCertificateExpired,
+                                message: "the APNs client certificate \(file) expired at \(date) (notAfter): renew it in your Apple developer account")
     }
 }

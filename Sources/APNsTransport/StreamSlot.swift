@@ -10,8 +10,16 @@ struct EasyTemplate: Sendable {
     /// System roots plus the extra CA, when an extra CA is configured.
     var caBundle: [UInt8]?
     var certificate: APNsClientCertificate?
+    /// The certificate's notAfter (UNIX seconds), checked before each new connection.
+    var certificateNotAfter: Int64?
     /// `CURLOPT_VERBOSE` (libcurl's trace on stderr; headers include the JWT: debugging only).
     var verbose = false
+
+    /// Why no request may go out on a new connection at `now`: the client certificate expired.
+    func certificateFailure(now: Int64) -> TransportFailure? {
+        guard let certificate, let certificateNotAfter else { return nil }
+        return APNsClientCertificate.expiredFailure(file: certificate.file, notAfter: certificateNotAfter, now: now)
+    }
 }
 
 /// One reusable stream: an easy handle, its header list and buffers, and the request it carries.
@@ -41,6 +49,8 @@ final class StreamSlot {
     var request: APNsRequest?
     /// Serial of the provider token written into the authorization header, 0 for none.
     var tokenSerial = 0
+    /// The `iat` of that token (UNIX seconds), 0 without one.
+    var tokenIssuedAt: Int64 = 0
     // Response accumulators, reset per request; capacity is kept.
     fileprivate var responseAPNsID: [UInt8] = []
     fileprivate var responseUniqueID: [UInt8] = []
@@ -128,6 +138,7 @@ final class StreamSlot {
         if let token {
             headers.set(Header.authorization, prefix: "authorization: bearer ", value: token.value)
             tokenSerial = token.serial
+            tokenIssuedAt = token.issuedAt
         } else {
             headers.clear(Header.authorization)
             tokenSerial = 0

@@ -21,6 +21,9 @@ public enum Outcome: Sendable, Hashable {
     case fail(APNsReason)
     /// APNs rejects the credential as a whole: pause it, leave its rows waiting, report once.
     case pauseCredential(String)
+    /// `expires_at` passed while the notification waited for a stream: it was never sent
+    /// and ends `expired`.
+    case expiredBeforeSending
 
     /// Why a notification is retried after a backoff.
     public enum RetryKind: Sendable, Hashable {
@@ -59,7 +62,7 @@ public enum Outcome: Sendable, Hashable {
     /// failures of ``retryNow(_:)`` and a credential pause, which are not the notification's fault.
     public var consumesAttempt: Bool {
         switch self {
-        case .retryNow, .pauseCredential: return false
+        case .retryNow, .pauseCredential, .expiredBeforeSending: return false
         case .sent, .retry, .invalidateToken, .fail: return true
         }
     }
@@ -67,7 +70,7 @@ public enum Outcome: Sendable, Hashable {
     /// Whether the notification is done with (sent, failed or its token invalidated).
     public var isFinal: Bool {
         switch self {
-        case .sent, .invalidateToken, .fail: return true
+        case .sent, .invalidateToken, .fail, .expiredBeforeSending: return true
         case .retry, .retryNow, .pauseCredential: return false
         }
     }
@@ -133,7 +136,44 @@ public enum Outcome: Sendable, Hashable {
     /// A client certificate that cannot be loaded is the credential's problem, not the
     /// notification's: it pauses the credential.
     public static func classify(_ failure: TransportFailure) -> Outcome {
-        if failure.kind == .clientCertificate { return .pauseCredential(failure.reasonString) }
+        if failure.kind == .clientCertificate || failure.kind == .clientCertificateExpired { return .pauseCredential(failure.reasonString) }
         return .retry(.outcomeUnknown(failure.kind))
+    }
+}
+
+extension Outcome {
+    /// What this outcome says about its endpoint (credential, environment): whether APNs
+    /// could be reached and answered, or not. See ``EndpointHealth``.
+    public var healthSignal: EndpointHealth.Signal {
+        switch self {
+        case .sent, .invalidateToken, .fail:
+            return .reachable
+        case .pauseCredential:
+            // The credential's problem (it may not even have left the host): a pause of its own.
+            return .none
+        case .retry(.serverError):
+            return .serverFailure
+        case .retry(.outcomeUnknown(let kind)):
+            switch kind {
+            case .connect, .tls: return .unreachable
+            case .timeout, .connectionLost: return .serverFailure
+            case .clientCertificate, .clientCertificateExpired, .cancelled, .other: return .none
+            }
+        case .retry(.tooManyRequests), .retry(.idleTimeout), .retry(.unknownReason):
+            return .reachable
+        case .retryNow(.freshConnection(.shutdown)):
+            return .serverFailure
+        case .retryNow:
+            return .reachable
+        case .expiredBeforeSending:
+            return .none
+        }
+    }
+
+    /// Whether this outcome is a connection-level failure that delivered nothing for sure:
+    /// the connection or the TLS handshake never came up. It never counts an attempt.
+    public var deliveredNothing: Bool {
+        if case .retry(.outcomeUnknown(let kind)) = self { return kind == .connect || kind == .tls }
+        return false
     }
 }

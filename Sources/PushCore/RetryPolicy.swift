@@ -1,13 +1,15 @@
-/// Exponential backoff with full jitter.
+/// Exponential backoff with a floor and full jitter.
 ///
-/// The n-th retry waits a uniformly random time in `0...min(cap, base × 2^(n-1))`
-/// ("full jitter", AWS architecture blog), so a fleet of workers that failed together
-/// does not retry together. A 429 `TooManyRequests` waits at least ``throttleDelay``
-/// on top of that, for that device token only. Pure: randomness is injected.
+/// The n-th retry waits ``baseSeconds`` plus a uniformly random time in
+/// `0...min(cap, base × 2^(n-1))` ("full jitter", AWS architecture blog), so a fleet of
+/// workers that failed together does not retry together, and no resend ever comes sooner
+/// than the base (1 s by default): a failure that repeats can never become a tight loop.
+/// A 429 `TooManyRequests` waits at least ``throttleDelaySeconds`` on top of the jitter.
+/// Pure: randomness is injected.
 public struct RetryPolicy: Sendable, Hashable {
-    /// Backoff of the first retry's upper bound, in seconds. Defaults to 1.
+    /// The floor of every resend's delay, and the first retry's jitter span, in seconds. Defaults to 1.
     public var baseSeconds: Double
-    /// Largest upper bound, in seconds. Defaults to 600 (10 minutes).
+    /// Largest jitter span, in seconds. Defaults to 600 (10 minutes).
     public var capSeconds: Double
     /// Minimum delay after a 429 `TooManyRequests`, in seconds. Defaults to 300 (5 minutes).
     public var throttleDelaySeconds: Double
@@ -23,7 +25,7 @@ public struct RetryPolicy: Sendable, Hashable {
         self.throttleDelaySeconds = throttleDelaySeconds
     }
 
-    /// The upper bound of the delay before retry number `attempt` (1 = first retry).
+    /// The span of the random part of the delay before retry number `attempt` (1 = first retry).
     public func ceiling(attempt: Int) -> Double {
         let exponent = max(0, min(attempt - 1, 62))
         // 2^exponent overflows nothing in Double; min keeps it at the cap.
@@ -41,14 +43,16 @@ public struct RetryPolicy: Sendable, Hashable {
         let jittered = r * ceiling(attempt: attempt)
         switch kind {
         case .tooManyRequests: return throttleDelaySeconds + jittered
-        case .idleTimeout: return r * baseSeconds  // "retry soon", on a new connection
-        default: return jittered
+        case .idleTimeout: return soonDelay(unitRandom: { r })  // "retry soon", on a new connection
+        default: return baseSeconds + jittered
         }
     }
 
-    /// ``delay(attempt:kind:unitRandom:)`` with the system random generator.
-    public func delay(attempt: Int, kind: Outcome.RetryKind) -> Double {
-        var g = SystemRandomNumberGenerator()
-        return delay(attempt: attempt, kind: kind) { Double.random(in: 0..<1, using: &g) }
+    /// The delay of a resend that is not the notification's fault (a fresh connection or
+    /// token, an endpoint or credential that is down): the floor plus up to one more base,
+    /// so `base...2 × base` (1–2 s by default).
+    public func soonDelay(unitRandom: () -> Double) -> Double {
+        baseSeconds * (1 + min(max(unitRandom(), 0), 1))
     }
+
 }

@@ -14,6 +14,8 @@ public struct TransportFailure: Sendable, Hashable, Error, CustomStringConvertib
         case tls
         /// The local client certificate or key could not be used (bad file or password).
         case clientCertificate
+        /// The local client certificate is past its notAfter date.
+        case clientCertificateExpired
         /// The connection or the stream died mid-flight: reset, GOAWAY, send/recv error.
         case connectionLost
         /// The sender was shut down before an answer came.
@@ -43,6 +45,7 @@ public struct TransportFailure: Sendable, Hashable, Error, CustomStringConvertib
         case .connect: return "TransportConnectFailed"
         case .tls: return "TransportTLSFailed"
         case .clientCertificate: return "ClientCertificateUnusable"
+        case .clientCertificateExpired: return "ClientCertificateExpired"
         case .connectionLost: return "TransportConnectionLost"
         case .cancelled: return "TransportCancelled"
         case .other: return "TransportError"

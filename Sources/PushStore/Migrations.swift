@@ -10,6 +10,10 @@ public struct Migration: Sendable, Equatable {
         self.name = name
         self.sql = sql
     }
+
+    /// Whether the migration runs in a transaction: all do but those whose file starts with
+    /// `-- pushq:no-transaction` (one statement that cannot, e.g. `CREATE INDEX CONCURRENTLY`).
+    public var isTransactional: Bool { !sql.hasPrefix("-- pushq:no-transaction") }
 }
 
 extension Migration {
@@ -17,5 +21,7 @@ extension Migration {
     /// (a test checks that the folder and this list agree).
     public static let all: [Migration] = [
         Migration(version: 1, name: "schema", sql: String(decoding: PackageResources._01_schema_sql, as: UTF8.self)),
+        Migration(version: 2, name: "faults_that_last", sql: String(decoding: PackageResources._02_faults_that_last_sql, as: UTF8.self)),
+        Migration(version: 3, name: "expiry_index", sql: String(decoding: PackageResources._03_expiry_index_sql, as: UTF8.self)),
     ]
 }

@@ -11,6 +11,12 @@ public struct ClaimedRow: Sendable {
         case expired
         /// Its token is invalid in `pushq.devices`: now `failed`/`TokenInvalidated` (final). Not to be sent.
         case tokenInvalidated = "failed"
+        /// Its attempts were used up (a lapsed lease of its last attempt, or `max_attempts`
+        /// lowered): now `failed` (final), never past `max_attempts`. Not to be sent.
+        case exhausted
+        /// Its token is throttled (429): back to `retrying` until the throttle ends, attempt
+        /// not counted. Not to be sent now.
+        case throttled
     }
 
     public var id: Int64
@@ -73,20 +79,16 @@ public struct TokenInvalidation: Sendable, Hashable {
     }
 }
 
-/// A (credential, environment) that APNs rejected as a whole.
-public struct CredentialPause: Sendable, Hashable {
-    public var credential: String
+/// A token APNs throttled (429): other rows for it wait until `delay` seconds from now.
+public struct TokenThrottle: Sendable, Hashable {
+    public var deviceToken: String
     public var environment: APNsEnvironment
-    /// The APNs reason (`InvalidProviderToken`) or `BadDeviceTokenBurst`.
-    public var reason: String
-    /// One sentence for operators.
-    public var message: String
+    public var delaySeconds: Double
 
-    public init(credential: String, environment: APNsEnvironment, reason: String, message: String) {
-        self.credential = credential
+    public init(deviceToken: String, environment: APNsEnvironment, delaySeconds: Double) {
+        self.deviceToken = deviceToken
         self.environment = environment
-        self.reason = reason
-        self.message = message
+        self.delaySeconds = delaySeconds
     }
 }
 
@@ -94,29 +96,33 @@ extension PGConnection {
     /// Claims up to `limit` due rows in one statement, for this worker, with the database clock.
     ///
     /// Due rows are `queued`/`retrying` with `scheduled_at <= now()`, and `sending` rows whose
-    /// lease ran out (their worker died), of the given credentials and not paused. Each is
+    /// lease ran out (their worker died), of the given credentials and not held. Each is
     /// locked with `FOR UPDATE SKIP LOCKED` (concurrent workers take different rows), then:
     /// expired ones end `expired`, ones whose token is invalid end `failed`/`TokenInvalidated`,
-    /// the rest become `sending`, held by `workerID` until now + `leaseSeconds`, `attempts` + 1.
-    /// The statement commits before anything is sent.
+    /// ones whose attempts are used up end `failed`, ones whose token is throttled go back to
+    /// `retrying` until the throttle ends, and the rest become `sending`, held by `workerID`
+    /// until now + `leaseSeconds`, `attempts` + 1. The statement commits before anything is sent.
     ///
     /// - Parameters:
     ///   - credentials: names this worker can send with (`"default"` for NULL).
     ///   - defaultEnvironment: the environment of rows whose `environment` is NULL.
-    ///   - paused: `"credential/environment"` pairs not to claim (see ``activePauseKeys()``).
+    ///   - held: endpoints not to claim (every endpoint with a row in `pushq.credential_pauses`).
+    ///   - only: claim rows of this endpoint alone (a probe); `credentials` and `held` are then ignored.
     public func claim(limit: Int, workerID: String, leaseSeconds: Double, credentials: [String],
-                      defaultEnvironment: APNsEnvironment, paused: [String] = []) throws(PGError) -> [ClaimedRow] {
+                      defaultEnvironment: APNsEnvironment, held: [Endpoint] = [], only: Endpoint? = nil) throws(PGError) -> [ClaimedRow] {
         // Filters are written so the planner can estimate them (no expressions over columns):
         // with a misjudged filter it sorts every waiting row instead of walking notifications_due.
-        var parameters: [(any PGParameter)?] = [limit, workerID, leaseSeconds, credentials.filter { $0 != "default" },
-                                                 defaultEnvironment.rawValue, credentials.contains("default")]
-        let sql: String
-        if paused.isEmpty {
-            sql = Self.claimSQL
-        } else {
-            sql = Self.claimSQL.replacingOccurrences(of: "/*PAUSED*/", with:
+        let names = only.map { [$0.credential] } ?? credentials
+        var parameters: [(any PGParameter)?] = [limit, workerID, leaseSeconds, names.filter { $0 != "default" },
+                                                 defaultEnvironment.rawValue, names.contains("default")]
+        var sql = Self.claimSQL
+        if let only {
+            sql = sql.replacingOccurrences(of: "/*FILTER*/", with: "AND COALESCE(n.environment, $5) = $7")
+            parameters.append(only.environment.rawValue)
+        } else if !held.isEmpty {
+            sql = sql.replacingOccurrences(of: "/*FILTER*/", with:
                 "AND COALESCE(n.credential, 'default') || '/' || COALESCE(n.environment, $5) <> ALL ($7::text[])")
-            parameters.append(paused)
+            parameters.append(held.map { $0.credential + "/" + $0.environment.rawValue })
         }
         let result = try query(sql, parameters)
         var rows: [ClaimedRow] = []
@@ -125,7 +131,7 @@ extension PGConnection {
             guard let verdict = ClaimedRow.Verdict(rawValue: result.string(r, 1) ?? ""),
                   let pushType = PushType(rawValue: result.string(r, 5) ?? ""),
                   let environment = APNsEnvironment(rawValue: result.string(r, 10) ?? "") else {
-                throw PGError(code: .invalidValue, message: "claim returned a row with an unknown status, push_type or environment")
+                throw PGError(code: .invalidValue, message: "claim returned a row with an unknown verdict, push_type or environment")
             }
             rows.append(ClaimedRow(
                 id: try result.decode(Int64.self, r, 0) ?? 0,
@@ -147,30 +153,29 @@ extension PGConnection {
         return rows
     }
 
-    /// Writes back a batch of attempts, with their token invalidations and credential pauses,
-    /// in one transaction.
+    /// Writes back a batch of attempts, with their token invalidations and throttles, and the
+    /// endpoints to hold or resume, in one transaction.
     ///
     /// Fenced: a row is updated only while it is still `sending`, held by `workerID`, at the
     /// attempt this worker claimed. A row whose lease ran out and that another worker took is
     /// left alone. Running the same batch twice (after a lost connection) changes nothing the
-    /// second time. Returns the number of rows updated.
+    /// second time.
     ///
     /// - Parameters:
-    ///   - resumed: (credential, environment) pairs that just had a notification accepted:
-    ///     their pauses, if any, are lifted.
-    ///   - pauseBaseSeconds, pauseCapSeconds: a new pause lasts the base; each repeat doubles it, up to the cap.
+    ///   - holds: endpoints to hold, each with the seconds until its first probe. A hold is
+    ///     written when the endpoint has none, or has one of a lesser kind (outage < burst <
+    ///     credential); otherwise the existing one stands.
+    ///   - resumed: endpoints that just had a notification accepted: their holds, if any, are lifted.
+    /// - Returns: the rows updated, the holds this call wrote (to be reported once, by the
+    ///   worker that wrote them) and the holds it lifted.
     @discardableResult
-    public func complete(_ completions: [RowCompletion], invalidations: [TokenInvalidation],
-                         pauses: [CredentialPause], resumed: [(credential: String, environment: APNsEnvironment)],
-                         workerID: String, pauseBaseSeconds: Double, pauseCapSeconds: Double) throws -> Int {
-        // 2: always give the attempt back (the credential's fault: a paused row must not burn
-        // its attempts however long the pause lasts); 1: give it back unless the previous
-        // attempt failed for the same reason (a connection-level failure that repeats counts).
-        let refunds = completions.map { $0.disposition.pausesCredential ? 2 : $0.disposition.refundsAttempt ? 1 : 0 }
+    public func complete(_ completions: [RowCompletion], invalidations: [TokenInvalidation], throttles: [TokenThrottle] = [],
+                         holds: [(hold: HoldRequest, seconds: Double)], resumed: [Endpoint],
+                         workerID: String) throws -> CompletionWrite {
         let rowParameters: [(any PGParameter)?] = [
             completions.map(\.id), completions.map(\.attempt), completions.map(\.disposition.status.rawValue),
             completions.map(\.httpStatus), completions.map(\.disposition.reason), completions.map(\.apnsUniqueID),
-            completions.map(\.disposition.retryDelay), refunds, workerID,
+            completions.map(\.disposition.retryDelay), completions.map(\.disposition.refundsAttempt), workerID,
         ]
         let hasRows = !completions.isEmpty
         // ON CONFLICT may touch a row once per statement: one invalidation per (token, environment), the latest.
@@ -181,30 +186,46 @@ extension PGConnection {
             latest[key] = inv
         }
         let invs = Array(latest.values)
+        var longest: [String: TokenThrottle] = [:]
+        for t in throttles {
+            let key = t.deviceToken.lowercased() + "/" + t.environment.rawValue
+            if let old = longest[key], old.delaySeconds >= t.delaySeconds { continue }
+            longest[key] = t
+        }
+        let thr = Array(longest.values)
         return try transaction { c in
-            var updated = 0
+            var write = CompletionWrite()
             if hasRows {
-                updated = try c.query(Self.completeSQL, rowParameters).affectedRows
+                write.updated = try c.query(Self.completeSQL, rowParameters).affectedRows
             }
             if !invs.isEmpty {
                 try c.query(Self.invalidateSQL, [invs.map { $0.deviceToken.lowercased() }, invs.map { $0.environment.rawValue },
                                                  invs.map { $0.atMilliseconds }, invs.map { $0.reason }])
             }
-            for p in pauses {
-                try c.query(Self.pauseSQL, [p.credential, p.environment.rawValue, p.reason, p.message,
-                                            pauseBaseSeconds, pauseCapSeconds, workerID])
+            if !thr.isEmpty {
+                try c.query(Self.throttleSQL, [thr.map { $0.deviceToken.lowercased() }, thr.map { $0.environment.rawValue },
+                                               thr.map { $0.delaySeconds }])
+            }
+            for (h, seconds) in holds {
+                let r = try c.query(Self.holdSQL, [h.endpoint.credential, h.endpoint.environment.rawValue, h.kind.rawValue,
+                                                   h.reason, h.message, seconds, workerID])
+                if r.count > 0 { write.heldNow.append(h) }
             }
             if !resumed.isEmpty {
-                try c.query("DELETE FROM pushq.credential_pauses p USING unnest($1::text[], $2::text[]) AS r(credential, environment) WHERE p.credential = r.credential AND p.environment = r.environment",
-                            [resumed.map { $0.credential }, resumed.map { $0.environment.rawValue }])
+                let r = try c.query("""
+                    DELETE FROM pushq.credential_pauses p USING unnest($1::text[], $2::text[]) AS r(credential, environment)
+                     WHERE p.credential = r.credential AND p.environment = r.environment
+                    RETURNING p.credential, p.environment, p.kind, p.reason
+                    """, [resumed.map(\.credential), resumed.map(\.environment.rawValue)])
+                write.lifted = try Self.decodeHolds(r)
             }
-            return updated
+            return write
         }
     }
 
     /// Gives back rows this worker claimed but never handed to APNs (shutdown): back to
     /// `queued` (or `retrying` if an earlier attempt was made), attempt refunded, lease dropped.
-    /// Fenced like ``complete(_:invalidations:pauses:resumed:workerID:pauseBaseSeconds:pauseCapSeconds:)``.
+    /// Fenced like ``complete(_:invalidations:throttles:holds:resumed:workerID:)``.
     @discardableResult
     public func release(ids: [Int64], attempts: [Int], workerID: String) throws(PGError) -> Int {
         guard !ids.isEmpty else { return 0 }
@@ -217,27 +238,6 @@ extension PGConnection {
             """, [ids, attempts, workerID]).affectedRows
     }
 
-    /// The (credential, environment) pairs paused now, as `"credential/environment"`, for ``claim(limit:workerID:leaseSeconds:credentials:defaultEnvironment:paused:)``.
-    public func activePauseKeys() throws(PGError) -> [String] {
-        let r = try query("SELECT credential || '/' || environment FROM pushq.credential_pauses WHERE paused_until > now()")
-        return (0..<r.count).compactMap { r.string($0, 0) }
-    }
-
-    /// The (credential, environment) pairs paused now, with their reason and when the pause ends.
-    public func activePauses() throws(PGError) -> [(pause: CredentialPause, until: Date)] {
-        let r = try query("""
-            SELECT credential, environment, reason, message, paused_until
-              FROM pushq.credential_pauses WHERE paused_until > now() ORDER BY credential, environment
-            """)
-        var out: [(CredentialPause, Date)] = []
-        for i in 0..<r.count {
-            let pause = CredentialPause(credential: r.string(i, 0) ?? "", environment: APNsEnvironment(rawValue: r.string(i, 1) ?? "") ?? .production,
-                                        reason: r.string(i, 2) ?? "", message: r.string(i, 3) ?? "")
-            out.append((pause, try r.decode(Date.self, i, 4) ?? Date()))
-        }
-        return out
-    }
-
     static let claimSQL = """
         WITH due AS MATERIALIZED (
             SELECT n.id
@@ -245,7 +245,7 @@ extension PGConnection {
              WHERE n.status IN ('queued', 'retrying')
                AND n.scheduled_at <= now()
                AND (n.credential = ANY($4::text[]) OR (n.credential IS NULL AND $6))
-               /*PAUSED*/
+               /*FILTER*/
              ORDER BY n.scheduled_at, n.id
              LIMIT $1
                FOR UPDATE SKIP LOCKED
@@ -255,31 +255,46 @@ extension PGConnection {
              WHERE n.status = 'sending'
                AND n.locked_until < now()
                AND (n.credential = ANY($4::text[]) OR (n.credential IS NULL AND $6))
-               /*PAUSED*/
+               /*FILTER*/
              ORDER BY n.locked_until
              LIMIT $1
                FOR UPDATE SKIP LOCKED
-        ), picked AS MATERIALIZED (
-            SELECT n.id,
-                   CASE WHEN n.expires_at <= now() THEN 'expired'
-                        WHEN EXISTS (SELECT 1 FROM pushq.devices d
-                                      WHERE d.device_token = lower(n.device_token)
-                                        AND d.environment = COALESCE(n.environment, $5)
-                                        AND pushq.token_is_invalid(d.registered_at, d.invalidated_at)) THEN 'failed'
-                        ELSE 'sending' END AS verdict
+        ), looked AS MATERIALIZED (
+            SELECT n.id, n.expires_at, n.attempts, n.max_attempts,
+                   EXISTS (SELECT 1 FROM pushq.devices d
+                            WHERE d.device_token = lower(n.device_token)
+                              AND d.environment = COALESCE(n.environment, $5)
+                              AND pushq.token_is_invalid(d.registered_at, d.invalidated_at)) AS invalid,
+                   (SELECT t.until FROM pushq.token_throttles t
+                     WHERE t.device_token = lower(n.device_token)
+                       AND t.environment = COALESCE(n.environment, $5)
+                       AND t.until > now()) AS throttled_until
               FROM pushq.notifications n
              WHERE n.id IN (SELECT id FROM due UNION ALL SELECT id FROM lapsed)
+        ), picked AS MATERIALIZED (
+            SELECT id, throttled_until,
+                   CASE WHEN expires_at <= now() THEN 'expired'
+                        WHEN invalid THEN 'failed'
+                        WHEN attempts >= max_attempts THEN 'exhausted'
+                        WHEN throttled_until IS NOT NULL THEN 'throttled'
+                        ELSE 'sending' END AS verdict
+              FROM looked
         )
         UPDATE pushq.notifications n
-           SET status       = p.verdict,
+           SET status       = CASE p.verdict WHEN 'sending' THEN 'sending' WHEN 'expired' THEN 'expired'
+                                             WHEN 'throttled' THEN 'retrying' ELSE 'failed' END,
                attempts     = n.attempts + CASE WHEN p.verdict = 'sending' THEN 1 ELSE 0 END,
                locked_by    = CASE WHEN p.verdict = 'sending' THEN $2 END,
                locked_until = CASE WHEN p.verdict = 'sending' THEN now() + $3 * interval '1 second' END,
-               last_reason  = CASE WHEN p.verdict = 'failed' THEN 'TokenInvalidated' ELSE n.last_reason END,
-               finished_at  = CASE WHEN p.verdict = 'sending' THEN NULL ELSE now() END
+               last_reason  = CASE p.verdict WHEN 'failed' THEN 'TokenInvalidated'
+                                             WHEN 'exhausted' THEN CASE WHEN n.status = 'sending' THEN 'LeaseExpired'
+                                                                        ELSE COALESCE(n.last_reason, 'AttemptsExhausted') END
+                                             ELSE n.last_reason END,
+               scheduled_at = CASE WHEN p.verdict = 'throttled' THEN p.throttled_until ELSE n.scheduled_at END,
+               finished_at  = CASE WHEN p.verdict IN ('sending', 'throttled') THEN NULL ELSE now() END
           FROM picked p
          WHERE n.id = p.id
-        RETURNING n.id, n.status, n.device_token,
+        RETURNING n.id, p.verdict, n.device_token,
                   CASE WHEN p.verdict = 'sending' THEN n.payload END,
                   n.topic, n.push_type, n.priority,
                   floor(extract(epoch FROM n.expires_at))::bigint,
@@ -291,8 +306,7 @@ extension PGConnection {
         UPDATE pushq.notifications n
            SET status = CASE WHEN u.status = 'retrying' AND n.expires_at <= now() + u.delay * interval '1 second'
                              THEN 'expired' ELSE u.status END,
-               attempts = n.attempts - CASE WHEN u.refund = 2 OR (u.refund = 1 AND n.last_reason IS DISTINCT FROM u.reason)
-                                            THEN 1 ELSE 0 END,
+               attempts = n.attempts - CASE WHEN u.refund THEN 1 ELSE 0 END,
                last_status = u.http,
                last_reason = u.reason,
                apns_unique_id = COALESCE(u.unique_id, n.apns_unique_id),
@@ -302,7 +316,7 @@ extension PGConnection {
                scheduled_at = CASE WHEN u.status = 'retrying' THEN now() + u.delay * interval '1 second' ELSE n.scheduled_at END,
                locked_by = NULL,
                locked_until = NULL
-          FROM unnest($1::bigint[], $2::integer[], $3::text[], $4::smallint[], $5::text[], $6::uuid[], $7::float8[], $8::smallint[])
+          FROM unnest($1::bigint[], $2::integer[], $3::text[], $4::smallint[], $5::text[], $6::uuid[], $7::float8[], $8::boolean[])
                AS u(id, attempt, status, http, reason, unique_id, delay, refund)
          WHERE n.id = u.id AND n.status = 'sending' AND n.locked_by = $9 AND n.attempts = u.attempt
         """
@@ -317,13 +331,35 @@ extension PGConnection {
                invalidated_at = GREATEST(d.invalidated_at, EXCLUDED.invalidated_at)
         """
 
-    static let pauseSQL = """
-        INSERT INTO pushq.credential_pauses AS p (credential, environment, reason, message, paused_until, paused_by)
-        VALUES ($1, $2, $3, $4, now() + $5 * interval '1 second', $7)
-        ON CONFLICT (credential, environment) DO UPDATE
-           SET reason = EXCLUDED.reason, message = EXCLUDED.message,
-               failures = p.failures + 1, paused_at = now(), paused_by = EXCLUDED.paused_by,
-               paused_until = now() + LEAST($6, $5 * power(2, LEAST(p.failures, 30))) * interval '1 second'
-         WHERE p.paused_until <= now()
+    static let throttleSQL = """
+        INSERT INTO pushq.token_throttles AS t (device_token, environment, until)
+        SELECT v.token, v.environment, now() + v.delay * interval '1 second'
+          FROM unnest($1::text[], $2::text[], $3::float8[]) AS v(token, environment, delay)
+        ON CONFLICT (device_token, environment) DO UPDATE SET until = GREATEST(t.until, EXCLUDED.until)
         """
+
+    /// Writes a hold unless one of the same or a higher kind stands (outage < burst < credential);
+    /// returns a row only when it wrote one.
+    static let holdSQL = """
+        INSERT INTO pushq.credential_pauses AS p (credential, environment, kind, reason, message, paused_until, paused_by)
+        VALUES ($1, $2, $3, $4, $5, now() + $6 * interval '1 second', $7)
+        ON CONFLICT (credential, environment) DO UPDATE
+           SET kind = EXCLUDED.kind, reason = EXCLUDED.reason, message = EXCLUDED.message, failures = 1,
+               paused_at = now(), paused_until = EXCLUDED.paused_until, paused_by = EXCLUDED.paused_by
+         WHERE array_position(ARRAY['outage', 'burst', 'credential'], EXCLUDED.kind)
+             > array_position(ARRAY['outage', 'burst', 'credential'], p.kind)
+        RETURNING p.credential
+        """
+}
+
+/// What one ``PGConnection/complete(_:invalidations:throttles:holds:resumed:workerID:)`` wrote.
+public struct CompletionWrite: Sendable {
+    /// Rows updated.
+    public var updated = 0
+    /// Holds written by this call (new, or of a higher kind than the one they replaced).
+    public var heldNow: [HoldRequest] = []
+    /// Holds deleted by this call, with their kind and reason.
+    public var lifted: [HeldEndpoint] = []
+
+    public init() {}
 }

@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 
 extension PGConnection {
@@ -12,7 +13,12 @@ extension PGConnection {
     /// them take turns, and each sees what the previous one recorded.
     /// - Throws: `MigrationError` naming the migration whose SQL failed, or `PGError`.
     public func migrate(_ migrations: [Migration] = Migration.all, logger: Logger) throws -> [Int] {
-        try query("SELECT pg_advisory_lock($1)", [Self.migrationLockKey])
+        // Take turns by polling with short statements rather than waiting inside one: a
+        // CREATE INDEX CONCURRENTLY in the running migration waits for every open transaction,
+        // and a session blocked in pg_advisory_lock would be one (a deadlock).
+        while try query("SELECT pg_try_advisory_lock($1)", [Self.migrationLockKey]).decode(Bool.self, 0, 0) != true {
+            usleep(100_000)
+        }
         defer { _ = try? query("SELECT pg_advisory_unlock($1)", [Self.migrationLockKey]) }
 
         try execute("""
@@ -30,10 +36,25 @@ extension PGConnection {
         var done: [Int] = []
         for migration in migrations.sorted(by: { $0.version < $1.version }) where !applied.contains(migration.version) {
             do {
-                try transaction { connection in
-                    try connection.execute(migration.sql)
-                    try connection.query("INSERT INTO pushq.schema_migrations (version, name) VALUES ($1, $2)",
-                                         [migration.version, migration.name])
+                if migration.isTransactional {
+                    try transaction { connection in
+                        try connection.execute(migration.sql)
+                        try connection.query("INSERT INTO pushq.schema_migrations (version, name) VALUES ($1, $2)",
+                                             [migration.version, migration.name])
+                    }
+                } else {
+                    // An interrupted CREATE INDEX CONCURRENTLY leaves an invalid index that
+                    // IF NOT EXISTS would keep: drop such leftovers, then build again.
+                    let invalid = try query("""
+                        SELECT quote_ident(n.nspname) || '.' || quote_ident(c.relname)
+                          FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+                         WHERE n.nspname = 'pushq' AND NOT i.indisvalid
+                        """)
+                    for row in 0..<invalid.count {
+                        if let name = invalid.string(row, 0) { try execute("DROP INDEX CONCURRENTLY IF EXISTS " + name) }
+                    }
+                    try execute(migration.sql)
+                    try query("INSERT INTO pushq.schema_migrations (version, name) VALUES ($1, $2)", [migration.version, migration.name])
                 }
             } catch let error as PGError {
                 throw MigrationError(version: migration.version, name: migration.name, cause: error)

@@ -4,18 +4,26 @@ import PushCore
 import PushStore
 
 extension PushWorker {
-    /// Claims due rows while the window has room, until a stop is requested.
+    /// Claims due rows while the window has room, until a stop is requested; takes the due
+    /// probes of held endpoints; and every ``WorkerConfiguration/heartbeatSeconds`` does the
+    /// worker's upkeep (``upkeep(_:)``).
     func claimLoop(_ connection: PGConnection) async {
         let credentials = configuration.credentials.keys.sorted()
         let holdLimit = configuration.holdLimit
         // Claim in chunks worth a statement: not one row per freed stream.
         let minimumClaim = max(1, min(configuration.claimBatchSize, holdLimit / 4))
         let poll = Duration.milliseconds(Int(configuration.pollSeconds * 1000))
+        let upkeepEvery = Duration.milliseconds(Int(configuration.heartbeatSeconds * 1000))
         var backoff = 0.1
         var failing = false
-        var paused: [String] = []
-        var pausesReadAt = ContinuousClock.now - .seconds(3600)
+        var holds: [HeldEndpoint] = []
+        var holdsReadAt = ContinuousClock.now - .seconds(3600)
+        var upkeepAt = ContinuousClock.now
         while !stopRequested {
+            if ContinuousClock.now >= upkeepAt {
+                await upkeep(connection)
+                upkeepAt = .now + upkeepEvery
+            }
             let room = holdLimit - heldCount
             if room < minimumClaim {
                 await roomWake.wait(timeout: poll)
@@ -24,15 +32,16 @@ extension PushWorker {
             let limit = min(room, configuration.claimBatchSize)
             let rows: [ClaimedRow]
             do {
-                // Paused credentials (any worker's), read once a second or as soon as this worker pauses one.
-                let pauseWritten = state.withLock { s in defer { s.pauseWritten = false }; return s.pauseWritten }
-                if pauseWritten || ContinuousClock.now - pausesReadAt > .seconds(1) {
-                    paused = try await connection.activePauseKeys()
-                    pausesReadAt = .now
+                // Held endpoints (any worker's), read once a second or as soon as this worker wrote one.
+                let changed = state.withLock { s in defer { s.holdsChanged = false }; return s.holdsChanged }
+                if changed || ContinuousClock.now - holdsReadAt > .seconds(1) {
+                    holds = try await connection.holds()
+                    holdsReadAt = .now
+                    try await probe(holds.filter { $0.probeDue && configuration.credentials[$0.endpoint.credential] != nil }, connection)
                 }
                 rows = try await connection.claim(limit: limit, workerID: configuration.workerID,
                                                   leaseSeconds: configuration.leaseSeconds, credentials: credentials,
-                                                  defaultEnvironment: configuration.sender.environment, paused: paused)
+                                                  defaultEnvironment: configuration.sender.environment, held: holds.map(\.endpoint))
             } catch {
                 if !failing {
                     logger.error("claim failed; retrying with backoff", metadata: ["error": "\(error)"])
@@ -55,17 +64,45 @@ extension PushWorker {
         }
     }
 
+    /// Takes each due probe that no other worker took first, and sends the endpoint's few
+    /// probe rows. A hold whose endpoint has no due rows to probe with is lifted: the next
+    /// claim of its rows judges the endpoint afresh.
+    func probe(_ due: [HeldEndpoint], _ connection: PGConnection) async throws {
+        let policy = configuration.holdPolicy
+        for h in due {
+            let seconds = policy.interval(h.kind, probes: h.failures, unitRandom: { Double.random(in: 0..<1) })
+            guard try await connection.takeProbe(h.endpoint, failures: h.failures, seconds: seconds, workerID: configuration.workerID) else { continue }
+            let rows = try await connection.claim(limit: policy.probeRows(h.kind), workerID: configuration.workerID,
+                                                  leaseSeconds: configuration.leaseSeconds, credentials: [],
+                                                  defaultEnvironment: configuration.sender.environment, only: h.endpoint)
+            if rows.contains(where: { $0.verdict == .send }) {
+                logger.info("probing a held endpoint", metadata: [
+                    "apns.credential": "\(h.endpoint.credential)", "apns.environment": "\(h.endpoint.environment.rawValue)",
+                    "hold.kind": "\(h.kind.rawValue)", "hold.reason": "\(h.reason)", "hold.probe": "\(h.failures)",
+                    "hold.next_probe_seconds": "\(Int(seconds.rounded()))"])
+                dispatch(rows, probe: true)
+            } else {
+                dispatch(rows, probe: true)
+                try await connection.liftIdleHold(h.endpoint, failures: h.failures + 1)
+                logger.info("hold lifted: no notifications waiting to probe it with", metadata: [
+                    "apns.credential": "\(h.endpoint.credential)", "apns.environment": "\(h.endpoint.environment.rawValue)",
+                    "hold.kind": "\(h.kind.rawValue)"])
+            }
+        }
+    }
+
     /// Hands claimed rows to their senders, in one batch per sender.
-    func dispatch(_ rows: [ClaimedRow]) {
+    func dispatch(_ rows: [ClaimedRow], probe: Bool = false) {
         guard !rows.isEmpty else { return }
-        var batches: [SenderKey: [APNsRequest]] = [:]
+        var batches: [Endpoint: [APNsRequest]] = [:]
         var held: [(Int64, Held)] = []
         var local: [RowCompletion] = []
         held.reserveCapacity(rows.count)
         for row in rows where row.verdict == .send {
-            let key = SenderKey(credential: row.credential, environment: row.environment)
-            held.append((row.id, Held(attempt: row.attempts, maxAttempts: row.maxAttempts, key: key, deviceToken: row.deviceToken, lastReason: row.lastReason)))
-            guard let topic = row.topic ?? configuration.defaultTopic.map({ $0 + row.pushType.topicSuffix }) else {
+            let key = Endpoint(credential: row.credential, environment: row.environment)
+            held.append((row.id, Held(attempt: row.attempts, maxAttempts: row.maxAttempts, endpoint: key, deviceToken: row.deviceToken,
+                                      lastReason: row.lastReason, isProbe: probe)))
+            guard let topic = row.topic ?? configuration.topic(credential: row.credential, pushType: row.pushType) else {
                 local.append(RowCompletion(id: row.id, attempt: row.attempts,
                                            disposition: Disposition(status: .failed, reason: "MissingTopic"),
                                            httpStatus: nil, apnsUniqueID: nil))
@@ -77,7 +114,7 @@ extension PushWorker {
                 collapseID: row.collapseID, apnsID: row.apnsID))
         }
         if !local.isEmpty {
-            logger.error("notifications without a topic: set PUSHQ_APNS_TOPIC or the rows' topic column",
+            logger.error("notifications without a topic: set PUSHQ_APNS_TOPIC, the credential's topic or the rows' topic column",
                          metadata: ["notifications": "\(local.count)"])
         }
         state.withLock { s in

@@ -9,16 +9,16 @@ extension PushWorker {
     struct CompletionBatch {
         var completions: [RowCompletion] = []
         var invalidations: [TokenInvalidation] = []
-        var pauses: [CredentialPause] = []
-        var resumed: [SenderKey] = []
+        var throttles: [TokenThrottle] = []
+        var holds: [(hold: HoldRequest, seconds: Double)] = []
+        var resumed: [Endpoint] = []
         var soonRetries = false
-        var sent = 0, retried = 0, failed = 0
+        var sent = 0, retried = 0, failed = 0, expired = 0
     }
 
     /// Writes answers back in batches until claiming is over and nothing is held.
     func completeLoop(_ connection: PGConnection) async {
-        var detectors: [SenderKey: BurstDetector] = [:]
-        var pausedUntil: [SenderKey: ContinuousClock.Instant] = [:]
+        var decider = Decider(policy: configuration.retryPolicy)
         while true {
             let (answers, local, held, finished) = state.withLock { s -> ([APNsResponse], [RowCompletion], [Held?], Bool) in
                 let answers = s.answers
@@ -41,133 +41,124 @@ extension PushWorker {
                 await completeWake.wait(timeout: .seconds(1))
                 continue
             }
-            var batch = decide(answers, held: held, detectors: &detectors, pausedUntil: &pausedUntil)
+            var batch = decide(answers, held: held, decider: &decider)
             batch.completions += local
             batch.failed += local.count
-            await write(batch, connection)
+            let written = await write(batch, connection)
+            report(written)
             state.withLock { s in
-                if !batch.pauses.isEmpty { s.pauseWritten = true }
+                if !batch.holds.isEmpty || !(written?.lifted.isEmpty ?? true) { s.holdsChanged = true }
                 for c in batch.completions { s.held[c.id] = nil }
                 s.stats.sent += batch.sent
                 s.stats.retried += batch.retried
                 s.stats.failed += batch.failed
+                s.stats.expired += batch.expired
                 s.stats.completionBatches += 1
             }
             roomWake.signal()
-            if batch.soonRetries { workWake.signal() }
+            if batch.soonRetries || !(written?.lifted.isEmpty ?? true) { workWake.signal() }
         }
     }
 
-    /// Turns answers into row updates, invalidations and pauses (no I/O).
-    func decide(_ answers: [APNsResponse], held: [Held?], detectors: inout [SenderKey: BurstDetector],
-                pausedUntil: inout [SenderKey: ContinuousClock.Instant]) -> CompletionBatch {
+    /// Turns answers into row updates, invalidations, throttles and holds (no I/O): the
+    /// decisions are the ``Decider``'s; this maps rows in and writes out.
+    func decide(_ answers: [APNsResponse], held: [Held?], decider: inout Decider) -> CompletionBatch {
         var batch = CompletionBatch()
-        batch.completions.reserveCapacity(answers.count)
-        /// The held row of each completion (answers whose row is no longer held have no completion).
-        var rows: [Held] = []
+        var inputs: [Answer] = []
+        var rows: [(answer: APNsResponse, held: Held)] = []
+        inputs.reserveCapacity(answers.count)
         rows.reserveCapacity(answers.count)
-        var suspects: [SenderKey: [Int]] = [:]
-        var pauseReasons: [SenderKey: String] = [:]
-        var resumed = Set<SenderKey>()
-        let policy = configuration.retryPolicy
-        var rng = SystemRandomNumberGenerator()
         for (i, answer) in answers.enumerated() {
             guard let h = held[i] else { continue }  // released or unknown: nothing to write
-            let outcome = answer.outcome
             let reasonText = answer.reason?.rawValue ?? answer.transportFailure?.reasonString ?? answer.status.map { "HTTP\($0)" }
-            var disposition = Disposition.decide(outcome: outcome, reason: reasonText, attempts: h.attempt,
-                                                 maxAttempts: h.maxAttempts, policy: policy,
-                                                 unitRandom: { Double.random(in: 0..<1, using: &rng) })
-            if answer.status != nil {
-                detectors[h.key, default: BurstDetector()].record(suspect: outcome.isBurstSuspect)
-            }
-            // Too few answers yet to tell a bad token from a wrong environment: try this row once
-            // more, its attempt given back, before acting on the answer.
-            if outcome.isBurstSuspect, !(detectors[h.key]?.canJudge ?? false), h.lastReason != disposition.reason {
-                // 1-2 s: long enough for a wrong environment to show itself in the answers to the
-                // rest of the window, short enough for one bad token to be recorded promptly.
-                disposition = .deferredForBurst(reason: disposition.reason ?? "BadDeviceToken",
-                                                delay: Double.random(in: 1..<2, using: &rng))
-            }
-            if outcome.isBurstSuspect && disposition.status == .failed {
-                suspects[h.key, default: []].append(batch.completions.count)
-            }
-            if disposition.pausesCredential, pauseReasons[h.key] == nil { pauseReasons[h.key] = disposition.reason ?? "CredentialRejected" }
-            if disposition.status == .sent { resumed.insert(h.key) }
-            batch.completions.append(RowCompletion(
-                id: answer.tag, attempt: h.attempt, disposition: disposition, httpStatus: answer.status,
-                apnsUniqueID: answer.apnsUniqueID.flatMap { UUID(uuidString: $0) }))
-            rows.append(h)
+            inputs.append(Answer(row: answer.tag, endpoint: h.endpoint, attempts: h.attempt, maxAttempts: h.maxAttempts,
+                                 lastReason: h.lastReason, isProbe: h.isProbe, outcome: answer.outcome, reasonText: reasonText,
+                                 isHTTPAnswer: answer.status != nil, token: answer.token))
+            rows.append((answer, h))
         }
-        // A burst of BadDeviceToken / DeviceTokenNotForTopic: the credential's environment or
-        // topic is wrong, not the tokens. Hold those rows and pause instead of invalidating.
-        for (key, indices) in suspects where detectors[key]?.isBurst == true {
-            let reason = batch.completions[indices[0]].disposition.reason ?? "BadDeviceToken"
-            for i in indices { batch.completions[i].disposition = .heldForBurst(reason: reason) }
-            pauseReasons[key] = reason + "Burst"
-            detectors[key]?.reset()
-        }
-        let now = ContinuousClock.now
-        for (key, reason) in pauseReasons {
-            resumed.remove(key)
-            if let until = pausedUntil[key], until > now { continue }
-            pausedUntil[key] = now + .milliseconds(Int(configuration.pauseBaseSeconds * 1000))
-            let message: String
-            if reason.hasSuffix("Burst") {
-                message = "most recent answers for credential \(key.credential) were \(reason.dropLast(5)): the tokens probably belong to the other environment or app (check PUSHQ_APNS_ENVIRONMENT, the rows' environment and topic); its notifications wait and no token was invalidated"
-            } else {
-                message = "APNs rejected credential \(key.credential) in \(key.environment.rawValue) with \(reason): check the key id, team id, key file or certificate; its notifications wait"
-            }
-            logger.error("credential paused: \(message)", metadata: [
-                "apns.credential": "\(key.credential)", "apns.environment": "\(key.environment.rawValue)", "apns.reason": "\(reason)"])
-            batch.pauses.append(CredentialPause(credential: key.credential, environment: key.environment, reason: reason, message: message))
-        }
-        // An accepted notification lifts a pause, whichever worker wrote it (a DELETE that finds
-        // nothing costs one index probe per batch).
-        for key in resumed {
-            batch.resumed.append(key)
-            pausedUntil[key] = nil
-        }
+        var rng = SystemRandomNumberGenerator()
+        let random = { Double.random(in: 0..<1, using: &rng) }
+        let decisions = decider.decide(inputs, unitRandom: random)
         let poll = configuration.pollSeconds
-        for (i, c) in batch.completions.enumerated() {
-            switch c.disposition.status {
+        batch.completions.reserveCapacity(rows.count)
+        for (i, (answer, h)) in rows.enumerated() {
+            let d = decisions.dispositions[i]
+            batch.completions.append(RowCompletion(id: answer.tag, attempt: h.attempt, disposition: d, httpStatus: answer.status,
+                                                   apnsUniqueID: answer.apnsUniqueID.flatMap { UUID(uuidString: $0) }))
+            switch d.status {
             case .sent: batch.sent += 1
             case .failed: batch.failed += 1
+            case .expired: batch.expired += 1
             case .retrying:
                 batch.retried += 1
-                if c.disposition.retryDelay < poll { batch.soonRetries = true }
+                if d.retryDelay < poll { batch.soonRetries = true }
             }
-            if let inv = c.disposition.invalidation {
-                batch.invalidations.append(TokenInvalidation(deviceToken: rows[i].deviceToken, environment: rows[i].key.environment,
+            if let inv = d.invalidation {
+                batch.invalidations.append(TokenInvalidation(deviceToken: h.deviceToken, environment: h.endpoint.environment,
                                                              reason: inv.reason, atMilliseconds: inv.atMilliseconds))
             }
+            if d.throttlesToken {
+                batch.throttles.append(TokenThrottle(deviceToken: h.deviceToken, environment: h.endpoint.environment, delaySeconds: d.retryDelay))
+            }
         }
+        let policy = configuration.holdPolicy
+        batch.holds = decisions.holds.map { ($0, policy.interval($0.kind, probes: 0, unitRandom: random)) }
+        // An accepted notification lifts a hold, whichever worker wrote it (a DELETE that finds
+        // nothing costs one index probe per batch).
+        batch.resumed = decisions.resumed
         return batch
     }
 
+    /// Logs the holds this worker wrote and lifted: each once, whichever of the workers saw it.
+    func report(_ written: CompletionWrite?) {
+        guard let written else { return }
+        for h in written.heldNow {
+            let metadata: Logger.Metadata = ["apns.credential": "\(h.endpoint.credential)", "apns.environment": "\(h.endpoint.environment.rawValue)",
+                                             "apns.reason": "\(h.reason)", "hold.kind": "\(h.kind.rawValue)"]
+            switch h.kind {
+            case .outage: logger.warning("endpoint down: \(h.message)", metadata: metadata)
+            case .credential, .burst: logger.error("credential paused: \(h.message)", metadata: metadata)
+            }
+        }
+        for h in written.lifted {
+            let metadata: Logger.Metadata = ["apns.credential": "\(h.endpoint.credential)", "apns.environment": "\(h.endpoint.environment.rawValue)",
+                                             "apns.reason": "\(h.reason)", "hold.kind": "\(h.kind.rawValue)"]
+            switch h.kind {
+            case .outage: logger.info("endpoint recovered: APNs answers again; its notifications go out", metadata: metadata)
+            case .credential, .burst: logger.info("credential resumed: APNs accepted a notification", metadata: metadata)
+            }
+        }
+    }
+
     /// Writes one batch, retrying until it lands: the write is fenced and idempotent, so
-    /// running it again after a lost connection cannot record anything twice.
-    func write(_ batch: CompletionBatch, _ connection: PGConnection) async {
+    /// running it again after a lost connection cannot record anything twice. Once a stop
+    /// is requested it gives up after 30 s of failures (the leases bring the rows back).
+    ///
+    /// - Returns: what was written, nil when it gave up.
+    func write(_ batch: CompletionBatch, _ connection: PGConnection) async -> CompletionWrite? {
         var backoff = 0.05
         var failures = 0
+        var failingSinceStop: ContinuousClock.Instant?
         while true {
             do {
-                try await connection.complete(
-                    batch.completions, invalidations: batch.invalidations, pauses: batch.pauses,
-                    resumed: batch.resumed.map { ($0.credential, $0.environment) }, workerID: configuration.workerID,
-                    pauseBaseSeconds: configuration.pauseBaseSeconds, pauseCapSeconds: configuration.pauseCapSeconds)
+                let written = try await connection.complete(
+                    batch.completions, invalidations: batch.invalidations, throttles: batch.throttles,
+                    holds: batch.holds, resumed: batch.resumed, workerID: configuration.workerID)
                 if failures > 0 { logger.info("answers recorded after database errors", metadata: ["notifications": "\(batch.completions.count)"]) }
-                return
+                return written
             } catch {
                 failures += 1
                 if failures == 1 {
                     logger.error("recording answers failed; retrying with backoff", metadata: ["error": "\(error)"])
                 }
-                // Stopping and the database still away: the leases bring the rows back.
-                if stopRequested && failures >= 20 {
-                    logger.error("giving up recording answers at shutdown; the rows return to the queue when their lease runs out",
-                                 metadata: ["notifications": "\(batch.completions.count)"])
-                    return
+                if stopRequested {
+                    let since = failingSinceStop ?? .now
+                    failingSinceStop = since
+                    if ContinuousClock.now - since > .seconds(30) {
+                        logger.error("giving up recording answers at shutdown; the rows return to the queue when their lease runs out",
+                                     metadata: ["notifications": "\(batch.completions.count)"])
+                        return nil
+                    }
                 }
                 try? await Task.sleep(for: .milliseconds(Int(backoff * 1000)))
                 backoff = min(backoff * 2, 2)

@@ -12,41 +12,41 @@ import Synchronization
 /// - **claim**: claims due rows (`FOR UPDATE SKIP LOCKED`), only as many as the HTTP/2
 ///   window has room for plus a prefetch, and hands them to the senders in batches;
 /// - **complete**: takes the senders' answers in batches, decides each row's fate with the
-///   pure ``Disposition``, and writes them back in one fenced transaction per batch,
-///   with token invalidations and credential pauses;
+///   pure ``Decider`` (PushCore), and writes them back in one fenced transaction per batch,
+///   with token invalidations and throttles and the endpoints to hold or resume;
 /// - **listen**: waits for the insert trigger's `NOTIFY` so an idle worker claims at once.
+///
+/// The claim loop also takes the probes of held endpoints (paused credentials, bursts,
+/// outages) and, every ``WorkerConfiguration/heartbeatSeconds``, marks the worker alive in
+/// `pushq.workers` and expires waiting rows that no worker claims.
 ///
 /// ``run()`` returns after ``requestStop()``: claiming stops, answers in flight are awaited
 /// up to ``WorkerConfiguration/shutdownSeconds`` and recorded, and rows never handed to APNs
 /// are released for other workers.
 public final class PushWorker: Sendable {
-    /// Connections are per (credential, environment): tokens belong to one environment and
-    /// one connection never mixes keys.
-    struct SenderKey: Hashable, Sendable {
-        var credential: String
-        var environment: APNsEnvironment
-    }
-
     /// A row this worker holds (claimed, not yet written back).
     struct Held: Sendable {
         var attempt: Int
         var maxAttempts: Int
-        var key: SenderKey
+        var endpoint: Endpoint
         var deviceToken: String
         /// The previous attempt's `last_reason`.
         var lastReason: String?
+        /// Claimed as the probe of a held endpoint.
+        var isProbe = false
     }
 
     struct State {
         var held: [Int64: Held] = [:]
         var answers: [APNsResponse] = []
         var local: [RowCompletion] = []
-        var senders: [SenderKey: APNsSender] = [:]
+        /// Senders are per endpoint: tokens belong to one environment, and one connection never mixes keys.
+        var senders: [Endpoint: APNsSender] = [:]
         var stopRequested = false
         var claimingDone = false
         var claimingDoneAt: ContinuousClock.Instant?
-        /// The complete loop wrote a credential pause: the claim loop re-reads the pauses.
-        var pauseWritten = false
+        /// The complete loop wrote or lifted a hold: the claim loop re-reads the holds at once.
+        var holdsChanged = false
         var stats = Stats()
     }
 
@@ -56,6 +56,7 @@ public final class PushWorker: Sendable {
         public var sent = 0
         public var retried = 0
         public var failed = 0
+        public var expired = 0
         public var released = 0
         public var completionBatches = 0
     }
@@ -109,6 +110,7 @@ public final class PushWorker: Sendable {
     ///   database and network failures are retried with backoff, never thrown.
     public func run() async throws {
         try configuration.validate()
+        try checkCredentials()
         guard let claimConnection = await connect(purpose: "claim") else { return }
         let version = try await claimConnection.schemaVersion() ?? 0
         let needed = Migration.all.map(\.version).max() ?? 0
@@ -116,8 +118,9 @@ public final class PushWorker: Sendable {
             await claimConnection.close()
             throw WorkerError(.schema, "the database has pushq schema version \(version), this worker needs \(needed): run `pushq migrate` first")
         }
-        // Fail fast on a credential or CA file that cannot be used.
-        _ = try sender(for: SenderKey(credential: WorkerConfiguration.defaultCredentialName, environment: configuration.sender.environment))
+        // Fail fast on a CA file or libcurl that cannot be used. APNs itself is not contacted:
+        // one that cannot be reached is an outage, and the rows wait for it.
+        _ = try sender(for: Endpoint(credential: WorkerConfiguration.defaultCredentialName, environment: configuration.sender.environment))
         guard let completeConnection = await connect(purpose: "complete"),
               let listenConnection = await connect(purpose: "listen") else {
             await claimConnection.close()
@@ -125,11 +128,14 @@ public final class PushWorker: Sendable {
         }
         listener.withLock { $0 = listenConnection }
         if stopRequested { listenConnection.interrupt() }
+        await register(claimConnection)
 
         logger.info("worker started", metadata: [
             "worker.id": "\(configuration.workerID)",
+            "worker.version": "\(PushqVersion.current)",
             "worker.window": "\(configuration.sender.connections)x\(configuration.sender.streamsPerConnection)",
             "worker.credentials": "\(configuration.credentials.keys.sorted().joined(separator: ","))",
+            "worker.environment": "\(configuration.sender.environment.rawValue)",
         ])
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.listenLoop(listenConnection) }
@@ -141,13 +147,14 @@ public final class PushWorker: Sendable {
             listenConnection.interrupt()
             await group.waitForAll()
         }
+        await unregister(claimConnection)
         await claimConnection.close()
         await completeConnection.close()
         await listenConnection.close()
         let s = stats
         logger.info("worker stopped", metadata: [
             "worker.claimed": "\(s.claimed)", "worker.sent": "\(s.sent)", "worker.retried": "\(s.retried)",
-            "worker.failed": "\(s.failed)", "worker.released": "\(s.released)",
+            "worker.failed": "\(s.failed)", "worker.expired": "\(s.expired)", "worker.released": "\(s.released)",
         ])
     }
 
@@ -171,7 +178,7 @@ public final class PushWorker: Sendable {
     }
 
     /// The sender for `key`, created and started on first use.
-    func sender(for key: SenderKey) throws -> APNsSender {
+    func sender(for key: Endpoint) throws -> APNsSender {
         if let existing = state.withLock({ $0.senders[key] }) { return existing }
         guard let credential = configuration.credentials[key.credential] else {
             throw WorkerError(.configuration, "no credential named \(key.credential)")

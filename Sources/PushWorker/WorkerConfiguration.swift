@@ -13,8 +13,12 @@ public struct WorkerConfiguration: Sendable {
     /// The credentials this worker can send with, by name; rows whose `credential` is NULL use `"default"`.
     /// Rows naming a credential this worker lacks are left for a worker that has it.
     public var credentials: [String: APNsCredential]
-    /// `apns-topic` for rows whose `topic` is NULL (`PUSHQ_APNS_TOPIC`), suffix added per push type.
+    /// `apns-topic` for rows whose `topic` is NULL (`PUSHQ_APNS_TOPIC`), suffix added per push type,
+    /// unless their credential has a topic of its own in ``credentialTopics``.
     public var defaultTopic: String?
+    /// Each credential's own default topic (the credentials file's `topic`), by credential name.
+    /// Defaults to none.
+    public var credentialTopics: [String: String]
     /// How the senders connect; its `environment` is the default for rows whose `environment` is NULL.
     public var sender: APNsSenderConfiguration
     /// Most rows claimed by one statement (`PUSHQ_CLAIM_BATCH`). Defaults to 500.
@@ -35,6 +39,17 @@ public struct WorkerConfiguration: Sendable {
     public var pauseBaseSeconds: Double
     /// Longest pause of a rejected credential, in seconds (`PUSHQ_PAUSE_CAP_SECONDS`). Defaults to 900.
     public var pauseCapSeconds: Double
+    /// First probe of an endpoint that is down, in seconds (`PUSHQ_OUTAGE_PROBE_BASE_SECONDS`). Defaults to 1.
+    public var outageProbeBaseSeconds: Double
+    /// Longest interval between probes of an endpoint that is down, in seconds
+    /// (`PUSHQ_OUTAGE_PROBE_CAP_SECONDS`). Defaults to 45, so that every row goes out within
+    /// a minute of the recovery.
+    public var outageProbeCapSeconds: Double
+    /// How often the worker marks itself alive in `pushq.workers` and expires rows that no
+    /// worker claims, in seconds. Defaults to 5.
+    public var heartbeatSeconds: Double
+    /// The server-side limit of each of the worker's statements, in seconds. Defaults to 30.
+    public var statementTimeoutSeconds: Double
     /// On SIGTERM/SIGINT, how long to wait for answers in flight before releasing them,
     /// in seconds (`PUSHQ_SHUTDOWN_SECONDS`). Defaults to 5.
     public var shutdownSeconds: Double
@@ -46,6 +61,7 @@ public struct WorkerConfiguration: Sendable {
         self.workerID = workerID
         self.credentials = credentials
         self.defaultTopic = defaultTopic
+        self.credentialTopics = [:]
         self.sender = sender
         self.claimBatchSize = 500
         self.prefetch = 500
@@ -54,7 +70,23 @@ public struct WorkerConfiguration: Sendable {
         self.retryPolicy = RetryPolicy()
         self.pauseBaseSeconds = 30
         self.pauseCapSeconds = 900
+        self.outageProbeBaseSeconds = 1
+        self.outageProbeCapSeconds = 45
+        self.heartbeatSeconds = 5
+        self.statementTimeoutSeconds = 30
         self.shutdownSeconds = 5
+    }
+
+    /// How endpoints are held and probed (pauses and outages).
+    public var holdPolicy: HoldPolicy {
+        HoldPolicy(pauseBaseSeconds: pauseBaseSeconds, pauseCapSeconds: pauseCapSeconds,
+                   outageBaseSeconds: outageProbeBaseSeconds, outageCapSeconds: outageProbeCapSeconds)
+    }
+
+    /// The `apns-topic` for a row whose `topic` is NULL: its credential's topic, else the
+    /// worker's, with the push type's suffix; nil when neither is set.
+    public func topic(credential: String, pushType: PushType) -> String? {
+        (credentialTopics[credential] ?? defaultTopic).map { $0 + pushType.topicSuffix }
     }
 
     /// The name rows with a NULL `credential` use.
@@ -81,6 +113,8 @@ public struct WorkerConfiguration: Sendable {
         if let v = try number("PUSHQ_PAUSE_BASE_SECONDS", 0.01...86_400) { pauseBaseSeconds = v }
         if let v = try number("PUSHQ_PAUSE_CAP_SECONDS", 0.01...86_400) { pauseCapSeconds = v }
         if let v = try number("PUSHQ_SHUTDOWN_SECONDS", 0...3600) { shutdownSeconds = v }
+        if let v = try number("PUSHQ_OUTAGE_PROBE_BASE_SECONDS", 0.01...3600) { outageProbeBaseSeconds = v }
+        if let v = try number("PUSHQ_OUTAGE_PROBE_CAP_SECONDS", 0.01...3600) { outageProbeCapSeconds = v }
         let base = try number("PUSHQ_RETRY_BASE_SECONDS", 0.001...86_400) ?? retryPolicy.baseSeconds
         let cap = try number("PUSHQ_RETRY_CAP_SECONDS", 0.001...864_000) ?? retryPolicy.capSeconds
         guard cap >= base else {
@@ -101,6 +135,9 @@ public struct WorkerConfiguration: Sendable {
         }
         guard pauseCapSeconds >= pauseBaseSeconds else {
             throw WorkerError(.configuration, "PUSHQ_PAUSE_CAP_SECONDS must not be below PUSHQ_PAUSE_BASE_SECONDS")
+        }
+        guard outageProbeCapSeconds >= outageProbeBaseSeconds else {
+            throw WorkerError(.configuration, "PUSHQ_OUTAGE_PROBE_CAP_SECONDS must not be below PUSHQ_OUTAGE_PROBE_BASE_SECONDS")
         }
         guard !workerID.isEmpty else { throw WorkerError(.configuration, "PUSHQ_WORKER_ID must not be empty") }
     }

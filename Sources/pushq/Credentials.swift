@@ -16,15 +16,18 @@ struct CredentialOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Password of the certificate file. Prefer the variable: flags show in `ps`.", discussion: "Defaults to $PUSHQ_APNS_CERT_PASSWORD."))
     var certPassword: String?
     @Option(help: ArgumentHelp("JSON file naming several credentials (for the rows' credential column).", discussion: """
-        Defaults to $PUSHQ_CREDENTIALS_FILE. Form: {"NAME": {"team_id": "...", "key_id": "...", "key_file": "..."}, \
-        "OTHER": {"cert_file": "...", "cert_password": "..."}}. A credential named "default" there replaces the one \
-        from the flags above.
+        Defaults to $PUSHQ_CREDENTIALS_FILE. Form: {"NAME": {"team_id": "...", "key_id": "...", "key_file": "...", "topic": "..."}, \
+        "OTHER": {"cert_file": "...", "cert_password": "...", "topic": "..."}}. "topic" (optional) is the bundle id for that \
+        credential's rows whose topic is NULL (else --topic). A credential named "default" there replaces the one from the \
+        flags above. Every credential is loaded and checked at start.
         """))
     var credentialsFile: String?
 
-    /// The credentials by name; the flags/variables give `"default"`.
-    func resolve() throws -> [String: APNsCredential] {
+    /// The credentials by name (the flags/variables give `"default"`), and the default topics
+    /// the credentials file gives some of them.
+    func resolve() throws -> (credentials: [String: APNsCredential], topics: [String: String]) {
         var out: [String: APNsCredential] = [:]
+        var topics: [String: String] = [:]
         let team = teamID ?? Environment.nonEmpty("PUSHQ_APNS_TEAM_ID")
         let key = keyID ?? Environment.nonEmpty("PUSHQ_APNS_KEY_ID")
         let keyPath = keyFile ?? Environment.nonEmpty("PUSHQ_APNS_KEY_FILE")
@@ -42,9 +45,12 @@ struct CredentialOptions: ParsableArguments {
             out[WorkerConfiguration.defaultCredentialName] = .certificate(APNsClientCertificate.detectingFormat(file: cert, password: password))
         }
         if let file = credentialsFile ?? Environment.nonEmpty("PUSHQ_CREDENTIALS_FILE") {
-            for (name, credential) in try Self.load(file: file) { out[name] = credential }
+            for (name, entry) in try Self.load(file: file) {
+                out[name] = entry.credential
+                topics[name] = entry.topic
+            }
         }
-        return out
+        return (out, topics)
     }
 
     struct Entry: Decodable {
@@ -53,9 +59,10 @@ struct CredentialOptions: ParsableArguments {
         var key_file: String?
         var cert_file: String?
         var cert_password: String?
+        var topic: String?
     }
 
-    static func load(file: String) throws -> [String: APNsCredential] {
+    static func load(file: String) throws -> [String: (credential: APNsCredential, topic: String?)] {
         let data: Data
         do { data = try Data(contentsOf: URL(fileURLWithPath: file)) } catch {
             throw ValidationError("cannot read PUSHQ_CREDENTIALS_FILE \(file): \(error.localizedDescription)")
@@ -64,14 +71,23 @@ struct CredentialOptions: ParsableArguments {
         do { entries = try JSONDecoder().decode([String: Entry].self, from: data) } catch {
             throw ValidationError("PUSHQ_CREDENTIALS_FILE \(file) is not a JSON object of credentials: \(error)")
         }
-        var out: [String: APNsCredential] = [:]
-        for (name, e) in entries {
-            if let team = e.team_id, let key = e.key_id, let path = e.key_file {
-                out[name] = try APNsCredential.token(teamID: team, keyID: key, keyFile: path)
-            } else if let cert = e.cert_file {
-                out[name] = .certificate(APNsClientCertificate.detectingFormat(file: cert, password: e.cert_password))
-            } else {
-                throw ValidationError("credential \(name) in \(file) needs team_id, key_id and key_file, or cert_file")
+        var out: [String: (credential: APNsCredential, topic: String?)] = [:]
+        for (name, e) in entries.sorted(by: { $0.key < $1.key }) {
+            if let topic = e.topic, topic.isEmpty || topic.utf8.contains(where: { $0 <= 0x20 || $0 >= 0x7f }) {
+                throw ValidationError("credential \(name) in \(file): topic must be a bundle id such as com.example.app, not \"\(topic)\"")
+            }
+            do {
+                if let team = e.team_id, let key = e.key_id, let path = e.key_file {
+                    out[name] = (try APNsCredential.token(teamID: team, keyID: key, keyFile: path), e.topic)
+                } else if let cert = e.cert_file {
+                    let certificate = APNsClientCertificate.detectingFormat(file: cert, password: e.cert_password)
+                    try certificate.validate()
+                    out[name] = (.certificate(certificate), e.topic)
+                } else {
+                    throw ValidationError("needs team_id, key_id and key_file, or cert_file")
+                }
+            } catch {
+                throw ValidationError("credential \(name) in \(file): \(error)")
             }
         }
         return out

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Logging
+import PushCore
 
 @main
 struct PushqCommand: AsyncParsableCommand {
@@ -11,6 +12,7 @@ struct PushqCommand: AsyncParsableCommand {
             to Apple Push Notification service over HTTP/2 and record the outcome in the same rows.
             Configuration comes from flags, which override PUSHQ_* environment variables.
             """,
+        version: PushqVersion.current,
         subcommands: [Migrate.self, Worker.self, Send.self, Status.self]
     )
 }

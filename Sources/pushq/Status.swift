@@ -4,7 +4,7 @@ import PushStore
 
 struct Status: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Show the queue: counts per status, oldest waiting row, recent failures, invalid tokens, paused credentials."
+        abstract: "Show the queue: counts per status, oldest waiting row, recent failures, invalid tokens, paused credentials, endpoints down, live workers."
     )
 
     @OptionGroup var database: DatabaseOptions
@@ -65,12 +65,30 @@ struct Status: AsyncParsableCommand {
         for i in 0..<invalid.count {
             print("  " + pad(invalid.string(i, 0) ?? "", 16) + (invalid.string(i, 1) ?? ""))
         }
-        let pauses = try await c.activePauses()
+        let holds = try await c.holdReports()
+        let pauses = holds.filter { $0.held.kind != .outage }
+        let outages = holds.filter { $0.held.kind == .outage }
         print("paused credentials" + (pauses.isEmpty ? ": none" : ""))
-        for (pause, until) in pauses {
-            let left = max(0, Int(until.timeIntervalSinceNow.rounded(.up)))
-            print("  \(pause.credential) (\(pause.environment.rawValue)): \(pause.reason), \(left) s left — \(pause.message)")
+        for h in pauses { print("  " + describe(h)) }
+        print("endpoints down" + (outages.isEmpty ? ": none" : ""))
+        for h in outages { print("  " + describe(h)) }
+        let workers = try await c.liveWorkers()
+        print("live workers" + (workers.isEmpty ? ": none" : ""))
+        for w in workers {
+            let served = w.credentials.map { c in c.name + (c.topic.map { " (\($0))" } ?? "") }.joined(separator: ", ")
+            print("  \(w.id)  pushq \(w.version), up \(Int(-w.startedAt.timeIntervalSinceNow)) s, beat \(Int(w.heartbeatAge)) s ago, default environment \(w.credentials.first?.environment ?? "?"), credentials: \(served)")
         }
+        let orphans = try await c.rowsWithoutWorker()
+        print("waiting for a credential no live worker serves" + (orphans.isEmpty ? ": none" : ""))
+        for o in orphans {
+            print("  " + pad(o.credential, 16) + "\(o.rows) (they expire at their expires_at; start a worker with this credential)")
+        }
+    }
+
+    private func describe(_ h: HoldReport) -> String {
+        let left = max(0, Int(h.nextProbe.timeIntervalSinceNow.rounded(.up)))
+        let probe = h.held.probeDue ? "probe due" : "next probe in \(left) s"
+        return "\(h.held.endpoint.credential) (\(h.held.endpoint.environment.rawValue)): \(h.held.reason), \(probe) — \(h.message)"
     }
 
     private func pad(_ s: String, _ width: Int) -> String {

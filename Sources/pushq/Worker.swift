@@ -17,11 +17,18 @@ struct Worker: AsyncParsableCommand {
             On SIGTERM or SIGINT the worker stops claiming, waits for answers in flight \
             (PUSHQ_SHUTDOWN_SECONDS, default 5), records them, releases what it never sent, and exits 0.
 
+            Faults that last cost no notification: when APNs cannot be reached or answers only 5xx, \
+            or rejects a credential, or answers BadDeviceToken to most tokens, every worker holds that \
+            (credential, environment) back (pushq.credential_pauses); its rows wait with their attempts \
+            given back, and one worker probes it at growing intervals until it answers. An APNs that cannot \
+            be reached at start is such an outage, not an error. `pushq status` shows holds and live workers.
+
             Tuning variables (defaults in brackets): PUSHQ_APNS_CONNECTIONS [2], PUSHQ_APNS_STREAMS [500] \
             (streams in flight per connection; APNs allows 1000), PUSHQ_APNS_REQUEST_TIMEOUT [30], PUSHQ_APNS_CONNECT_TIMEOUT [10], \
             PUSHQ_CLAIM_BATCH [500], PUSHQ_PREFETCH [500], PUSHQ_LEASE_SECONDS [120], PUSHQ_POLL_SECONDS [1], \
             PUSHQ_RETRY_BASE_SECONDS [1], PUSHQ_RETRY_CAP_SECONDS [600], PUSHQ_PAUSE_BASE_SECONDS [30], \
-            PUSHQ_PAUSE_CAP_SECONDS [900], PUSHQ_SHUTDOWN_SECONDS [5].
+            PUSHQ_PAUSE_CAP_SECONDS [900], PUSHQ_OUTAGE_PROBE_BASE_SECONDS [1], PUSHQ_OUTAGE_PROBE_CAP_SECONDS [45], \
+            PUSHQ_SHUTDOWN_SECONDS [5].
             """
     )
 
@@ -31,7 +38,7 @@ struct Worker: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Default apns-topic (bundle id) for rows whose topic is NULL.", discussion: "Defaults to $PUSHQ_APNS_TOPIC."))
     var topic: String?
     @Option(help: ArgumentHelp("Default environment for rows whose environment is NULL: production or development.",
-                               discussion: "Defaults to $PUSHQ_APNS_ENVIRONMENT, else development."))
+                               discussion: "Defaults to $PUSHQ_APNS_ENVIRONMENT, else production (the environment of a device registered without one)."))
     var environment: String?
     @Option(help: ArgumentHelp("Base URL replacing Apple's hosts (a mock or a proxy).", discussion: "Defaults to $PUSHQ_APNS_URL."))
     var apnsURL: String?
@@ -49,12 +56,14 @@ struct Worker: AsyncParsableCommand {
         var configuration: WorkerConfiguration
         do {
             let sender = try APNsSenderConfiguration.fromEnvironment(env)
+            let resolved = try credentials.resolve()
             configuration = WorkerConfiguration(
                 databaseURL: try database.resolvedURL(),
                 workerID: workerID ?? Environment.nonEmpty("PUSHQ_WORKER_ID") ?? Self.defaultWorkerID(),
-                credentials: try credentials.resolve(),
+                credentials: resolved.credentials,
                 defaultTopic: topic ?? Environment.nonEmpty("PUSHQ_APNS_TOPIC"),
                 sender: sender)
+            configuration.credentialTopics = resolved.topics
             try configuration.applyTuning(from: env)
             try configuration.validate()
         } catch let error as APNsTransportError {

@@ -4,8 +4,10 @@ import Testing
 @Suite struct DispositionTests {
     let policy = RetryPolicy(baseSeconds: 1, capSeconds: 600, throttleDelaySeconds: 300)
 
-    func decide(_ outcome: Outcome, reason: String? = nil, attempts: Int = 1, max: Int = 10, random: Double = 0.5) -> Disposition {
-        Disposition.decide(outcome: outcome, reason: reason, attempts: attempts, maxAttempts: max, policy: policy, unitRandom: { random })
+    func decide(_ outcome: Outcome, reason: String? = nil, attempts: Int = 1, max: Int = 10, last: String? = nil,
+                random: Double = 0.5) -> Disposition {
+        Disposition.decide(outcome: outcome, reason: reason, attempts: attempts, maxAttempts: max, lastReason: last,
+                           policy: policy, unitRandom: { random })
     }
 
     @Test("final outcomes: sent, permanent failure, invalidation with the 410 time")
@@ -17,53 +19,79 @@ import Testing
         #expect(decide(.invalidateToken(reason: .badDeviceToken, at: nil)).invalidation?.atMilliseconds == nil)
     }
 
-    @Test("retries back off with full jitter, then fail once max_attempts is used up")
+    @Test("expired while waiting for a stream: expired, attempt given back, last reason kept")
+    func expiredBeforeSending() {
+        #expect(decide(.expiredBeforeSending, last: "InternalServerError") ==
+                Disposition(status: .expired, reason: "InternalServerError", refundsAttempt: true))
+    }
+
+    @Test("retries wait the base plus full jitter, then fail once max_attempts is used up")
     func retries() {
         let second = decide(.retry(.serverError(.internalServerError)), attempts: 2, random: 0.5)
-        #expect(second.status == .retrying)
-        #expect(second.reason == "InternalServerError")
-        #expect(second.retryDelay == 1.0)  // 0.5 × min(600, 1 × 2^1)
-        #expect(!second.refundsAttempt)
+        #expect(second == Disposition(status: .retrying, reason: "InternalServerError", retryDelay: 2.0))  // 1 + 0.5 × min(600, 1 × 2^1)
         let last = decide(.retry(.serverError(.internalServerError)), attempts: 10, max: 10)
         #expect(last == Disposition(status: .failed, reason: "InternalServerError"))
         // A transport failure records the local reason passed in.
-        let unknown = decide(.retry(.outcomeUnknown(.timeout)), reason: "TransportTimeout", attempts: 1)
-        #expect(unknown.reason == "TransportTimeout")
-        #expect(unknown.status == .retrying)
+        #expect(decide(.retry(.outcomeUnknown(.timeout)), reason: "TransportTimeout", attempts: 1) ==
+                Disposition(status: .retrying, reason: "TransportTimeout", retryDelay: 1.5))
+        #expect(decide(.retry(.outcomeUnknown(.timeout)), reason: "TransportTimeout", attempts: 10, max: 10).status == .failed)
         // An unknown reason gets 3 attempts whatever max_attempts says.
         #expect(decide(.retry(.unknownReason("NewThing")), attempts: 3, max: 10).status == .failed)
         #expect(decide(.retry(.unknownReason("NewThing")), attempts: 2, max: 10).status == .retrying)
-        // 429 waits the throttle delay on top of the jitter: only that token slows down.
-        #expect(decide(.retry(.tooManyRequests), attempts: 1, random: 0).retryDelay == 300)
+        // 429 waits the throttle delay on top of the jitter and throttles the token.
+        #expect(decide(.retry(.tooManyRequests), attempts: 1, random: 0) ==
+                Disposition(status: .retrying, reason: "TooManyRequests", retryDelay: 300, throttlesToken: true))
     }
 
-    @Test("connection-level failures and credential pauses give the attempt back")
-    func refunds() {
-        let renew = decide(.retryNow(.renewProviderToken))
-        #expect(renew == Disposition(status: .retrying, reason: "ExpiredProviderToken", retryDelay: 0, refundsAttempt: true))
+    @Test("a connection or TLS handshake that never came up never counts, even on the last attempt",
+          arguments: [TransportFailure.Kind.connect, .tls])
+    func deliveredNothing(kind: TransportFailure.Kind) {
+        let d = decide(.retry(.outcomeUnknown(kind)), reason: "X", attempts: 10, max: 10, random: 0)
+        #expect(d == Disposition(status: .retrying, reason: "X", retryDelay: 1, refundsAttempt: true))
+    }
+
+    @Test("connection-level failures give the attempt back the first time and wait 1-2 s; a repeat counts and ends the row at max_attempts")
+    func retryNow() {
+        let renew = decide(.retryNow(.renewProviderToken), random: 0.25)
+        #expect(renew == Disposition(status: .retrying, reason: "ExpiredProviderToken", retryDelay: 1.25, refundsAttempt: true))
         #expect(decide(.retryNow(.freshConnection(.tooManyProviderTokenUpdates))).reason == "TooManyProviderTokenUpdates")
-        let pause = decide(.pauseCredential("InvalidProviderToken"), attempts: 10, max: 10)
-        #expect(pause == Disposition(status: .retrying, reason: "InvalidProviderToken", refundsAttempt: true, pausesCredential: true))
+        let repeatRenew = decide(.retryNow(.renewProviderToken), attempts: 3, last: "ExpiredProviderToken", random: 0)
+        #expect(repeatRenew == Disposition(status: .retrying, reason: "ExpiredProviderToken", retryDelay: 1))
+        #expect(decide(.retryNow(.freshConnection(.shutdown)), attempts: 10, max: 10, last: "Shutdown") ==
+                Disposition(status: .failed, reason: "Shutdown"))
     }
 
-    @Test("burst detector: more than half of at least 20 recent answers")
-    func burst() {
-        var d = BurstDetector(capacity: 32, minimumAnswers: 20)
-        for _ in 0..<19 { d.record(suspect: true) }
-        #expect(!d.canJudge)
-        #expect(!d.isBurst)
-        d.record(suspect: true)
-        #expect(d.isBurst)
-        d.reset()
-        #expect(d.count == 0)
-        // 10 bad of 20: exactly half is not a burst; 11 of 21 is.
-        for i in 0..<20 { d.record(suspect: i % 2 == 0) }
-        #expect(!d.isBurst)
-        d.record(suspect: true)
-        #expect(d.isBurst)
-        // Old answers roll out of the window: 32 good answers clear it.
-        for _ in 0..<32 { d.record(suspect: false) }
-        #expect(!d.isBurst)
-        #expect(d.count == 32)
+    @Test("a credential pause gives the attempt back even on the last attempt")
+    func pause() {
+        #expect(decide(.pauseCredential("InvalidProviderToken"), attempts: 10, max: 10, random: 0) ==
+                Disposition(status: .retrying, reason: "InvalidProviderToken", retryDelay: 1, refundsAttempt: true))
+    }
+
+    /// Every outcome, at every attempt: a row that keeps its attempt and retries is below
+    /// max_attempts (so the claim never takes it past), and no resend comes sooner than the base.
+    @Test("invariants over every outcome and attempt: never past max_attempts, never a resend under the base")
+    func invariants() {
+        let outcomes: [Outcome] = [
+            .sent, .fail(.badTopic), .invalidateToken(reason: .unregistered, at: nil), .expiredBeforeSending,
+            .retry(.serverError(nil)), .retry(.outcomeUnknown(.timeout)), .retry(.outcomeUnknown(.connect)),
+            .retry(.outcomeUnknown(.tls)), .retry(.outcomeUnknown(.connectionLost)), .retry(.tooManyRequests),
+            .retry(.idleTimeout), .retry(.unknownReason("X")), .retryNow(.renewProviderToken),
+            .retryNow(.freshConnection(.shutdown)), .pauseCredential("InvalidProviderToken"),
+        ]
+        for outcome in outcomes {
+            for max in 1...4 {
+                for attempts in 1...max {
+                    for last in [nil, "ExpiredProviderToken", "Shutdown"] as [String?] {
+                        for random in [0.0, 0.999] {
+                            let d = decide(outcome, reason: "R", attempts: attempts, max: max, last: last, random: random)
+                            if d.status == .retrying {
+                                #expect(d.refundsAttempt || attempts < max, "\(outcome) at \(attempts)/\(max)")
+                                #expect(d.retryDelay >= policy.baseSeconds, "\(outcome) waits \(d.retryDelay)")
+                            }
+                        }
+                    }
+                }
+            }
+        }
     }
 }

@@ -9,12 +9,13 @@ import Testing
         #expect(policy.ceiling(attempt: attempt) == expected)
     }
 
-    @Test func fullJitterSpansZeroToCeiling() {
+    @Test("the base is a floor; full jitter spans the ceiling above it")
+    func floorPlusFullJitter() {
         let kind = Outcome.RetryKind.serverError(nil)
-        #expect(policy.delay(attempt: 3, kind: kind) { 0 } == 0)
-        #expect(policy.delay(attempt: 3, kind: kind) { 0.5 } == 4)
-        #expect(policy.delay(attempt: 3, kind: kind) { 0.999 } < 8)
-        #expect(policy.delay(attempt: 9, kind: kind) { 0.5 } == 30)
+        #expect(policy.delay(attempt: 3, kind: kind) { 0 } == 2)
+        #expect(policy.delay(attempt: 3, kind: kind) { 0.5 } == 6)
+        #expect(policy.delay(attempt: 3, kind: kind) { 0.999 } < 10)
+        #expect(policy.delay(attempt: 9, kind: kind) { 0.5 } == 32)
     }
 
     @Test func throttledTokensWaitMinutes() {
@@ -22,14 +23,18 @@ import Testing
         #expect(policy.delay(attempt: 2, kind: .tooManyRequests) { 0.5 } == 302)
     }
 
-    @Test func idleTimeoutRetriesSoon() {
-        #expect(policy.delay(attempt: 8, kind: .idleTimeout) { 0.5 } == 1)
+    @Test("an idle timeout, and every resend that is not the notification's fault, waits base to twice the base")
+    func soon() {
+        #expect(policy.delay(attempt: 8, kind: .idleTimeout) { 0.5 } == 3)
+        #expect(policy.soonDelay { 0 } == 2)
+        #expect(policy.soonDelay { 1 } == 4)
     }
 
     @Test func systemRandomStaysInBounds() {
+        var g = SystemRandomNumberGenerator()
         for attempt in 1...12 {
-            let d = policy.delay(attempt: attempt, kind: .outcomeUnknown(.timeout))
-            #expect(d >= 0 && d <= policy.ceiling(attempt: attempt))
+            let d = policy.delay(attempt: attempt, kind: .outcomeUnknown(.timeout)) { Double.random(in: 0..<1, using: &g) }
+            #expect(d >= policy.baseSeconds && d <= policy.baseSeconds + policy.ceiling(attempt: attempt))
         }
     }
 }

@@ -21,18 +21,17 @@ struct DecideTests {
 
     @Test("an invalidation names its own row's token even when an earlier answer's row is no longer held")
     func invalidationTokenFollowsItsRow() throws {
-        let key = PushWorker.SenderKey(credential: "default", environment: .production)
+        let key = Endpoint(credential: "default", environment: .production)
         let gone = Fixtures.token(2, prefix: "9")
         let held: [PushWorker.Held?] = [
             nil,  // released meanwhile: nothing to write
-            PushWorker.Held(attempt: 1, maxAttempts: 10, key: key, deviceToken: Fixtures.token(1, prefix: "9"), lastReason: nil),
-            PushWorker.Held(attempt: 1, maxAttempts: 10, key: key, deviceToken: gone, lastReason: nil),
+            PushWorker.Held(attempt: 1, maxAttempts: 10, endpoint: key, deviceToken: Fixtures.token(1, prefix: "9"), lastReason: nil),
+            PushWorker.Held(attempt: 1, maxAttempts: 10, endpoint: key, deviceToken: gone, lastReason: nil),
         ]
         let answers = [answer(1, token: "x", status: 200), answer(2, token: "y", status: 200),
                        answer(3, token: "z", status: 410, reason: .unregistered, timestamp: 1_700_000_000_000)]
-        var detectors: [PushWorker.SenderKey: BurstDetector] = [:]
-        var paused: [PushWorker.SenderKey: ContinuousClock.Instant] = [:]
-        let batch = try worker().decide(answers, held: held, detectors: &detectors, pausedUntil: &paused)
+        var decider = Decider(policy: RetryPolicy())
+        let batch = try worker().decide(answers, held: held, decider: &decider)
         #expect(batch.completions.map(\.id) == [2, 3])
         #expect(batch.invalidations == [TokenInvalidation(deviceToken: gone, environment: .production, reason: "Unregistered",
                                                           atMilliseconds: 1_700_000_000_000)])

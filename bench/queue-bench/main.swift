@@ -49,8 +49,8 @@ case "sql":
         total += rows.count
         let completions = rows.map { RowCompletion(id: $0.id, attempt: $0.attempts, disposition: sent, httpStatus: 200, apnsUniqueID: nil) }
         pending = Task {
-            try await completer.complete(completions, invalidations: [], pauses: [], resumed: [(credential: "default", environment: .development)],
-                                         workerID: "queue-bench", pauseBaseSeconds: 30, pauseCapSeconds: 900)
+            try await completer.complete(completions, invalidations: [], holds: [], resumed: [Endpoint(credential: "default", environment: .development)],
+                                         workerID: "queue-bench")
         }
     }
     let elapsed = ContinuousClock.now - started

@@ -1,0 +1,195 @@
+/// One answered attempt, as the ``Decider`` sees it: the row's counters and the answer.
+public struct Answer: Sendable, Hashable {
+    /// The notification's id.
+    public var row: Int64
+    public var endpoint: Endpoint
+    /// The row's attempts including this one (≥ 1).
+    public var attempts: Int
+    public var maxAttempts: Int
+    /// The previous attempt's `last_reason`.
+    public var lastReason: String?
+    /// Whether the row was claimed as the probe of a held endpoint.
+    public var isProbe: Bool
+    public var outcome: Outcome
+    /// `last_reason` when the outcome carries no reason of its own (`TransportTimeout`, `HTTP500`).
+    public var reasonText: String?
+    /// Whether APNs answered with an HTTP status (as opposed to a transport failure).
+    public var isHTTPAnswer: Bool
+    /// The provider token the request carried (token auth), nil for certificate auth.
+    public var token: TokenUse?
+
+    public init(row: Int64, endpoint: Endpoint, attempts: Int, maxAttempts: Int, lastReason: String?, isProbe: Bool = false,
+                outcome: Outcome, reasonText: String?, isHTTPAnswer: Bool, token: TokenUse? = nil) {
+        self.row = row
+        self.endpoint = endpoint
+        self.attempts = attempts
+        self.maxAttempts = maxAttempts
+        self.lastReason = lastReason
+        self.isProbe = isProbe
+        self.outcome = outcome
+        self.reasonText = reasonText
+        self.isHTTPAnswer = isHTTPAnswer
+        self.token = token
+    }
+}
+
+/// The provider token a request carried: which one, and how old it was when the answer came.
+public struct TokenUse: Sendable, Hashable {
+    /// The token manager's serial number of the token.
+    public var serial: Int
+    /// Seconds from the token's `iat` to the answer, by this host's clock.
+    public var ageSeconds: Int64
+
+    public init(serial: Int, ageSeconds: Int64) {
+        self.serial = serial
+        self.ageSeconds = ageSeconds
+    }
+}
+
+/// What to write for a batch of answers.
+public struct Decisions: Sendable, Hashable {
+    /// One per answer, in the same order.
+    public var dispositions: [Disposition] = []
+    /// Endpoints to hold back (at most one per endpoint).
+    public var holds: [HoldRequest] = []
+    /// Endpoints that had a notification accepted and no new hold: lift their holds.
+    public var resumed: [Endpoint] = []
+}
+
+/// Every decision the complete loop makes about answers, as one pure state machine: each
+/// answer's ``Disposition``, and per endpoint the burst detector, the outage detector
+/// (``EndpointHealth``) and the wrong-clock check, which hold an endpoint back instead of
+/// letting its rows use up their attempts or invalidate good tokens.
+///
+/// The worker feeds it batches of ``Answer``s and writes the ``Decisions`` back; the state
+/// lives as long as the worker. Randomness is injected; time comes in the answers (token ages).
+///
+/// The rules, beyond ``Disposition/decide(outcome:reason:attempts:maxAttempts:lastReason:policy:unitRandom:)``:
+/// - **Outage.** While an endpoint is down, and for every probe of a held endpoint, a failure
+///   that says APNs is down (5xx, no connection, timeout) gives the attempt back and waits;
+///   the first batch that takes the endpoint down holds it for every worker.
+/// - **Burst.** A `BadDeviceToken` / `DeviceTokenNotForTopic` answer is acted on only once
+///   the endpoint's detector can judge, and only when it shows no burst. Before that the row
+///   waits, its attempt given back; in a burst, it waits and the endpoint is held. The
+///   detector is never reset by a hold.
+/// - **Wrong clock.** `ExpiredProviderToken` for ``freshTokensToPause`` different tokens that
+///   were signed less than ``freshTokenSeconds`` before holds the credential, with a message
+///   pointing at the host's clock, instead of resending forever.
+/// - **Rejected credential.** ``Outcome/pauseCredential(_:)`` holds the credential.
+public struct Decider: Sendable {
+    public var policy: RetryPolicy
+    /// A token younger than this, in seconds, that APNs calls expired means the clocks
+    /// disagree. Defaults to 600 (tokens are valid for 3600).
+    public var freshTokenSeconds: Int64 = 600
+    /// Different fresh tokens rejected as expired before the credential is held. Defaults to 2.
+    public var freshTokensToPause = 2
+
+    private struct EndpointState: Sendable {
+        var health = EndpointHealth()
+        var burst = BurstDetector()
+        /// Serials of fresh tokens APNs called expired since the last accepted notification.
+        var expiredFreshTokens: Set<Int> = []
+        var expiredFreshAge: Int64 = 0
+    }
+    private var endpoints: [Endpoint: EndpointState] = [:]
+
+    public init(policy: RetryPolicy) {
+        self.policy = policy
+    }
+
+    /// Whether `endpoint` is down by this worker's answers.
+    public func isDown(_ endpoint: Endpoint) -> Bool { endpoints[endpoint]?.health.isDown ?? false }
+
+    /// Whether `endpoint`'s burst detector shows a burst now.
+    public func isBurst(_ endpoint: Endpoint) -> Bool { endpoints[endpoint]?.burst.isBurst ?? false }
+
+    /// Decides a batch of answers.
+    ///
+    /// The endpoint state is brought up to date with the whole batch first, so every answer
+    /// in it is judged on the same state (the answers that take an endpoint down are given
+    /// their attempts back too).
+    public mutating func decide(_ answers: [Answer], unitRandom: () -> Double) -> Decisions {
+        for a in answers {
+            var state = endpoints[a.endpoint, default: EndpointState()]
+            state.health.record(a.outcome.healthSignal, row: a.row)
+            if a.isHTTPAnswer { state.burst.record(row: a.row, suspect: a.outcome.isBurstSuspect) }
+            switch a.outcome {
+            case .sent:
+                state.expiredFreshTokens.removeAll()
+            case .retryNow(.renewProviderToken):
+                if let token = a.token, token.ageSeconds < freshTokenSeconds {
+                    state.expiredFreshTokens.insert(token.serial)
+                    state.expiredFreshAge = token.ageSeconds
+                }
+            default:
+                break
+            }
+            endpoints[a.endpoint] = state
+        }
+
+        var out = Decisions()
+        out.dispositions.reserveCapacity(answers.count)
+        var resumed: [Endpoint] = []
+        func hold(_ request: HoldRequest) {
+            // One hold per endpoint and batch; a credential problem outranks the others.
+            if let i = out.holds.firstIndex(where: { $0.endpoint == request.endpoint }) {
+                if out.holds[i].kind != .credential { out.holds[i] = request }
+            } else {
+                out.holds.append(request)
+            }
+        }
+        for a in answers {
+            let state = endpoints[a.endpoint]!
+            var d = Disposition.decide(outcome: a.outcome, reason: a.reasonText, attempts: a.attempts, maxAttempts: a.maxAttempts,
+                                       lastReason: a.lastReason, policy: policy, unitRandom: unitRandom)
+            let signal = a.outcome.healthSignal
+            if signal == .unreachable || signal == .serverFailure, state.health.isDown || a.isProbe {
+                d = .waiting(reason: d.reason ?? "Unknown", delay: policy.soonDelay(unitRandom: unitRandom))
+                if state.health.isDown {
+                    hold(HoldRequest(endpoint: a.endpoint, kind: .outage, reason: d.reason ?? "Unknown",
+                                     message: Self.outageMessage(a.endpoint, reason: d.reason ?? "Unknown")))
+                }
+            } else if a.outcome.isBurstSuspect {
+                let reason = d.reason ?? APNsReason.badDeviceToken.rawValue
+                if !state.burst.canJudge {
+                    // Too few answers to tell a bad token from a wrong environment: wait, 1-16 s.
+                    d = .waiting(reason: reason, delay: policy.baseSeconds * (1 + 15 * min(max(unitRandom(), 0), 1)))
+                } else if state.burst.isBurst {
+                    d = .waiting(reason: reason, delay: policy.soonDelay(unitRandom: unitRandom))
+                    hold(HoldRequest(endpoint: a.endpoint, kind: .burst, reason: reason + "Burst",
+                                     message: Self.burstMessage(a.endpoint, reason: reason)))
+                }
+            } else if case .retryNow(.renewProviderToken) = a.outcome, state.expiredFreshTokens.count >= freshTokensToPause {
+                d = .waiting(reason: d.reason ?? APNsReason.expiredProviderToken.rawValue, delay: policy.soonDelay(unitRandom: unitRandom))
+                hold(HoldRequest(endpoint: a.endpoint, kind: .credential, reason: APNsReason.expiredProviderToken.rawValue,
+                                 message: Self.clockMessage(a.endpoint, age: state.expiredFreshAge)))
+            } else if case .pauseCredential(let reason) = a.outcome {
+                hold(HoldRequest(endpoint: a.endpoint, kind: .credential, reason: reason,
+                                 message: Self.credentialMessage(a.endpoint, reason: reason)))
+            }
+            if d.status == .sent, !resumed.contains(a.endpoint) { resumed.append(a.endpoint) }
+            out.dispositions.append(d)
+        }
+        out.resumed = resumed.filter { e in !out.holds.contains { $0.endpoint == e } }
+        return out
+    }
+
+    static func outageMessage(_ e: Endpoint, reason: String) -> String {
+        "APNs is unreachable or failing for credential \(e.credential) in \(e.environment.rawValue) (\(reason)): its notifications wait with their attempts given back, and one probe goes out at growing intervals until APNs answers"
+    }
+
+    static func burstMessage(_ e: Endpoint, reason: String) -> String {
+        "most recent answers for credential \(e.credential) in \(e.environment.rawValue) were \(reason): the tokens probably belong to the other environment or app (check PUSHQ_APNS_ENVIRONMENT, the rows' environment and topic); its notifications wait and no token was invalidated"
+    }
+
+    static func credentialMessage(_ e: Endpoint, reason: String) -> String {
+        if reason.hasPrefix("ClientCertificate") {
+            return "the client certificate of credential \(e.credential) cannot be used (\(reason)): check the certificate file, its password and its expiry date; its notifications wait"
+        }
+        return "APNs rejected credential \(e.credential) in \(e.environment.rawValue) with \(reason): check the key id, team id, key file or certificate; its notifications wait"
+    }
+
+    static func clockMessage(_ e: Endpoint, age: Int64) -> String {
+        "APNs answered ExpiredProviderToken to provider tokens of credential \(e.credential) signed \(age) s before by this host's clock: the host's clock is probably wrong (check NTP, e.g. timedatectl or chronyc tracking); its notifications wait"
+    }
+}

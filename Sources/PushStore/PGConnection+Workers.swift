@@ -1,0 +1,116 @@
+import Foundation
+import PushCore
+
+/// A credential a worker serves, as registered in `pushq.workers`.
+public struct ServedCredential: Sendable, Hashable, Codable {
+    public var name: String
+    /// The worker's environment for rows whose `environment` is NULL.
+    public var environment: String
+    /// The credential's default topic, if any.
+    public var topic: String?
+
+    public init(name: String, environment: String, topic: String?) {
+        self.name = name
+        self.environment = environment
+        self.topic = topic
+    }
+}
+
+/// A live worker, as `pushq status` shows it.
+public struct WorkerRecord: Sendable {
+    public var id: String
+    public var host: String
+    public var pid: Int
+    public var version: String
+    public var startedAt: Date
+    /// Seconds since its last heartbeat.
+    public var heartbeatAge: Double
+    public var credentials: [ServedCredential]
+}
+
+extension PGConnection {
+    /// A worker whose heartbeat is older than this, in seconds, counts as gone.
+    public static let workerLivenessSeconds = 30
+
+    /// Registers (or re-registers) this worker in `pushq.workers`, heartbeat now.
+    public func registerWorker(id: String, host: String, pid: Int, version: String, credentials: [ServedCredential]) throws {
+        let json = String(decoding: try JSONEncoder().encode(credentials), as: UTF8.self)
+        try query("""
+            INSERT INTO pushq.workers (id, host, pid, version, credentials) VALUES ($1, $2, $3, $4, $5::jsonb)
+            ON CONFLICT (id) DO UPDATE SET host = EXCLUDED.host, pid = EXCLUDED.pid, version = EXCLUDED.version,
+                   credentials = EXCLUDED.credentials, started_at = now(), heartbeat_at = now()
+            """, [id, host, pid, version, json])
+    }
+
+    /// Marks this worker alive now; re-registers it if its row is gone (pruned while it was cut off).
+    ///
+    /// - Returns: whether its row was still there.
+    @discardableResult
+    public func heartbeat(id: String) throws(PGError) -> Bool {
+        try query("UPDATE pushq.workers SET heartbeat_at = now() WHERE id = $1", [id]).affectedRows == 1
+    }
+
+    /// Removes this worker (clean stop), and every worker whose heartbeat is long gone.
+    public func unregisterWorker(id: String) throws(PGError) {
+        try query("DELETE FROM pushq.workers WHERE id = $1 OR heartbeat_at < now() - interval '1 day'", [id])
+    }
+
+    /// Workers whose heartbeat is recent (``workerLivenessSeconds``), oldest first.
+    public func liveWorkers() throws -> [WorkerRecord] {
+        let r = try query("""
+            SELECT id, host, pid, version, started_at, extract(epoch FROM now() - heartbeat_at)::float8, credentials::text
+              FROM pushq.workers WHERE heartbeat_at > now() - $1 * interval '1 second' ORDER BY started_at, id
+            """, [Self.workerLivenessSeconds])
+        var out: [WorkerRecord] = []
+        for i in 0..<r.count {
+            let credentials = (try? JSONDecoder().decode([ServedCredential].self, from: Data((r.string(i, 6) ?? "[]").utf8))) ?? []
+            out.append(WorkerRecord(id: r.string(i, 0) ?? "", host: r.string(i, 1) ?? "", pid: try r.decode(Int.self, i, 2) ?? 0,
+                                    version: r.string(i, 3) ?? "", startedAt: try r.decode(Date.self, i, 4) ?? Date(),
+                                    heartbeatAge: try r.decode(Double.self, i, 5) ?? 0, credentials: credentials))
+        }
+        return out
+    }
+
+    /// Rows waiting (`queued`/`retrying`) for a credential that no live worker serves, by credential name.
+    public func rowsWithoutWorker() throws(PGError) -> [(credential: String, rows: Int)] {
+        let r = try query("""
+            WITH served AS (
+                SELECT DISTINCT c->>'name' AS name
+                  FROM pushq.workers w, jsonb_array_elements(w.credentials) c
+                 WHERE w.heartbeat_at > now() - $1 * interval '1 second'
+            )
+            SELECT COALESCE(n.credential, 'default') AS credential, count(*)
+              FROM pushq.notifications n
+             WHERE n.status IN ('queued', 'retrying')
+               AND COALESCE(n.credential, 'default') NOT IN (SELECT name FROM served WHERE name IS NOT NULL)
+             GROUP BY 1 ORDER BY 2 DESC, 1
+            """, [Self.workerLivenessSeconds])
+        var out: [(credential: String, rows: Int)] = []
+        for i in 0..<r.count { out.append((r.string(i, 0) ?? "", try r.decode(Int.self, i, 1) ?? 0)) }
+        return out
+    }
+
+    /// Ends `expired` up to `limit` waiting rows whose `expires_at` has passed, whatever their
+    /// credential or endpoint: rows no worker claims (a held endpoint, a credential no live
+    /// worker has) still expire on time. Walks the `notifications_expiry` index.
+    ///
+    /// - Returns: the rows expired.
+    @discardableResult
+    public func expireWaiting(limit: Int) throws(PGError) -> Int {
+        try query("""
+            WITH gone AS (
+                SELECT id FROM pushq.notifications
+                 WHERE status IN ('queued', 'retrying') AND expires_at IS NOT NULL AND expires_at <= now()
+                 ORDER BY expires_at LIMIT $1
+                   FOR UPDATE SKIP LOCKED
+            )
+            UPDATE pushq.notifications n SET status = 'expired', finished_at = now()
+              FROM gone WHERE n.id = gone.id
+            """, [limit]).affectedRows
+    }
+
+    /// Deletes token throttles that have ended.
+    public func deleteEndedThrottles() throws(PGError) {
+        try query("DELETE FROM pushq.token_throttles WHERE until < now()")
+    }
+}

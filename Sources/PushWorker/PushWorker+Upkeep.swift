@@ -1,0 +1,83 @@
+import APNsTransport
+import Foundation
+import Logging
+import PushCore
+import PushStore
+
+extension PushWorker {
+    /// Loads and checks every configured credential before anything starts: a token key signs
+    /// a token, a certificate opens with its password. An expired certificate is logged here
+    /// and pauses its credential at its first connection.
+    ///
+    /// - Throws: ``WorkerError`` `.configuration` naming the credential and the problem.
+    func checkCredentials() throws {
+        for (name, credential) in configuration.credentials.sorted(by: { $0.key < $1.key }) {
+            do {
+                switch credential {
+                case .token(let manager):
+                    _ = try manager.newest()
+                case .certificate(let certificate):
+                    if let notAfter = try certificate.validate(), notAfter <= Int64(Date().timeIntervalSince1970) {
+                        logger.error("the client certificate of credential \(name) has expired: its notifications wait (credential paused at its first connection) until it is renewed",
+                                     metadata: ["apns.credential": "\(name)", "certificate.file": "\(certificate.file)",
+                                                "certificate.not_after": "\(Date(timeIntervalSince1970: TimeInterval(notAfter)))"])
+                    }
+                }
+            } catch {
+                throw WorkerError(.configuration, "credential \(name): \(error)")
+            }
+        }
+    }
+
+    /// What this worker serves, as registered in `pushq.workers`.
+    var servedCredentials: [ServedCredential] {
+        configuration.credentials.keys.sorted().map { name in
+            ServedCredential(name: name, environment: configuration.sender.environment.rawValue,
+                             topic: configuration.credentialTopics[name] ?? configuration.defaultTopic)
+        }
+    }
+
+    /// Registers this worker in `pushq.workers` (best effort: a failure is retried by the heartbeat).
+    func register(_ connection: PGConnection) async {
+        do {
+            try await connection.registerWorker(id: configuration.workerID, host: Self.hostName, pid: Int(getpid()),
+                                                version: PushqVersion.current, credentials: servedCredentials)
+        } catch {
+            logger.warning("cannot register in pushq.workers; retried with the heartbeat", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Removes this worker from `pushq.workers` at a clean stop (best effort).
+    func unregister(_ connection: PGConnection) async {
+        do { try await connection.unregisterWorker(id: configuration.workerID) } catch {
+            logger.debug("cannot unregister from pushq.workers", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// The worker's periodic upkeep: the heartbeat, expiring waiting rows that no worker claims
+    /// (held endpoints, credentials no live worker has), and deleting ended token throttles.
+    func upkeep(_ connection: PGConnection) async {
+        do {
+            if try await !connection.heartbeat(id: configuration.workerID) { await register(connection) }
+            var expired = 0
+            while true {
+                let n = try await connection.expireWaiting(limit: 1000)
+                expired += n
+                if n < 1000 || stopRequested { break }
+            }
+            if expired > 0 {
+                state.withLock { $0.stats.expired += expired }
+                logger.info("expired notifications no worker could send in time", metadata: ["notifications": "\(expired)"])
+            }
+            try await connection.deleteEndedThrottles()
+        } catch {
+            logger.debug("upkeep failed; tried again later", metadata: ["error": "\(error)"])
+        }
+    }
+
+    static let hostName: String = {
+        var name = [CChar](repeating: 0, count: 256)
+        gethostname(&name, name.count)
+        return String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }()
+}
