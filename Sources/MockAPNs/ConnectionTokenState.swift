@@ -4,7 +4,8 @@ import PushCore
 ///
 /// Pure: `admit` decides from the request's `authorization` value, the mock clock and
 /// a verification function; the connection handler carries out the answer.
-/// Rules: a token must verify and be younger than 60 minutes; a connection keeps
+/// Rules: a token must verify and be no older than `maxAgeSeconds` (Apple: 60 minutes,
+/// re-checked on every request, also for the token the connection already uses); a connection keeps
 /// one `kid` (a change → `UnrelatedKeyIdInToken`); it may move to a new token only
 /// 20 minutes or more after it started using the current one (sooner →
 /// `TooManyProviderTokenUpdates`, and the connection keeps its current token).
@@ -28,10 +29,11 @@ struct ConnectionTokenState {
     mutating func admit(
         authorization: String,
         now: Int64,
+        maxAgeSeconds: Int64 = JWTVerifier.appleMaxAgeSeconds,
         verifier: JWTVerifier
     ) -> Admission {
         if let current, let currentJWT, current == authorization {
-            if let reason = verifier.checkAge(currentJWT, now: now) { return .rejected(reason, nil) }
+            if let reason = verifier.checkAge(currentJWT, now: now, maxAgeSeconds: maxAgeSeconds) { return .rejected(reason, nil) }
             return .accepted(currentJWT, switched: false)
         }
         guard authorization.utf8.count > 7,
@@ -42,7 +44,7 @@ struct ConnectionTokenState {
         case .failure(let reason): return .rejected(reason, nil)
         case .success(let verified): jwt = verified
         }
-        if let reason = verifier.checkAge(jwt, now: now) { return .rejected(reason, nil) }
+        if let reason = verifier.checkAge(jwt, now: now, maxAgeSeconds: maxAgeSeconds) { return .rejected(reason, nil) }
         var switched = false
         if let currentJWT {
             if currentJWT.keyID != jwt.keyID { return .rejected(.unrelatedKeyIdInToken, .keyIDChanged) }

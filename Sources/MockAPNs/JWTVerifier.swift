@@ -13,7 +13,8 @@ struct VerifiedJWT: Sendable, Hashable {
 /// Checks, in order: three base64url parts; header `alg` = `ES256` and a known `kid`
 /// (else `InvalidProviderToken`); the signature; `iss` = the key's team (else
 /// `InvalidProviderToken`). Age is checked separately by `checkAge`, because a
-/// connection re-checks the age of a token it already verified on every request.
+/// connection re-checks the age of a token it already verified on every request, against
+/// the maximum in force then (`MockConnectionFaults.tokenMaxAgeSeconds`).
 struct JWTVerifier: Sendable {
     struct Key: Sendable {
         var teamID: String
@@ -69,10 +70,14 @@ struct JWTVerifier: Sendable {
         return .success(VerifiedJWT(keyID: kid, issuer: iss, issuedAt: iat))
     }
 
-    /// `ExpiredProviderToken` when older than 60 minutes, `InvalidProviderToken` when
-    /// issued further in the future than the tolerated skew, nil when fine.
-    func checkAge(_ token: VerifiedJWT, now: Int64) -> APNsReason? {
-        if now - token.issuedAt > 3600 { return .expiredProviderToken }
+    /// The oldest token Apple accepts: 60 minutes.
+    static let appleMaxAgeSeconds: Int64 = 3600
+
+    /// `ExpiredProviderToken` when older than `maxAgeSeconds` (every token when it is
+    /// negative), `InvalidProviderToken` when issued further in the future than the
+    /// tolerated skew, nil when fine.
+    func checkAge(_ token: VerifiedJWT, now: Int64, maxAgeSeconds: Int64 = appleMaxAgeSeconds) -> APNsReason? {
+        if maxAgeSeconds < 0 || now - token.issuedAt > maxAgeSeconds { return .expiredProviderToken }
         if token.issuedAt - now > futureSkewSeconds { return .invalidProviderToken }
         return nil
     }

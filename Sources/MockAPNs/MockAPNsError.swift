@@ -10,6 +10,7 @@ public struct MockAPNsError: Error, Sendable, CustomStringConvertible {
         public static let notStarted = Code(name: "notStarted")
         public static let alreadyStarted = Code(name: "alreadyStarted")
         public static let timeout = Code(name: "timeout")
+        public static let bindFailed = Code(name: "bindFailed")
         public var description: String { name }
     }
 

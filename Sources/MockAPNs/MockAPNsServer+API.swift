@@ -13,8 +13,17 @@ extension MockAPNsServer {
         core.setFailureRate(rate)
     }
 
-    /// Replaces the connection faults (GOAWAY after N, close after N, idle kill).
-    /// `idleTimeoutMilliseconds` applies to connections opened afterwards.
+    /// Answers every request that passes validation with `answer`, over token rules and
+    /// the failure rate, e.g. `.status(503, reason: "ServiceUnavailable")` for an outage;
+    /// nil turns it off. Rules do not advance while it is on. Applies to open connections
+    /// from their next request.
+    public func answerEverything(with answer: MockAnswer?) {
+        core.setAnswerAll(answer)
+    }
+
+    /// Replaces the connection faults (GOAWAY after N, close after N, idle kill, token
+    /// age). `idleTimeoutMilliseconds` applies to connections opened afterwards, the others
+    /// to open connections too.
     public func setFaults(_ faults: MockConnectionFaults) {
         core.setFaults(faults)
     }
@@ -29,7 +38,8 @@ extension MockAPNsServer {
         core.requests()
     }
 
-    /// Clears rules, failure rate, faults (back to the configured ones), counters and records.
+    /// Clears rules, the answer-all, the failure rate, faults (back to the configured ones),
+    /// counters and records. A refusal of connections stays in force.
     public func reset() {
         core.reset()
     }

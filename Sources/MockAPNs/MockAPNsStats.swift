@@ -27,9 +27,15 @@ public struct MockAPNsStats: Sendable, Hashable, Codable {
     public var tokenSwitchViolations: Int = 0
     /// A connection's JWT `kid` changed (answered 403 UnrelatedKeyIdInToken).
     public var keyIDChanges: Int = 0
-    /// GOAWAY frames sent by the goaway fault; connections closed by faults (close-after, idle).
+    /// GOAWAY frames sent by the goaway fault; connections closed by faults (close-after,
+    /// idle, refusing connections).
     public var goawaysSent: Int = 0
     public var connectionsClosedByMock: Int = 0
+    /// Whether the port accepts connections now: true once started, false while refusing
+    /// them (`refuseConnections`, `POST /_mock/refuse`) and after `stop()`. Kept by `reset()`.
+    public var listening: Bool = false
+    /// Refusals ordered (`refuseConnections`, `POST /_mock/refuse`), one per call.
+    public var refusals: Int = 0
     /// Connections the idle fault blackholed (`idleBlackhole`).
     public var connectionsBlackholed: Int = 0
     /// Records not kept because `maxRecordedRequests` was reached.

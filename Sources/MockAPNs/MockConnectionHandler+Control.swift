@@ -8,6 +8,16 @@ extension MockConnectionHandler {
         switch MockControlAPI.handle(method: head.method ?? "", path: head.path.map { Substring($0) } ?? "", body: bytes, core: core) {
         case .respond(let status, let json):
             writeControlAnswer(status: status, body: json, streamID: streamID, context: context)
+        case .refuse(let milliseconds):
+            // The answer goes out first: the refusal closes this connection as well.
+            writeControlAnswer(status: 200, body: #"{"ok":true}"#, streamID: streamID, context: context)
+            needsFlush = false
+            context.flush()
+            do {
+                try listener.refuse(reopenAfter: .milliseconds(Int64(milliseconds)))
+            } catch {
+                core.logger.error("mock APNs could not refuse connections", metadata: ["error": "\(error)"])
+            }
         case .wait(let count, let timeoutMilliseconds):
             let loop = context.eventLoop
             let bound = NIOLoopBound((self, context), eventLoop: loop)

@@ -2,8 +2,9 @@ import NIOCore
 import NIOHPACK
 import NIOHTTP2
 import PushCore
+import Synchronization
 
-/// One complete request: validate, decide (rules, random failures), count, answer.
+/// One complete request: validate, decide (answer-all, rules, random failures), count, answer.
 extension MockConnectionHandler {
     /// What validation concluded about one request.
     struct Verdict {
@@ -86,7 +87,8 @@ extension MockConnectionHandler {
             verdict.deviceToken = token
         }
         if let authorization = head.authorization {
-            switch tokenState.admit(authorization: authorization, now: core.now(), verifier: core.verifier) {
+            let maxAge = core.tokenMaxAgeSeconds.load(ordering: .relaxed)
+            switch tokenState.admit(authorization: authorization, now: core.now(), maxAgeSeconds: maxAge, verifier: core.verifier) {
             case .accepted(let jwt, let switched):
                 verdict.auth = "token"
                 verdict.jwt = jwt

@@ -27,6 +27,8 @@ final class MockConnectionHandler: ChannelInboundHandler {
     static let windowUpdateThreshold = 32 * 1024
 
     let core: MockCore
+    /// For `POST /_mock/refuse`, which closes the listener and this connection too.
+    let listener: MockListener
     let connectionID: Int
     let faultsAtOpen: MockConnectionFaults
     var streams: [HTTP2StreamID: PendingStream] = [:]
@@ -44,8 +46,9 @@ final class MockConnectionHandler: ChannelInboundHandler {
     var lastActivity = NIODeadline.now()
     var idleTask: Scheduled<Void>?
 
-    init(core: MockCore, connectionID: Int, faults: MockConnectionFaults) {
+    init(core: MockCore, listener: MockListener, connectionID: Int, faults: MockConnectionFaults) {
         self.core = core
+        self.listener = listener
         self.connectionID = connectionID
         self.faultsAtOpen = faults
         self.streamsLimited = core.configuration.limitStreamsUntilFirstValidToken

@@ -8,10 +8,12 @@ import Foundation
 /// |---|---|---|
 /// | `GET /_mock/stats` | | `MockAPNsStats` |
 /// | `GET /_mock/requests` | | `[MockRecordedRequest]` |
-/// | `POST /_mock/reset` | | `{"ok":true}`: rules, failure rate, faults (back to the configured ones), counters, records cleared |
+/// | `POST /_mock/reset` | | `{"ok":true}`: rules, answer-all, failure rate, faults (back to the configured ones), counters, records cleared |
 /// | `POST /_mock/rules` | `{"token":"<hex>","rule":MockTokenRule}`; `rule` null or absent removes the token's rule | `{"ok":true}` |
 /// | `POST /_mock/failure-rate` | `MockFailureRate`, or `null` to turn off | `{"ok":true}` |
-/// | `POST /_mock/faults` | `MockConnectionFaults` (replaces the current ones; idle settings apply to new connections) | `{"ok":true}` |
+/// | `POST /_mock/answer-all` | `MockAnswer` for every valid request, over rules and the failure rate, or `null` to turn off | `{"ok":true}` |
+/// | `POST /_mock/faults` | `MockConnectionFaults` (replaces the current ones; idle settings apply to new connections, the others at once, `tokenMaxAgeSeconds` included) | `{"ok":true}` |
+/// | `POST /_mock/refuse` | `{"milliseconds":N}`, N ≥ 1 | `{"ok":true}`, then the listener and every connection (this one too) close; connects are refused until the port is bound again by itself N ms later |
 /// | `GET /_mock/wait?count=N&timeoutMs=T` | | 200 `{"requests":n}` once N requests arrived; 408 `{"reason":"Timeout","requests":n}` after T ms (default 10000) |
 ///
 /// Errors: 404 `{"reason":"BadPath"}` for an unknown path, 405 `{"reason":"MethodNotAllowed"}`,
@@ -20,11 +22,17 @@ enum MockControlAPI {
     enum Result {
         case respond(status: Int, body: String)
         case wait(count: Int, timeoutMilliseconds: Int)
+        /// Answer `ok`, then refuse connections for `milliseconds`.
+        case refuse(milliseconds: Int)
     }
 
     struct RuleRequest: Codable {
         var token: String
         var rule: MockTokenRule?
+    }
+
+    struct RefuseRequest: Codable {
+        var milliseconds: Int
     }
 
     static let ok = Result.respond(status: 200, body: #"{"ok":true}"#)
@@ -50,9 +58,18 @@ enum MockControlAPI {
                 let rate = try JSONDecoder().decode(MockFailureRate?.self, from: Data(body))
                 core.setFailureRate(rate)
                 return ok
+            case ("POST", "/_mock/answer-all"):
+                core.setAnswerAll(try JSONDecoder().decode(MockAnswer?.self, from: Data(body)))
+                return ok
             case ("POST", "/_mock/faults"):
                 core.setFaults(try JSONDecoder().decode(MockConnectionFaults.self, from: Data(body)))
                 return ok
+            case ("POST", "/_mock/refuse"):
+                let request = try JSONDecoder().decode(RefuseRequest.self, from: Data(body))
+                guard request.milliseconds >= 1 else {
+                    return badRequest("refuse needs milliseconds ≥ 1: the port reopens by itself after them")
+                }
+                return .refuse(milliseconds: request.milliseconds)
             case ("GET", "/_mock/wait"):
                 let params = queryItems(query)
                 guard let count = params["count"].flatMap({ Int($0) }) else {
@@ -60,7 +77,8 @@ enum MockControlAPI {
                 }
                 return .wait(count: count, timeoutMilliseconds: params["timeoutMs"].flatMap { Int($0) } ?? 10_000)
             case (_, "/_mock/stats"), (_, "/_mock/requests"), (_, "/_mock/reset"), (_, "/_mock/rules"),
-                 (_, "/_mock/failure-rate"), (_, "/_mock/faults"), (_, "/_mock/wait"):
+                 (_, "/_mock/failure-rate"), (_, "/_mock/answer-all"), (_, "/_mock/faults"),
+                 (_, "/_mock/refuse"), (_, "/_mock/wait"):
                 return .respond(status: 405, body: #"{"reason":"MethodNotAllowed"}"#)
             default:
                 return .respond(status: 404, body: #"{"reason":"BadPath"}"#)

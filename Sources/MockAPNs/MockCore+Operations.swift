@@ -15,7 +15,14 @@ extension MockCore {
     }
 
     func setFaults(_ faults: MockConnectionFaults) {
-        state.withLock { $0.faults = faults }
+        state.withLock { s in
+            s.faults = faults
+            faultsChanged(faults)
+        }
+    }
+
+    func setAnswerAll(_ answer: MockAnswer?) {
+        state.withLock { $0.answerAll = answer }
     }
 
     func stats() -> MockAPNsStats {
@@ -27,6 +34,9 @@ extension MockCore {
     }
 
     func reset() {
-        updateStats { $0.reset(configuration: configuration) }
+        updateStats { s in
+            s.reset(configuration: configuration)
+            faultsChanged(s.faults)
+        }
     }
 }

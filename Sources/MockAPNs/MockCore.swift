@@ -12,6 +12,10 @@ final class MockCore: Sendable {
     let validator: RequestValidator
     let state: Mutex<MockSharedState>
     let logger: Logger
+    /// `faults.tokenMaxAgeSeconds` in force (Apple's 3600 when nil). A copy outside the
+    /// lock because every request reads it during validation, before it takes the lock;
+    /// written under the lock whenever `faults` changes (`faultsChanged`).
+    let tokenMaxAgeSeconds: Atomic<Int64>
 
     /// - Throws: `MockAPNsError` when a token key cannot be loaded.
     init(configuration: MockAPNsConfiguration, logger: Logger) throws {
@@ -20,6 +24,17 @@ final class MockCore: Sendable {
         self.validator = RequestValidator(bundleIDs: configuration.bundleIDs)
         self.state = Mutex(MockSharedState(configuration: configuration))
         self.logger = logger
+        self.tokenMaxAgeSeconds = Atomic(Self.maxAge(configuration.faults))
+    }
+
+    /// The token age limit `faults` sets.
+    private static func maxAge(_ faults: MockConnectionFaults) -> Int64 {
+        faults.tokenMaxAgeSeconds.map(Int64.init) ?? JWTVerifier.appleMaxAgeSeconds
+    }
+
+    /// Publishes the copies of `state.faults` kept outside the lock; call under the lock.
+    func faultsChanged(_ faults: MockConnectionFaults) {
+        tokenMaxAgeSeconds.store(Self.maxAge(faults), ordering: .relaxed)
     }
 
     func now() -> Int64 { configuration.clock() }

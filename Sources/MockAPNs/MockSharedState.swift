@@ -17,6 +17,8 @@ struct MockSharedState {
     }
 
     var rules: [String: RuleProgress] = [:]
+    /// Answer for every valid request, before rules and the failure rate (`answerEverything`).
+    var answerAll: MockAnswer?
     var failureRate: MockFailureRate?
     var failureRNG = SplitMix64(seed: 1)
     var faults: MockConnectionFaults
@@ -36,15 +38,17 @@ struct MockSharedState {
         maxRecordedRequests = configuration.maxRecordedRequests
     }
 
-    /// Back to the state at start: no rules, no failure rate, the configured faults,
-    /// zero counters (open connections stay counted), no records. Waiters stay.
+    /// Back to the state at start: no rules, no answer-all, no failure rate, the configured
+    /// faults, zero counters (open connections and `listening` stay), no records. Waiters stay.
     mutating func reset(configuration: MockAPNsConfiguration) {
         rules = [:]
+        answerAll = nil
         failureRate = nil
         faults = configuration.faults
-        let open = stats.connectionsOpen
+        let (open, listening) = (stats.connectionsOpen, stats.listening)
         stats = MockAPNsStats()
         stats.connectionsOpen = open
+        stats.listening = listening
         records = []
     }
 
@@ -53,9 +57,10 @@ struct MockSharedState {
         failureRNG = SplitMix64(seed: rate?.seed ?? 1)
     }
 
-    /// The answer for a request that passed validation: the token's rule, else a
-    /// random failure, else `.normal`.
+    /// The answer for a request that passed validation: the answer-all, else the token's
+    /// rule (an answer-all leaves rules where they are), else a random failure, else `.normal`.
     mutating func answer(forValidToken token: Substring) -> MockAnswer {
+        if let answerAll { return answerAll }
         if !rules.isEmpty, let key = Optional(token.lowercased()), var progress = rules[key] {
             let answer: MockAnswer
             if progress.used < progress.rule.sequence.count {

@@ -16,7 +16,9 @@ struct APNsMockCommand: AsyncParsableCommand {
         abstract: "A mock of Apple's APNs provider API (TLS + HTTP/2) with faults on demand.",
         discussion: """
         Control endpoints on the same port: GET /_mock/stats, GET /_mock/requests, POST /_mock/reset,
-        POST /_mock/rules, POST /_mock/failure-rate, POST /_mock/faults, GET /_mock/wait?count=N&timeoutMs=T.
+        POST /_mock/rules, POST /_mock/failure-rate, POST /_mock/answer-all (a MockAnswer, or null),
+        POST /_mock/faults (tokenMaxAgeSeconds included), POST /_mock/refuse {"milliseconds":N}
+        (close the listener and every connection, listen again N ms later), GET /_mock/wait?count=N&timeoutMs=T.
         """
     )
 
@@ -46,6 +48,13 @@ struct APNsMockCommand: AsyncParsableCommand {
     @Option(help: "Status of random failures.") var failureStatus = 503
     @Option(help: "Reason of random failures.") var failureReason = "ServiceUnavailable"
     @Option(help: "Seed of random failures.") var seed: UInt64 = 1
+    @Option(help: "Answer every valid request with this status, over rules and --failure-rate (an outage: 500, 503).")
+    var answerAllStatus: Int?
+    @Option(help: "With --answer-all-status, the reason in the body (none by default).") var answerAllReason: String?
+    @Option(parsing: .unconditional, help: "Oldest provider token accepted, seconds (default 3600); negative: every token is expired.")
+    var tokenMaxAge: Int?
+    @Option(help: "Refuse connections for this long (ms) after binding, then listen: APNs unreachable at start-up. The ready line is printed once connections are refused.")
+    var refuseForMs: Int?
     @Option(help: "Token answered 410 Unregistered, timestamp now (repeatable).") var unregistered: [String] = []
     @Option(help: "JSON file {\"<token>\": MockTokenRule, ...} of per-token rules.") var rulesFile: String?
     @Option(help: "Log level (trace, debug, info, notice, warning, error, critical).") var logLevel = "info"
@@ -71,7 +80,11 @@ struct APNsMockCommand: AsyncParsableCommand {
         let logger = Logger(label: "apns-mock")
         let server = try MockAPNsServer(configuration: try makeConfiguration(), logger: logger)
         try applyRules(server)
+        if let refuseForMs, refuseForMs < 1 { throw ValidationError("--refuse-for-ms expects at least 1, got \(refuseForMs)") }
         let boundPort = try await server.start()
+        if let refuseForMs {
+            try await server.refuseConnections(reopenAfter: .milliseconds(refuseForMs))
+        }
         // Unbuffered, so a script reading the pipe sees the line at once.
         FileHandle.standardOutput.write(Data("apns-mock listening on \(host):\(boundPort)\n".utf8))
         await Self.waitForTermination()
@@ -115,12 +128,17 @@ struct APNsMockCommand: AsyncParsableCommand {
         configuration.faults = MockConnectionFaults(
             goawayAfterStreams: goawayAfter, goawayReason: goawayReason,
             closeAfterRequests: closeAfter, idleTimeoutMilliseconds: idleTimeoutMs,
-            idleBlackhole: idleBlackhole ? true : nil
+            idleBlackhole: idleBlackhole ? true : nil, tokenMaxAgeSeconds: tokenMaxAge
         )
         return configuration
     }
 
     private func applyRules(_ server: MockAPNsServer) throws {
+        if let answerAllStatus {
+            server.answerEverything(with: .status(answerAllStatus, reason: answerAllReason))
+        } else if answerAllReason != nil {
+            throw ValidationError("--answer-all-reason needs --answer-all-status")
+        }
         if let failureRate {
             server.setFailureRate(MockFailureRate(
                 rate: failureRate, answer: .status(failureStatus, reason: failureReason), seed: seed

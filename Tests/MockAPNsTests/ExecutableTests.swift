@@ -44,6 +44,42 @@ struct ExecutableTests {
         #expect(rest.isEmpty, "only one line on stdout: \(String(decoding: rest, as: UTF8.self))")
     }
 
+    @Test("--refuse-for-ms, --token-max-age (negative) and --answer-all-status")
+    func outageFlags() async throws {
+        let dir = try Fixtures.prepare()
+        let launched = ContinuousClock.now
+        let process = try ChildProcess(Self.binary, [
+            "--certs-dir", dir, "--refuse-for-ms", "3000", "--token-max-age", "-1",
+            "--answer-all-status", "503", "--answer-all-reason", "ServiceUnavailable", "--log-level", "warning",
+        ], stdout: .pipe, stderr: .null)
+        defer { if !process.hasExited { process.kill(SIGKILL); process.waitBlocking() } }
+        let line = process.readLine() ?? ""
+        let prefix = "apns-mock listening on 127.0.0.1:"
+        #expect(line.hasPrefix(prefix), "ready line: \(line)")
+        let port = try #require(Int(line.dropFirst(prefix.count)))
+        let probe = RawTCP(port: port).result
+        // The reopen comes 3 s after the refusal began, which is after the launch; a probe
+        // done later than that (a loaded machine) proves nothing.
+        if ContinuousClock.now - launched < .seconds(3) {
+            #expect(probe == .refused, "refused right after the ready line")
+        }
+
+        // Another process: nothing to await but the port itself, so curl retries until it opens.
+        let jwt = try Fixtures.jwt()
+        let retrying = try Curl.run(port: port, [.valid(jwt: jwt)], maxTime: 20,
+                                    extra: ["--retry", "30", "--retry-connrefused", "--retry-delay", "1"])
+        #expect(retrying.responses.first?.status == 403, "\(retrying.stderr)")
+        #expect(retrying.responses.first?.reason == "ExpiredProviderToken")
+
+        #expect(try Curl.one(port: port, ControlAPITests.control("POST", "/_mock/faults", body: "{}")).status == 200)
+        let outage = try Curl.one(port: port, .valid(jwt: jwt))
+        #expect(outage.status == 503)
+        #expect(outage.reason == "ServiceUnavailable")
+
+        process.kill(SIGTERM)
+        #expect(await process.wait() == .exit(0))
+    }
+
     @Test("--print-token prints a JWT the mock accepts")
     func printToken() async throws {
         let dir = try Fixtures.prepare()

@@ -1,0 +1,66 @@
+import Foundation
+@testable import MockAPNs
+import Testing
+
+/// `MockConnectionFaults.tokenMaxAgeSeconds`: the provider-token age limit as a fault.
+@Suite("Token age limit")
+struct TokenMaxAgeTests {
+    @Test("checkAge against a limit", arguments: [
+        // (limit, age in seconds, expired?)
+        (3600, 3600, false), (3600, 3601, true), (600, 599, false), (600, 601, true),
+        (0, 0, false), (0, 1, true), (-1, 0, true), (-1, -30, true), (-3600, 0, true),
+    ] as [(Int64, Int64, Bool)])
+    func checkAge(limit: Int64, age: Int64, expired: Bool) throws {
+        let verifier = try JWTVerifier(tokenKeys: [], futureSkewSeconds: 60)
+        let now: Int64 = 1_800_000_000
+        let token = VerifiedJWT(keyID: MockTestFixtures.keyID, issuer: MockTestFixtures.teamID, issuedAt: now - age)
+        #expect(verifier.checkAge(token, now: now, maxAgeSeconds: limit) == (expired ? .expiredProviderToken : nil))
+    }
+
+    @Test("-1: every fresh token gets 403 ExpiredProviderToken; nil: the same token is accepted")
+    func negativeExpiresEverything() async throws {
+        try await withMock { server, port async throws in
+            let jwt = try Fixtures.jwt()
+            server.setFaults(MockConnectionFaults(tokenMaxAgeSeconds: -1))
+            let result = try Curl.run(port: port, [.valid(jwt: jwt), .valid(jwt: jwt, token: Fixtures.token(2))])
+            #expect(result.responses.map(\.status) == [403, 403])
+            #expect(result.responses.map(\.reason) == ["ExpiredProviderToken", "ExpiredProviderToken"])
+            server.setFaults(MockConnectionFaults(tokenMaxAgeSeconds: nil))
+            #expect(try Curl.one(port: port, .valid(jwt: jwt)).status == 200)
+            #expect(server.stats().byReason == ["ExpiredProviderToken": 2])
+        }
+    }
+
+    @Test("a positive limit by the mock clock")
+    func positiveLimit() async throws {
+        let clock = TestClock()
+        try await withMock({ $0.clock = clock.closure; $0.faults = MockConnectionFaults(tokenMaxAgeSeconds: 600) }) { server, port async throws in
+            #expect(try Curl.one(port: port, .valid(jwt: try Fixtures.jwt(issuedAt: clock.now - 599))).status == 200)
+            let old = try Curl.one(port: port, .valid(jwt: try Fixtures.jwt(issuedAt: clock.now - 601)))
+            #expect(old.status == 403)
+            #expect(old.reason == "ExpiredProviderToken")
+            // reset() goes back to the configured faults, this limit included.
+            server.reset()
+            #expect(try Curl.one(port: port, .valid(jwt: try Fixtures.jwt(issuedAt: clock.now - 601))).status == 403)
+        }
+    }
+
+    @Test("set at run time over POST /_mock/faults, it applies to a connection already open")
+    func appliesToOpenConnection() async throws {
+        try await withMock { server, port async throws in
+            let jwt = try Fixtures.jwt()
+            let result = try Curl.run(port: port, [
+                .valid(jwt: jwt),
+                ControlAPITests.control("POST", "/_mock/faults", body: #"{"tokenMaxAgeSeconds":-1}"#),
+                .valid(jwt: jwt),
+                ControlAPITests.control("POST", "/_mock/faults", body: "{}"),
+                .valid(jwt: jwt),
+            ])
+            #expect(result.responses.map(\.status) == [200, 200, 403, 200, 200], "\(result.stderr)")
+            #expect(result.responses[2].reason == "ExpiredProviderToken")
+            let stats = server.stats()
+            #expect(stats.connectionsOpened == 1)
+            #expect(stats.requestsByConnection == [1: 3])
+        }
+    }
+}
