@@ -1,6 +1,7 @@
 import ChildProcess
 import Foundation
 import MockAPNs
+import PushCore
 import PushStore
 import PushTestSupport
 import PushWorker
@@ -35,6 +36,23 @@ struct CommandLineTests {
                     #expect(refused != .exit(0))
                     #expect(refusedErr.contains("notifications_device_token_hex"), "\(refusedErr)")
                     #expect(!refusedErr.contains("Usage:"), "a refused row is not a usage error")
+
+                    // While the worker runs: it is listed with its credentials; a row for a credential no
+                    // live worker has is reported; a hold shows with its next probe.
+                    try await db.query("INSERT INTO pushq.notifications (device_token, payload, credential) VALUES ($1, '{}', 'elsewhere')",
+                                       [Fixtures.token(3, prefix: "5")])
+                    try await db.query("""
+                        INSERT INTO pushq.credential_pauses (credential, environment, kind, reason, message, paused_until)
+                        VALUES ('elsewhere', 'production', 'outage', 'TransportConnectFailed', 'APNs is unreachable', now() + interval '40 seconds')
+                        """)
+                    let (_, live, _) = try await pushq(["status"], databaseURL: url)
+                    let liveLines = live.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+                    #expect(liveLines.contains { $0.hasPrefix("test-worker  pushq \(PushqVersion.current)") && $0.contains("credentials: default (\(Fixtures.topic))") }, "\(live)")
+                    #expect(liveLines.contains { $0.hasPrefix("elsewhere") && $0.contains("1 (they expire at their expires_at") }, "\(live)")
+                    #expect(liveLines.contains("endpoints down"), "\(live)")
+                    #expect(liveLines.contains { $0.hasPrefix("elsewhere (production): TransportConnectFailed, next probe in") && $0.hasSuffix("APNs is unreachable") }, "\(live)")
+                    try await db.query("DELETE FROM pushq.notifications WHERE credential = 'elsewhere'")
+                    try await db.query("DELETE FROM pushq.credential_pauses")
                 }
                 let (status, out, _) = try await pushq(["status"], databaseURL: url)
                 #expect(status == .exit(0))
@@ -44,8 +62,34 @@ struct CommandLineTests {
                 #expect(lines.contains { $0.hasPrefix("failed") && $0.contains("Unregistered") && $0.hasSuffix("1") && $0 != "failed    1" }, "\(out)")
                 #expect(lines.contains { $0.hasPrefix("Unregistered") && $0.hasSuffix("1") }, "invalid tokens: \(out)")
                 #expect(lines.contains("paused credentials: none"), "\(out)")
+                #expect(lines.contains("endpoints down: none"), "\(out)")
+                #expect(lines.contains("live workers: none"), "a stopped worker is gone: \(out)")
+                #expect(lines.contains("waiting for a credential no live worker serves: none"), "\(out)")
                 #expect(try await scalar(db, "SELECT count(*) FROM pushq.notifications") == 2, "the refused row was not inserted")
             }
+        }
+    }
+
+    @Test("every credential is loaded and checked at start: a bad key or certificate stops the worker naming the credential and the file")
+    func badCredentialsStopTheWorker() async throws {
+        let dir = NSTemporaryDirectory() + "pushq-credentials-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        try "not a key".write(toFile: dir + "/broken.p8", atomically: true, encoding: .utf8)
+        let cases: [(String, String, [String])] = [
+            ("token key", #"{"appb": {"team_id": "TESTTEAM01", "key_id": "TESTKEY123", "key_file": "\#(dir)/broken.p8"}}"#, ["appb", "broken.p8"]),
+            ("missing key file", #"{"appc": {"team_id": "TESTTEAM01", "key_id": "TESTKEY123", "key_file": "\#(dir)/missing.p8"}}"#, ["appc", "missing.p8"]),
+            ("certificate password", #"{"appd": {"cert_file": "\#(Fixtures.directory)/client.p12", "cert_password": "wrong"}}"#, ["appd", "client.p12"]),
+            ("topic", #"{"appe": {"team_id": "TESTTEAM01", "key_id": "TESTKEY123", "key_file": "\#(Fixtures.tokenKey)", "topic": "com.example bad"}}"#, ["appe", "topic"]),
+        ]
+        for (name, json, mentions) in cases {
+            let file = dir + "/credentials-\(name.replacingOccurrences(of: " ", with: "-")).json"
+            try json.write(toFile: file, atomically: true, encoding: .utf8)
+            var env = workerEnvironment(databaseURL: "postgresql://127.0.0.1:1/unused", apnsURL: "https://127.0.0.1:1", workerID: "w")
+            env["PUSHQ_CREDENTIALS_FILE"] = file
+            let (termination, _, err) = try await ChildProcess.run(pushqBinary, ["worker"], environment: env)
+            #expect(termination != .exit(0), "\(name)")
+            for word in mentions { #expect(err.contains(word), "\(name): \(err)") }
+            #expect(!err.contains("wrong"), "no password in the message: \(err)")
         }
     }
 }

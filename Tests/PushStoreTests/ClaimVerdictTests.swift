@@ -1,0 +1,158 @@
+import Foundation
+import PushCore
+import PushStore
+import Testing
+
+/// The claim statement's verdicts beyond "send", and the holds and upkeep statements around it.
+@Suite("Claim verdicts, holds and upkeep")
+struct ClaimVerdictTests {
+    static let e = Endpoint(credential: "default", environment: .production)
+
+    static func token(_ c: Character) -> String { String(repeating: String(c), count: 64) }
+
+    func claim(_ c: PGConnection, held: [Endpoint] = [], only: Endpoint? = nil, credentials: [String] = ["default"], id: String = "w1") async throws -> [ClaimedRow] {
+        try await c.claim(limit: 100, workerID: id, leaseSeconds: 60, credentials: credentials, defaultEnvironment: .production,
+                          held: held, only: only)
+    }
+
+    @Test("a row whose attempts are used up is never claimed past max_attempts: failed, with its last reason or LeaseExpired")
+    func exhausted() async throws {
+        try await TestDatabase.withConnection { c in
+            try await c.query("""
+                INSERT INTO pushq.notifications (device_token, payload, max_attempts, attempts, status, last_reason, locked_by, locked_until)
+                VALUES ($1, '{}', 3, 3, 'retrying', 'InternalServerError', NULL, NULL),
+                       ($2, '{}', 3, 3, 'sending', 'InternalServerError', 'dead', now() - interval '1 second'),
+                       ($3, '{}', 3, 2, 'sending', NULL, 'dead', now() - interval '1 second'),
+                       ($4, '{}', 2, 5, 'queued', NULL, NULL, NULL)
+                """, [Self.token("a"), Self.token("b"), Self.token("c"), Self.token("d")])
+            let rows = try await claim(c)
+            #expect(Dictionary(uniqueKeysWithValues: rows.map { ($0.deviceToken, $0.verdict) }) ==
+                    [Self.token("a"): .exhausted, Self.token("b"): .exhausted, Self.token("c"): .send, Self.token("d"): .exhausted])
+            let r = try await c.query("SELECT device_token, status, last_reason, attempts, finished_at IS NOT NULL FROM pushq.notifications ORDER BY device_token")
+            #expect(r.string(0, 1) == "failed" && r.string(0, 2) == "InternalServerError" && r.string(0, 3) == "3" && r.string(0, 4) == "t")
+            #expect(r.string(1, 1) == "failed" && r.string(1, 2) == "LeaseExpired" && r.string(1, 3) == "3")
+            #expect(r.string(2, 1) == "sending" && r.string(2, 3) == "3")
+            #expect(r.string(3, 1) == "failed" && r.string(3, 2) == "AttemptsExhausted" && r.string(3, 3) == "5")
+            #expect(try await c.query("SELECT count(*) FROM pushq.notifications WHERE attempts > max_attempts AND status <> 'failed'").decode(Int.self, 0, 0) == 0)
+        }
+    }
+
+    @Test("a throttled token's rows go back to retrying until the throttle ends, attempt not counted; other tokens are claimed")
+    func throttled() async throws {
+        try await TestDatabase.withConnection { c in
+            try await c.query("""
+                INSERT INTO pushq.notifications (device_token, payload, environment) VALUES ($1, '{}', NULL), ($2, '{}', 'production'),
+                       ($3, '{}', NULL), ($1, '{}', 'development')
+                """, [Self.token("A"), Self.token("a"), Self.token("b")])
+            try await c.complete([], invalidations: [], throttles: [TokenThrottle(deviceToken: Self.token("A"), environment: .production, delaySeconds: 300)],
+                                 holds: [], resumed: [], workerID: "w0")
+            let rows = try await claim(c)
+            #expect(rows.filter { $0.verdict == .throttled }.count == 2)
+            #expect(rows.filter { $0.verdict == .send }.map(\.deviceToken).sorted() == [Self.token("A"), Self.token("b")].sorted())
+            let r = try await c.query("""
+                SELECT count(*) FROM pushq.notifications
+                 WHERE lower(device_token) = $1 AND COALESCE(environment, 'production') = 'production'
+                   AND status = 'retrying' AND attempts = 0 AND scheduled_at > now() + interval '290 seconds'
+                """, [Self.token("a")])
+            #expect(try r.decode(Int.self, 0, 0) == 2)
+            // A throttle that ended is ignored, and deleted by the upkeep.
+            try await c.query("UPDATE pushq.token_throttles SET until = now() - interval '1 second'")
+            try await c.query("UPDATE pushq.notifications SET scheduled_at = now() WHERE status = 'retrying'")
+            #expect(try await claim(c).filter { $0.verdict == .send }.count == 2)
+            try await c.deleteEndedThrottles()
+            #expect(try await c.query("SELECT count(*) FROM pushq.token_throttles").decode(Int.self, 0, 0) == 0)
+        }
+    }
+
+    @Test("held endpoints are skipped whether or not their probe is due; a probe claims only its endpoint, and only one worker takes it")
+    func holdsAndProbes() async throws {
+        try await TestDatabase.withConnection { c in
+            try await c.query("""
+                INSERT INTO pushq.notifications (device_token, payload, credential, environment)
+                SELECT lpad(to_hex(g), 64, '0'), '{}', CASE WHEN g % 2 = 0 THEN NULL ELSE 'b' END, NULL FROM generate_series(1, 10) g
+                """)
+            let b = Endpoint(credential: "b", environment: .production)
+            let written = try await c.complete([], invalidations: [], holds: [(HoldRequest(endpoint: Self.e, kind: .outage, reason: "InternalServerError", message: "m"), 0)],
+                                               resumed: [], workerID: "w1")
+            #expect(written.heldNow.map(\.kind) == [.outage])
+            let holds = try await c.holds()
+            #expect(holds.map(\.endpoint) == [Self.e] && holds[0].probeDue && holds[0].failures == 1)
+            let rows = try await claim(c, held: holds.map(\.endpoint), credentials: ["default", "b"])
+            #expect(rows.count == 5 && rows.allSatisfy { $0.credential == "b" })
+            // Two workers race for the due probe: one gets it.
+            let url = try await c.query("SELECT current_database()").string(0, 0)!
+            let other = try await PGConnection.connect(PGURL.withDatabase(TestDatabase.serverURL, url), logger: TestDatabase.logger)
+            async let first = c.takeProbe(Self.e, failures: 1, seconds: 60, workerID: "w1")
+            async let second = other.takeProbe(Self.e, failures: 1, seconds: 60, workerID: "w2")
+            let taken = try await [first, second]
+            #expect(taken.filter { $0 }.count == 1)
+            #expect(try await c.holds().first?.probeDue == false)
+            let probe = try await claim(c, only: Self.e)
+            #expect(probe.count == 5 && probe.allSatisfy { $0.credential == "default" && $0.environment == .production })
+            // A hold of a higher kind replaces a lower one, never the reverse; each write is reported once.
+            let credential = HoldRequest(endpoint: Self.e, kind: .credential, reason: "InvalidProviderToken", message: "m")
+            #expect(try await c.complete([], invalidations: [], holds: [(credential, 30)], resumed: [], workerID: "w1").heldNow == [credential])
+            #expect(try await c.complete([], invalidations: [], holds: [(credential, 30)], resumed: [], workerID: "w2").heldNow.isEmpty)
+            let outage = HoldRequest(endpoint: Self.e, kind: .outage, reason: "InternalServerError", message: "m")
+            #expect(try await c.complete([], invalidations: [], holds: [(outage, 1)], resumed: [], workerID: "w2").heldNow.isEmpty)
+            #expect(try await c.holds().map(\.kind) == [.credential])
+            // A success lifts it, and says what it lifted; lifting nothing says nothing.
+            let lifted = try await c.complete([], invalidations: [], holds: [], resumed: [Self.e, b], workerID: "w1").lifted
+            #expect(lifted.map(\.endpoint) == [Self.e] && lifted.map(\.kind) == [.credential])
+            #expect(try await c.holds().isEmpty)
+            // A hold whose probe found nothing to send is lifted, unless written again since.
+            _ = try await c.complete([], invalidations: [], holds: [(outage, 0)], resumed: [], workerID: "w1")
+            #expect(try await c.takeProbe(Self.e, failures: 1, seconds: 5, workerID: "w1"))
+            try await c.liftIdleHold(Self.e, failures: 2)
+            #expect(try await c.holds().isEmpty)
+            await other.close()
+        }
+    }
+
+    @Test("waiting rows past expires_at end expired whoever serves them; rows in flight and rows not yet expired stay")
+    func expireWaiting() async throws {
+        try await TestDatabase.withConnection { c in
+            try await c.query("""
+                INSERT INTO pushq.notifications (device_token, payload, credential, expires_at, status, locked_by, locked_until)
+                VALUES ($1, '{}', 'nobody-has-it', now() - interval '1 second', 'queued', NULL, NULL),
+                       ($2, '{}', NULL, now() - interval '1 second', 'retrying', NULL, NULL),
+                       ($3, '{}', NULL, now() + interval '1 hour', 'queued', NULL, NULL),
+                       ($4, '{}', NULL, now() - interval '1 second', 'sending', 'w', now() + interval '1 minute'),
+                       ($5, '{}', NULL, NULL, 'queued', NULL, NULL)
+                """, [Self.token("a"), Self.token("b"), Self.token("c"), Self.token("d"), Self.token("e")])
+            #expect(try await c.expireWaiting(limit: 1000) == 2)
+            let r = try await c.query("SELECT string_agg(status, ',' ORDER BY device_token) FROM pushq.notifications")
+            #expect(r.string(0, 0) == "expired,expired,queued,sending,queued")
+            let plan = try await c.query("""
+                EXPLAIN SELECT id FROM pushq.notifications
+                 WHERE status IN ('queued', 'retrying') AND expires_at IS NOT NULL AND expires_at <= now() ORDER BY expires_at LIMIT 1000
+                """)
+            #expect((0..<plan.count).contains { plan.string($0, 0)?.contains("notifications_expiry") == true }, "walks the expiry index")
+        }
+    }
+
+    @Test("workers register, beat and leave; rows waiting for a credential no live worker serves are counted by name")
+    func workers() async throws {
+        try await TestDatabase.withConnection { c in
+            try await c.registerWorker(id: "w1", host: "h", pid: 42, version: "9.9", credentials: [
+                ServedCredential(name: "default", environment: "production", topic: "com.example.a"),
+                ServedCredential(name: "b", environment: "production", topic: nil)])
+            try await c.registerWorker(id: "gone", host: "h", pid: 1, version: "9.9", credentials: [
+                ServedCredential(name: "c", environment: "production", topic: nil)])
+            try await c.query("UPDATE pushq.workers SET heartbeat_at = now() - interval '5 minutes' WHERE id = 'gone'")
+            try await c.query("""
+                INSERT INTO pushq.notifications (device_token, payload, credential)
+                VALUES ($1, '{}', NULL), ($1, '{}', 'b'), ($1, '{}', 'c'), ($1, '{}', 'c'), ($1, '{}', 'x')
+                """, [Self.token("a")])
+            let live = try await c.liveWorkers()
+            #expect(live.map(\.id) == ["w1"])
+            #expect(live.first?.credentials.map(\.name) == ["default", "b"] && live.first?.credentials.first?.topic == "com.example.a")
+            let orphans = try await c.rowsWithoutWorker()
+            #expect(orphans.map(\.credential) == ["c", "x"] && orphans.map(\.rows) == [2, 1])
+            #expect(try await c.heartbeat(id: "w1"))
+            #expect(try await !c.heartbeat(id: "never-registered"))
+            try await c.unregisterWorker(id: "w1")
+            #expect(try await c.liveWorkers().isEmpty)
+        }
+    }
+}
