@@ -10,9 +10,18 @@ extension PGConnection {
     /// schema is up to date).
     ///
     /// Safe to run from several processes at once: a session-level advisory lock makes
-    /// them take turns, and each sees what the previous one recorded.
+    /// them take turns, and each sees what the previous one recorded. Its statements may
+    /// take up to `migrationDeadline` (DDL on a big table, waiting for another process's
+    /// migration), however short the connection's `statementDeadline`.
     /// - Throws: `MigrationError` naming the migration whose SQL failed, or `PGError`.
     public func migrate(_ migrations: [Migration] = Migration.all, logger: Logger) throws -> [Int] {
+        try withDeadline(atLeast: Self.migrationDeadline) { try applyMigrations(migrations, logger: logger) }
+    }
+
+    /// How long one migration statement may wait for the server: one hour.
+    static let migrationDeadline: Duration = .seconds(3600)
+
+    private func applyMigrations(_ migrations: [Migration], logger: Logger) throws -> [Int] {
         // Take turns by polling with short statements rather than waiting inside one: a
         // CREATE INDEX CONCURRENTLY in the running migration waits for every open transaction,
         // and a session blocked in pg_advisory_lock would be one (a deadlock).

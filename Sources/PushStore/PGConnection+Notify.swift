@@ -31,8 +31,13 @@ extension PGConnection {
     /// Waits until at least one notification arrives, `timeout` passes or `interrupt()`
     /// is called, and returns the notifications received (possibly none).
     ///
-    /// Blocks this connection's own thread in `poll(2)` on the socket; other calls on
-    /// the connection wait meanwhile, so listen on a connection of its own.
+    /// Notifications that arrived while another statement ran are already queued and
+    /// returned at once. Blocks this connection's own thread in `poll(2)` on the socket;
+    /// other calls on the connection wait meanwhile, so listen on a connection of its own.
+    /// Never waits longer than `timeout` once connected (a reconnect first is bounded by
+    /// `connect_timeout` and `statementDeadline`); a server that stops answering without
+    /// closing the connection looks like silence here until the kernel's keepalives
+    /// close it.
     /// - Throws: `PGError` `.connectionLost` when the server goes away while waiting.
     public func waitForNotifications(timeout: Duration) throws(PGError) -> [PGNotification] {
         let c = try liveConnection()
@@ -42,11 +47,17 @@ extension PGConnection {
         while received.isEmpty {
             let remaining = ContinuousClock.now.duration(to: deadline)
             if remaining <= .zero { break }
-            let ms = Int32(clamping: remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000 + 1)
             var fds = [pollfd(fd: PQsocket(c), events: Int16(POLLIN), revents: 0),
                        pollfd(fd: wakePipe.read, events: Int16(POLLIN), revents: 0)]
-            let n = poll(&fds, 2, ms)
-            if n < 0 && errno == EINTR { continue }
+            let n = poll(&fds, 2, remaining.pollMilliseconds)
+            if n < 0 {
+                let code = errno
+                if code == EINTR { continue }
+                throw abandon(c, "poll(2) while waiting for notifications failed: " + String(cString: strerror(code)))
+            }
+            if fds[0].revents & Int16(POLLNVAL) != 0 {
+                throw abandon(c, "the connection's socket is no longer open")
+            }
             if fds[1].revents != 0 {
                 var sink = [UInt8](repeating: 0, count: 64)
                 while read(wakePipe.read, &sink, sink.count) > 0 {}
@@ -54,8 +65,7 @@ extension PGConnection {
             }
             if fds[0].revents != 0 {
                 if PQconsumeInput(c) == 0 || PQstatus(c) != CONNECTION_OK {
-                    throw PGError(code: .connectionLost, message: "connection lost while waiting for notifications: "
-                                  + String(cString: PQerrorMessage(c)).trimmingTrailingNewlines())
+                    throw abandon(c, "connection lost while waiting for notifications: " + libpqMessage(c))
                 }
                 received = drainNotifications(c)
             }

@@ -4,29 +4,44 @@ import Logging
 
 /// One PostgreSQL connection through libpq. Owns its `PGconn` and frees it on `close()` or in `deinit`.
 ///
-/// An actor whose executor is a thread of its own: every libpq call, all of which
-/// block, runs on that thread and never on Swift's cooperative pool. Callers simply
-/// `await` its methods.
+/// An actor whose executor is a thread of its own: every libpq call runs on that thread
+/// and never on Swift's cooperative pool. Callers simply `await` its methods.
 ///
 /// Statements take bound parameters only (`$1`, `$2`...). When the server has gone
 /// away (restart, network), the connection notices before the next statement and
 /// reconnects once, re-issuing its `LISTEN`s; a statement interrupted by a lost
 /// connection throws `.connectionLost` (its outcome is unknown) and the call after it
 /// reconnects.
+///
+/// Every call is bounded in time: connecting and reconnecting by libpq's
+/// `connect_timeout` (10 s unless the URL sets it, see `PGConnectDefaults`), a statement
+/// by `statementDeadline`, after which the connection is given up as lost.
 public actor PGConnection {
     private let executor: ThreadExecutor
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
-    private var conn: OpaquePointer?
-    private let conninfo: String
-    private let logger: Logger
+    var conn: OpaquePointer?
+    private let url: String
+    let logger: Logger
+    /// How long a statement may take, from sending it to its last result, before the
+    /// connection is declared lost. Defaults to 60 s.
+    public nonisolated let statementDeadline: Duration
+    /// The server-side `statement_timeout` set on every session, or nil for the server's own.
+    public nonisolated let statementTimeout: Duration?
+    /// The deadline in force: `statementDeadline`, or a longer one while migrating.
+    var deadlineInForce: Duration
+    /// Set when a statement was given up on: its session must not be used again.
+    var mustReconnect = false
     var listening: [String] = []
     /// A pipe whose read end `waitForNotifications` also polls, so that `interrupt()` can wake it.
     let wakePipe: (read: Int32, write: Int32)
 
-    private init(conninfo: String, logger: Logger) {
-        self.conninfo = conninfo
+    private init(url: String, logger: Logger, statementDeadline: Duration, statementTimeout: Duration?) {
+        self.url = url
         self.logger = logger
+        self.statementDeadline = statementDeadline
+        self.statementTimeout = statementTimeout
+        self.deadlineInForce = statementDeadline
         self.executor = ThreadExecutor(name: "pushq.pg")
         var fds: [Int32] = [-1, -1]
         if pipe(&fds) == 0 {
@@ -44,35 +59,60 @@ public actor PGConnection {
 
     /// Opens a connection.
     ///
+    /// Unless `url` or libpq's environment sets them, the connection uses
+    /// `connect_timeout=10`, TCP keepalives after 30 s idle and `tcp_user_timeout=30000`
+    /// (see `PGConnectDefaults`).
+    ///
     /// - Parameters:
     ///   - url: a libpq connection URI (`postgresql://user@host:port/db`) or a
     ///     `key=value` conninfo string.
     ///   - logger: where reconnects are reported.
-    /// - Throws: `PGError` with code `.connectionFailed` and libpq's message.
-    public static func connect(_ url: String, logger: Logger = Logger(label: "pushq.pg")) async throws(PGError) -> PGConnection {
-        let connection = PGConnection(conninfo: url, logger: logger)
+    ///   - statementTimeout: the server-side `statement_timeout` of every session (set
+    ///     again after each reconnect): the server cancels a statement that runs longer,
+    ///     with SQLSTATE 57014, and the session stays usable. Nil keeps the server's
+    ///     setting; zero turns it off. Keep it below `statementDeadline`.
+    ///   - statementDeadline: how long the client waits for a statement's answer before
+    ///     it gives the connection up as lost (`.connectionLost`; the next call
+    ///     reconnects). Defaults to 60 s.
+    /// - Throws: `PGError` with code `.connectionFailed` and libpq's message, or
+    ///   `.invalidValue` for a negative timeout or a deadline that is not positive.
+    public static func connect(
+        _ url: String,
+        logger: Logger = Logger(label: "pushq.pg"),
+        statementTimeout: Duration? = nil,
+        statementDeadline: Duration = .seconds(60)
+    ) async throws(PGError) -> PGConnection {
+        guard statementDeadline > .zero else {
+            throw PGError(code: .invalidValue, message: "the statement deadline must be positive, not \(statementDeadline)")
+        }
+        if let statementTimeout, statementTimeout < .zero {
+            throw PGError(code: .invalidValue, message: "the statement timeout must not be negative, not \(statementTimeout)")
+        }
+        let connection = PGConnection(url: url, logger: logger, statementDeadline: statementDeadline, statementTimeout: statementTimeout)
         try await connection.open()
         return connection
     }
 
     private func open() throws(PGError) {
-        let c = PQconnectdb(conninfo)
+        let parameters = PGConnectDefaults.parameters(url: url, environment: ProcessInfo.processInfo.environment)
+        let keywords: [String?] = parameters.map(\.keyword) + [nil]
+        let values: [String?] = parameters.map(\.value) + [nil]
+        let c = Self.withCStrings(keywords) { k in
+            Self.withCStrings(values) { v in PQconnectdbParams(k.baseAddress, v.baseAddress, 1) }
+        }
         guard let c, PQstatus(c) == CONNECTION_OK else {
             let message = c.map { String(cString: PQerrorMessage($0)) } ?? "out of memory"
             if let c { PQfinish(c) }
             throw PGError(code: .connectionFailed, message: "could not connect: " + message.trimmingTrailingNewlines())
         }
         conn = c
-        try prepareSession()
-    }
-
-    /// Session settings every connection needs, after each (re)connect.
-    private func prepareSession() throws(PGError) {
-        guard let conn else { throw PGError(code: .closed, message: "the connection is closed") }
-        // Notices (e.g. "already exists, skipping") would go to stderr otherwise.
-        PQsetNoticeProcessor(conn, { _, _ in }, nil)
-        try execute("SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD'; SET IntervalStyle = 'iso_8601'")
-        for channel in listening { try execute("LISTEN " + quoteIdentifier(channel)) }
+        do {
+            try prepareSession()
+        } catch var error {
+            error.code = .connectionFailed
+            error.message = "could not prepare the session: " + error.message
+            throw error
+        }
     }
 
     /// Closes the connection. Later calls throw `.closed`.
@@ -86,7 +126,7 @@ public actor PGConnection {
 
     /// Whether a transaction is open on this connection.
     public var inTransaction: Bool {
-        guard let conn else { return false }
+        guard let conn, !mustReconnect else { return false }
         let status = PQtransactionStatus(conn)
         return status == PQTRANS_INTRANS || status == PQTRANS_INERROR
     }
@@ -96,10 +136,10 @@ public actor PGConnection {
     /// - Parameters:
     ///   - sql: one SQL statement with `$1`... placeholders.
     ///   - parameters: one value per placeholder; nil is SQL NULL.
-    /// - Throws: `PGError`: `.server` with SQLSTATE, constraint and detail; `.connectionLost`.
+    /// - Throws: `PGError`: `.server` with SQLSTATE, constraint and detail; `.connectionLost`,
+    ///   also when no answer came within `statementDeadline`.
     @discardableResult
     public func query(_ sql: String, _ parameters: [(any PGParameter)?] = []) throws(PGError) -> PGResult {
-        let conn = try liveConnection()
         var texts: [String?] = []
         texts.reserveCapacity(parameters.count)
         for (i, parameter) in parameters.enumerated() {
@@ -110,18 +150,19 @@ public actor PGConnection {
             }
             texts.append(text)
         }
-        let result = Self.withCStrings(texts) { pointers in
-            PQexecParams(conn, sql, Int32(pointers.count), nil, pointers.baseAddress, nil, nil, 0)
+        return try run { conn in
+            Self.withCStrings(texts) { pointers in
+                PQsendQueryParams(conn, sql, Int32(pointers.count), nil, pointers.baseAddress, nil, nil, 0)
+            }
         }
-        return try check(result)
     }
 
     /// Runs one or more statements without parameters (simple query protocol), e.g. a migration file.
     ///
-    /// - Throws: `PGError` for the first statement that fails.
+    /// - Throws: `PGError` for the first statement that fails; `.connectionLost`, also when
+    ///   no answer came within `statementDeadline`.
     public func execute(_ sql: String) throws(PGError) {
-        let conn = try liveConnection()
-        _ = try check(PQexec(conn, sql))
+        _ = try run { conn in PQsendQuery(conn, sql) }
     }
 
     /// Quotes an identifier (a channel or table name) with libpq's rules.
@@ -133,53 +174,8 @@ public actor PGConnection {
         return String(cString: p)
     }
 
-    private func check(_ result: OpaquePointer?) throws(PGError) -> PGResult {
-        guard let result else {
-            throw PGError(result: nil, connection: conn, lost: conn.map { PQstatus($0) } != CONNECTION_OK)
-        }
-        switch PQresultStatus(result) {
-        case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY:
-            return PGResult(result)
-        default:
-            let lost = conn.map { PQstatus($0) } != CONNECTION_OK
-            let error = PGError(result: result, connection: conn, lost: lost)
-            PQclear(result)
-            throw error
-        }
-    }
-
-    /// The connection, reconnected first if the server went away since the last call.
-    ///
-    /// A server that restarted or closed the session leaves a message or EOF on the
-    /// socket; reading it here, before sending, tells a dead session from a live one
-    /// without risking a statement being run twice.
-    func liveConnection() throws(PGError) -> OpaquePointer {
-        guard let c = conn else { throw PGError(code: .closed, message: "the connection is closed") }
-        if PQstatus(c) == CONNECTION_OK, PQtransactionStatus(c) == PQTRANS_IDLE {
-            // A server that went away left its FATAL message and then EOF: read until the
-            // socket has nothing more (one read may take the message but not yet see the EOF).
-            var pfd = pollfd(fd: PQsocket(c), events: Int16(POLLIN), revents: 0)
-            var reads = 0
-            while reads < 8, PQstatus(c) == CONNECTION_OK, poll(&pfd, 1, 0) > 0 {
-                if PQconsumeInput(c) == 0 { break }
-                reads += 1
-            }
-        }
-        if PQstatus(c) != CONNECTION_OK {
-            logger.warning("PostgreSQL connection lost; reconnecting")
-            PQreset(c)
-            guard PQstatus(c) == CONNECTION_OK else {
-                throw PGError(code: .connectionLost,
-                              message: "reconnect failed: " + String(cString: PQerrorMessage(c)).trimmingTrailingNewlines())
-            }
-            try prepareSession()
-            logger.info("PostgreSQL connection re-established")
-        }
-        return c
-    }
-
     /// Calls `body` with C strings for `strings` (nil stays a null pointer), all kept alive for the call.
-    private static func withCStrings<R>(_ strings: [String?], _ body: (UnsafeBufferPointer<UnsafePointer<CChar>?>) -> R) -> R {
+    static func withCStrings<R>(_ strings: [String?], _ body: (UnsafeBufferPointer<UnsafePointer<CChar>?>) -> R) -> R {
         var offsets: [Int?] = []
         offsets.reserveCapacity(strings.count)
         var storage: [CChar] = []

@@ -1,0 +1,60 @@
+import CLibPQ
+import Foundation
+
+extension PGConnection {
+    /// Session settings every connection needs, after each (re)connect: non-blocking
+    /// mode, time zone and date styles, `statementTimeout`, and the `LISTEN`s.
+    func prepareSession() throws(PGError) {
+        guard let conn else { throw PGError(code: .closed, message: "the connection is closed") }
+        // Notices (e.g. "already exists, skipping") would go to stderr otherwise.
+        PQsetNoticeProcessor(conn, { _, _ in }, nil)
+        // Sending must not block either, or a full socket buffer would outlast the deadline.
+        // A reset puts libpq back in blocking mode, so this is done after each connect.
+        guard PQsetnonblocking(conn, 1) == 0 else {
+            throw PGError(code: .connectionLost, message: "could not make the connection non-blocking: " + libpqMessage(conn))
+        }
+        try execute("SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD'; SET IntervalStyle = 'iso_8601'")
+        if let statementTimeout {
+            try query("SELECT set_config('statement_timeout', $1, false)", ["\(statementTimeout.roundedUpMilliseconds)ms"])
+        }
+        for channel in listening { try execute("LISTEN " + quoteIdentifier(channel)) }
+    }
+
+    /// The connection, reconnected first if the server went away since the last call or
+    /// a statement was given up on.
+    ///
+    /// A server that restarted or closed the session leaves a message or EOF on the
+    /// socket; reading it here, before sending, tells a dead session from a live one
+    /// without risking a statement being run twice.
+    func liveConnection() throws(PGError) -> OpaquePointer {
+        guard let c = conn else { throw PGError(code: .closed, message: "the connection is closed") }
+        if !mustReconnect, PQstatus(c) == CONNECTION_OK, PQtransactionStatus(c) == PQTRANS_IDLE {
+            // A server that went away left its FATAL message and then EOF: read until the
+            // socket has nothing more (one read may take the message but not yet see the EOF).
+            var pfd = pollfd(fd: PQsocket(c), events: Int16(POLLIN), revents: 0)
+            var reads = 0
+            while reads < 8, PQstatus(c) == CONNECTION_OK, poll(&pfd, 1, 0) > 0 {
+                if PQconsumeInput(c) == 0 { break }
+                reads += 1
+            }
+        }
+        if mustReconnect || PQstatus(c) != CONNECTION_OK {
+            logger.warning("PostgreSQL connection lost; reconnecting")
+            mustReconnect = false
+            // Bounded by connect_timeout, which the PGconn keeps from the first connect.
+            PQreset(c)
+            guard PQstatus(c) == CONNECTION_OK else {
+                throw PGError(code: .connectionLost, message: "reconnect failed: " + libpqMessage(c))
+            }
+            do {
+                try prepareSession()
+            } catch {
+                // A session without its settings or LISTENs must not be used: try again next call.
+                mustReconnect = true
+                throw error
+            }
+            logger.info("PostgreSQL connection re-established")
+        }
+        return c
+    }
+}
