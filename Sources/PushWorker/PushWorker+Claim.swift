@@ -148,7 +148,6 @@ extension PushWorker {
         }
         guard !unsent.isEmpty else { return }
         let attempts = state.withLock { s in unsent.map { s.held[$0.tag]?.attempt ?? -1 } }
-        var tries = 0
         while true {
             do {
                 let n = try await connection.release(ids: unsent.map(\.tag), attempts: attempts, workerID: configuration.workerID)
@@ -159,14 +158,13 @@ extension PushWorker {
                 logger.info("released rows never sent", metadata: ["notifications": "\(n)"])
                 return
             } catch {
-                tries += 1
-                if tries >= 5 {
+                if stoppingFor(moreThan: configuration.shutdownRetrySeconds) {
                     logger.error("cannot release unsent rows; they return to the queue when their lease runs out",
                                  metadata: ["notifications": "\(unsent.count)", "error": "\(error)"])
                     state.withLock { s in for r in unsent { s.held[r.tag] = nil } }
                     return
                 }
-                try? await Task.sleep(for: .milliseconds(200 * tries))
+                try? await Task.sleep(for: .milliseconds(500))
             }
         }
     }

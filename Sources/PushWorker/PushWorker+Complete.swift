@@ -132,13 +132,13 @@ extension PushWorker {
 
     /// Writes one batch, retrying until it lands: the write is fenced and idempotent, so
     /// running it again after a lost connection cannot record anything twice. Once a stop
-    /// is requested it gives up after 30 s of failures (the leases bring the rows back).
+    /// is requested it gives up after ``WorkerConfiguration/shutdownRetrySeconds`` (the leases
+    /// bring the rows back).
     ///
     /// - Returns: what was written, nil when it gave up.
     func write(_ batch: CompletionBatch, _ connection: PGConnection) async -> CompletionWrite? {
         var backoff = 0.05
         var failures = 0
-        var failingSinceStop: ContinuousClock.Instant?
         while true {
             do {
                 let written = try await connection.complete(
@@ -151,14 +151,10 @@ extension PushWorker {
                 if failures == 1 {
                     logger.error("recording answers failed; retrying with backoff", metadata: ["error": "\(error)"])
                 }
-                if stopRequested {
-                    let since = failingSinceStop ?? .now
-                    failingSinceStop = since
-                    if ContinuousClock.now - since > .seconds(30) {
-                        logger.error("giving up recording answers at shutdown; the rows return to the queue when their lease runs out",
-                                     metadata: ["notifications": "\(batch.completions.count)"])
-                        return nil
-                    }
+                if stoppingFor(moreThan: configuration.shutdownRetrySeconds) {
+                    logger.error("giving up recording answers at shutdown; the rows return to the queue when their lease runs out",
+                                 metadata: ["notifications": "\(batch.completions.count)"])
+                    return nil
                 }
                 try? await Task.sleep(for: .milliseconds(Int(backoff * 1000)))
                 backoff = min(backoff * 2, 2)

@@ -43,6 +43,7 @@ public final class PushWorker: Sendable {
         /// Senders are per endpoint: tokens belong to one environment, and one connection never mixes keys.
         var senders: [Endpoint: APNsSender] = [:]
         var stopRequested = false
+        var stopRequestedAt: ContinuousClock.Instant?
         var claimingDone = false
         var claimingDoneAt: ContinuousClock.Instant?
         /// The complete loop wrote or lifted a hold: the claim loop re-reads the holds at once.
@@ -92,6 +93,7 @@ public final class PushWorker: Sendable {
     public func requestStop() {
         let first = state.withLock { s -> Bool in
             defer { s.stopRequested = true }
+            if !s.stopRequested { s.stopRequestedAt = .now }
             return !s.stopRequested
         }
         guard first else { return }
@@ -102,6 +104,14 @@ public final class PushWorker: Sendable {
     }
 
     var stopRequested: Bool { state.withLock { $0.stopRequested } }
+
+    /// Whether the stop was requested more than `seconds` ago: the database retries at
+    /// shutdown give up then, so that a partition cannot hold a stopping worker for long
+    /// (the leases return what was not recorded).
+    func stoppingFor(moreThan seconds: Double) -> Bool {
+        guard let at = state.withLock({ $0.stopRequestedAt }) else { return false }
+        return ContinuousClock.now - at > .milliseconds(Int(seconds * 1000))
+    }
 
     /// Claims, sends and records until ``requestStop()``.
     ///
@@ -164,7 +174,9 @@ public final class PushWorker: Sendable {
         var warned = false
         while !stopRequested {
             do {
-                return try await PGConnection.connect(configuration.databaseURL, logger: logger)
+                return try await PGConnection.connect(configuration.databaseURL, logger: logger,
+                                                      statementTimeout: .milliseconds(Int(configuration.statementTimeoutSeconds * 1000)),
+                                                      statementDeadline: .milliseconds(Int(configuration.statementDeadlineSeconds * 1000)))
             } catch {
                 if !warned {
                     logger.error("cannot connect to PostgreSQL; retrying with backoff", metadata: ["pg.purpose": "\(purpose)", "error": "\(error)"])

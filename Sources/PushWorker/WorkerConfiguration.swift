@@ -48,8 +48,17 @@ public struct WorkerConfiguration: Sendable {
     /// How often the worker marks itself alive in `pushq.workers` and expires rows that no
     /// worker claims, in seconds. Defaults to 5.
     public var heartbeatSeconds: Double
-    /// The server-side limit of each of the worker's statements, in seconds. Defaults to 30.
+    /// The server-side limit (`statement_timeout`) of each of the worker's statements, in
+    /// seconds. Defaults to 20.
     public var statementTimeoutSeconds: Double
+    /// How long the worker waits for any answer from PostgreSQL before it gives the connection
+    /// up as lost and reconnects (a partition), in seconds. Defaults to 25. With libpq's
+    /// connect_timeout (10 s), keepalives and tcp_user_timeout (30 s), set unless the URL sets
+    /// them, no database call holds the worker, or its shutdown, for long.
+    public var statementDeadlineSeconds: Double
+    /// After a stop request, how long the worker keeps retrying to record answers and release
+    /// rows before leaving them to their leases, in seconds. Defaults to 30.
+    public var shutdownRetrySeconds: Double
     /// On SIGTERM/SIGINT, how long to wait for answers in flight before releasing them,
     /// in seconds (`PUSHQ_SHUTDOWN_SECONDS`). Defaults to 5.
     public var shutdownSeconds: Double
@@ -73,7 +82,9 @@ public struct WorkerConfiguration: Sendable {
         self.outageProbeBaseSeconds = 1
         self.outageProbeCapSeconds = 45
         self.heartbeatSeconds = 5
-        self.statementTimeoutSeconds = 30
+        self.statementTimeoutSeconds = 20
+        self.statementDeadlineSeconds = 25
+        self.shutdownRetrySeconds = 30
         self.shutdownSeconds = 5
     }
 
