@@ -112,20 +112,20 @@ extension PushWorker {
     /// Logs the holds this worker wrote and lifted: each once, whichever of the workers saw it.
     func report(_ written: CompletionWrite?) {
         guard let written else { return }
+        func metadata(_ endpoint: Endpoint, _ kind: HoldKind, _ reason: String) -> Logger.Metadata {
+            ["apns.credential": "\(endpoint.credential)", "apns.environment": "\(endpoint.environment.rawValue)",
+             "apns.reason": "\(reason)", "hold.kind": "\(kind.rawValue)"]
+        }
         for h in written.heldNow {
-            let metadata: Logger.Metadata = ["apns.credential": "\(h.endpoint.credential)", "apns.environment": "\(h.endpoint.environment.rawValue)",
-                                             "apns.reason": "\(h.reason)", "hold.kind": "\(h.kind.rawValue)"]
             switch h.kind {
-            case .outage: logger.warning("endpoint down: \(h.message)", metadata: metadata)
-            case .credential, .burst: logger.error("credential paused: \(h.message)", metadata: metadata)
+            case .outage: logger.warning("endpoint down: \(h.message)", metadata: metadata(h.endpoint, h.kind, h.reason))
+            case .credential, .burst: logger.error("credential paused: \(h.message)", metadata: metadata(h.endpoint, h.kind, h.reason))
             }
         }
         for h in written.lifted {
-            let metadata: Logger.Metadata = ["apns.credential": "\(h.endpoint.credential)", "apns.environment": "\(h.endpoint.environment.rawValue)",
-                                             "apns.reason": "\(h.reason)", "hold.kind": "\(h.kind.rawValue)"]
             switch h.kind {
-            case .outage: logger.info("endpoint recovered: APNs answers again; its notifications go out", metadata: metadata)
-            case .credential, .burst: logger.info("credential resumed: APNs accepted a notification", metadata: metadata)
+            case .outage: logger.info("endpoint recovered: APNs answers again; its notifications go out", metadata: metadata(h.endpoint, h.kind, h.reason))
+            case .credential, .burst: logger.info("credential resumed: APNs accepted a notification", metadata: metadata(h.endpoint, h.kind, h.reason))
             }
         }
     }

@@ -94,13 +94,16 @@ struct StatementDeadlineTests {
             let pid = await c.backendPID
             try await other.query("SELECT pg_advisory_lock($1)", [PGConnection.migrationLockKey])
             async let applied = c.migrate(logger: TestDatabase.logger)
-            // Let migrate() wait for the lock well past its connection's 1 s deadline.
+            // Let migrate() wait for the lock (it polls pg_try_advisory_lock) well past its
+            // connection's 1 s deadline.
             while try await other.query("""
                 SELECT count(*) FROM pg_stat_activity
-                WHERE pid = $1 AND wait_event_type = 'Lock' AND now() - query_start > interval '1500 milliseconds'
+                WHERE pid = $1 AND query LIKE '%pg_try_advisory_lock%' AND now() - backend_start > interval '2500 milliseconds'
                 """, [pid]).decode(Int.self, 0, 0) == 0 {
                 try await Task.sleep(for: .milliseconds(50))
             }
+            #expect(try await other.query("SELECT to_regclass('pushq.notifications') IS NULL").decode(Bool.self, 0, 0) == true,
+                    "still waiting: nothing applied")
             try await other.query("SELECT pg_advisory_unlock($1)", [PGConnection.migrationLockKey])
             #expect(try await applied == Migration.all.map(\.version).sorted())
             // Ordinary statements are back under the 1 s deadline.
