@@ -11,9 +11,14 @@ import Synchronization
 ///
 /// One thread accepts; each connection has a relay thread that polls both sockets and a
 /// wake pipe, through which `setBlackholed(_:)` and `stop()` reach it at once.
-final class TCPProxy: Sendable {
+///
+/// Its descriptors are close-on-exec, so that a child process the test starts (a `pushq
+/// worker`) cannot keep the proxy's sockets open after the proxy closes them; and it writes
+/// with `MSG_NOSIGNAL`, so that a peer gone while bytes were held back cannot raise SIGPIPE
+/// in the test process.
+public final class TCPProxy: Sendable {
     /// The port it listens on, on 127.0.0.1.
-    let port: UInt16
+    public let port: UInt16
     private let listener: Int32
     private let targetPort: UInt16?
     private let stopPipe: Pipe
@@ -40,7 +45,10 @@ final class TCPProxy: Sendable {
         init() throws {
             var fds: [Int32] = [-1, -1]
             guard Glibc.pipe(&fds) == 0 else { throw TestSetupError("pipe(2) failed: \(String(cString: strerror(errno)))") }
-            for fd in fds { _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) }
+            for fd in fds {
+                _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+                TCPProxy.closeOnExec(fd)
+            }
             (read, write) = (fds[0], fds[1])
         }
 
@@ -63,9 +71,9 @@ final class TCPProxy: Sendable {
     /// Starts listening on 127.0.0.1 on a free port.
     ///
     /// - Parameter targetPort: where to forward, on 127.0.0.1; nil for a silent server.
-    init(forwardingTo targetPort: UInt16?) throws {
+    public init(forwardingTo targetPort: UInt16?) throws {
         self.targetPort = targetPort
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_INET, Self.streamSocket, 0)
         guard fd >= 0 else { throw TestSetupError("socket(2) failed: \(String(cString: strerror(errno)))") }
         var address = Self.loopback(port: 0)
         let bound = withUnsafePointer(to: &address) {
@@ -88,7 +96,7 @@ final class TCPProxy: Sendable {
     }
 
     /// A proxy to the server of `url`, a `postgresql://` URL with a port on 127.0.0.1.
-    convenience init(forwardingToServerOf url: String) throws {
+    public convenience init(forwardingToServerOf url: String) throws {
         guard let port = URLComponents(string: url)?.port.flatMap(UInt16.init(exactly:)) else {
             throw TestSetupError("the proxy tests need a postgresql:// URL with a port in PUSHQ_DATABASE_URL, not \(url)")
         }
@@ -96,7 +104,7 @@ final class TCPProxy: Sendable {
     }
 
     /// `url` with its port replaced by this proxy's.
-    func url(reaching url: String) throws -> String {
+    public func url(reaching url: String) throws -> String {
         guard var components = URLComponents(string: url) else { throw TestSetupError("not a URL: \(url)") }
         components.port = Int(port)
         guard let string = components.string else { throw TestSetupError("cannot rebuild the URL \(url)") }
@@ -104,11 +112,11 @@ final class TCPProxy: Sendable {
     }
 
     /// How many connections it has accepted.
-    var acceptedCount: Int { state.withLock { $0.accepted } }
+    public var acceptedCount: Int { state.withLock { $0.accepted } }
 
     /// Stops or resumes forwarding, on the connections open now and those accepted later.
     /// Once this returns, no byte that arrives afterwards is forwarded until it is resumed.
-    func setBlackholed(_ blackholed: Bool) {
+    public func setBlackholed(_ blackholed: Bool) {
         state.withLock { state in
             state.blackholed = blackholed
             for relay in state.relays { relay.wake.wake() }
@@ -116,7 +124,7 @@ final class TCPProxy: Sendable {
     }
 
     /// Closes every connection and stops listening.
-    func stop() {
+    public func stop() {
         state.withLock { state in
             state.stopped = true
             for relay in state.relays {
@@ -138,6 +146,7 @@ final class TCPProxy: Sendable {
             guard fds[0].revents & Int16(POLLIN) != 0 else { continue }
             let client = accept(listener, nil, nil)
             guard client >= 0 else { continue }
+            Self.closeOnExec(client)
             let server = targetPort.map(Self.connectLoopback) ?? -1
             guard targetPort == nil || server >= 0, let wake = try? Pipe() else {
                 Glibc.close(client)
@@ -187,12 +196,22 @@ final class TCPProxy: Sendable {
                 if count <= 0 { return }
                 var sent = 0
                 while sent < count {
-                    let n = buffer.withUnsafeBytes { Glibc.write(to, $0.baseAddress! + sent, count - sent) }
+                    let n = buffer.withUnsafeBytes { send(to, $0.baseAddress! + sent, count - sent, Int32(MSG_NOSIGNAL)) }
                     if n <= 0 { return }
                     sent += n
                 }
             }
         }
+    }
+
+    /// A TCP socket that is close-on-exec from the start.
+    private static let streamSocket = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+
+    /// Marks `fd` close-on-exec. Glibc's `accept4` and `pipe2` are not visible to Swift; a
+    /// child spawned in the instant between creating such a descriptor and this call would
+    /// still inherit it.
+    private static func closeOnExec(_ fd: Int32) {
+        _ = fcntl(fd, F_SETFD, fcntl(fd, F_GETFD) | FD_CLOEXEC)
     }
 
     private static func loopback(port: UInt16) -> sockaddr_in {
@@ -204,7 +223,7 @@ final class TCPProxy: Sendable {
     }
 
     private static func connectLoopback(_ port: UInt16) -> Int32 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_INET, streamSocket, 0)
         guard fd >= 0 else { return -1 }
         var address = loopback(port: port)
         let connected = withUnsafePointer(to: &address) {
