@@ -3,7 +3,8 @@ import Foundation
 
 extension PGConnection {
     /// Session settings every connection needs, after each (re)connect: non-blocking
-    /// mode, time zone and date styles, `statementTimeout`, and the `LISTEN`s.
+    /// mode, time zone and date styles, `statementTimeout` (also as the idle-in-transaction
+    /// timeout), and the `LISTEN`s.
     func prepareSession() throws(PGError) {
         guard let conn else { throw PGError(code: .closed, message: "the connection is closed") }
         // Notices (e.g. "already exists, skipping") would go to stderr otherwise.
@@ -15,7 +16,11 @@ extension PGConnection {
         }
         try execute("SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD'; SET IntervalStyle = 'iso_8601'")
         if let statementTimeout {
-            try query("SELECT set_config('statement_timeout', $1, false)", ["\(statementTimeout.roundedUpMilliseconds)ms"])
+            // The same bound on a transaction left idle: a client cut off between a statement and
+            // its COMMIT must not leave rows locked (SKIP LOCKED would pass them over) until the
+            // server's TCP keepalive notices, hours later by default.
+            try query("SELECT set_config('statement_timeout', $1, false), set_config('idle_in_transaction_session_timeout', $1, false)",
+                      ["\(statementTimeout.roundedUpMilliseconds)ms"])
         }
         for channel in listening { try execute("LISTEN " + quoteIdentifier(channel)) }
     }

@@ -148,7 +148,7 @@ extension PushWorker {
         }
         guard !unsent.isEmpty else { return }
         let attempts = state.withLock { s in unsent.map { s.held[$0.tag]?.attempt ?? -1 } }
-        while true {
+        while !databaseGivenUp {
             do {
                 let n = try await connection.release(ids: unsent.map(\.tag), attempts: attempts, workerID: configuration.workerID)
                 state.withLock { s in
@@ -159,14 +159,15 @@ extension PushWorker {
                 return
             } catch {
                 if stoppingFor(moreThan: configuration.shutdownRetrySeconds) {
-                    logger.error("cannot release unsent rows; they return to the queue when their lease runs out",
-                                 metadata: ["notifications": "\(unsent.count)", "error": "\(error)"])
-                    state.withLock { s in for r in unsent { s.held[r.tag] = nil } }
-                    return
+                    giveUpDatabase()
+                    break
                 }
                 try? await Task.sleep(for: .milliseconds(500))
             }
         }
+        logger.error("cannot release unsent rows; they return to the queue when their lease runs out",
+                     metadata: ["notifications": "\(unsent.count)"])
+        state.withLock { s in for r in unsent { s.held[r.tag] = nil } }
     }
 
     /// Waits for the insert trigger's NOTIFY and wakes the claim loop.

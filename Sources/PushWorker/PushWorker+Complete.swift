@@ -48,7 +48,9 @@ extension PushWorker {
             report(written)
             state.withLock { s in
                 if !batch.holds.isEmpty || !(written?.lifted.isEmpty ?? true) { s.holdsChanged = true }
-                for c in batch.completions { s.held[c.id] = nil }
+                // Only the claim this answer belongs to: after a partition longer than the lease,
+                // this worker may hold the same row again under a newer attempt.
+                for c in batch.completions where s.held[c.id]?.attempt == c.attempt { s.held[c.id] = nil }
                 s.stats.sent += batch.sent
                 s.stats.retried += batch.retried
                 s.stats.failed += batch.failed
@@ -139,7 +141,7 @@ extension PushWorker {
     func write(_ batch: CompletionBatch, _ connection: PGConnection) async -> CompletionWrite? {
         var backoff = 0.05
         var failures = 0
-        while true {
+        while !databaseGivenUp {
             do {
                 let written = try await connection.complete(
                     batch.completions, invalidations: batch.invalidations, throttles: batch.throttles,
@@ -152,13 +154,15 @@ extension PushWorker {
                     logger.error("recording answers failed; retrying with backoff", metadata: ["error": "\(error)"])
                 }
                 if stoppingFor(moreThan: configuration.shutdownRetrySeconds) {
-                    logger.error("giving up recording answers at shutdown; the rows return to the queue when their lease runs out",
-                                 metadata: ["notifications": "\(batch.completions.count)"])
-                    return nil
+                    giveUpDatabase()
+                    break
                 }
                 try? await Task.sleep(for: .milliseconds(Int(backoff * 1000)))
                 backoff = min(backoff * 2, 2)
             }
         }
+        logger.error("giving up recording answers at shutdown; the rows return to the queue when their lease runs out",
+                     metadata: ["notifications": "\(batch.completions.count)"])
+        return nil
     }
 }

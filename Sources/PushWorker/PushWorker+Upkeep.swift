@@ -50,7 +50,7 @@ extension PushWorker {
     /// Removes this worker from `pushq.workers` at a clean stop (best effort; skipped when the
     /// database has been failing all through the shutdown: the row ages out of the live list).
     func unregister(_ connection: PGConnection) async {
-        guard !stoppingFor(moreThan: configuration.shutdownRetrySeconds) else { return }
+        guard !databaseGivenUp, !stoppingFor(moreThan: configuration.shutdownRetrySeconds) else { return }
         do { try await connection.unregisterWorker(id: configuration.workerID) } catch {
             logger.debug("cannot unregister from pushq.workers", metadata: ["error": "\(error)"])
         }

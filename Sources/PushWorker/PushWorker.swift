@@ -44,6 +44,8 @@ public final class PushWorker: Sendable {
         var senders: [Endpoint: APNsSender] = [:]
         var stopRequested = false
         var stopRequestedAt: ContinuousClock.Instant?
+        /// Stopping, the database failed past the shutdown retry budget: no more database calls.
+        var databaseGivenUp = false
         var claimingDone = false
         var claimingDoneAt: ContinuousClock.Instant?
         /// The complete loop wrote or lifted a hold: the claim loop re-reads the holds at once.
@@ -112,6 +114,12 @@ public final class PushWorker: Sendable {
         guard let at = state.withLock({ $0.stopRequestedAt }) else { return false }
         return ContinuousClock.now - at > .milliseconds(Int(seconds * 1000))
     }
+
+    /// Whether a stopping worker gave up on the database: its remaining writes, releases and
+    /// unregistering are skipped at once instead of each waiting out a reconnect.
+    var databaseGivenUp: Bool { state.withLock { $0.databaseGivenUp } }
+
+    func giveUpDatabase() { state.withLock { $0.databaseGivenUp = true } }
 
     /// Claims, sends and records until ``requestStop()``.
     ///

@@ -86,6 +86,28 @@ struct StatementDeadlineTests {
         }
     }
 
+    @Test("with a statementTimeout, a transaction left idle (a client cut off before COMMIT) ends and releases its locks")
+    func idleTransactionEnds() async throws {
+        try await TestDatabase.with(migrated: false) { url in
+            let c = try await PGConnection.connect(url, logger: TestDatabase.logger, statementTimeout: .seconds(1))
+            let other = try await PGConnection.connect(url, logger: TestDatabase.logger)
+            try await other.execute("CREATE TABLE t (id int PRIMARY KEY); INSERT INTO t VALUES (1)")
+            let pid = await c.backendPID
+            try await c.execute("BEGIN")
+            try await c.query("SELECT id FROM t FOR UPDATE")
+            // The server ends the idle transaction after 1 s: the row is free again and the session gone.
+            var freed = false
+            for _ in 0..<100 where !freed {
+                freed = try await other.query("SELECT id FROM t FOR UPDATE SKIP LOCKED").count == 1
+                if !freed { try await Task.sleep(for: .milliseconds(50)) }
+            }
+            #expect(freed)
+            #expect(try await other.query("SELECT count(*) FROM pg_stat_activity WHERE pid = $1", [Int(pid)]).decode(Int.self, 0, 0) == 0)
+            await c.close()
+            await other.close()
+        }
+    }
+
     @Test("migrate() may wait for another process's migration longer than the statement deadline", .timeLimit(.minutes(1)))
     func migrationOutlastsDeadline() async throws {
         try await TestDatabase.with(migrated: false) { url in
