@@ -259,26 +259,21 @@ extension PGConnection {
              ORDER BY n.locked_until
              LIMIT $1
                FOR UPDATE SKIP LOCKED
-        ), looked AS MATERIALIZED (
-            SELECT n.id, n.expires_at, n.attempts, n.max_attempts,
-                   EXISTS (SELECT 1 FROM pushq.devices d
-                            WHERE d.device_token = lower(n.device_token)
-                              AND d.environment = COALESCE(n.environment, $5)
-                              AND pushq.token_is_invalid(d.registered_at, d.invalidated_at)) AS invalid,
-                   (SELECT t.until FROM pushq.token_throttles t
-                     WHERE t.device_token = lower(n.device_token)
-                       AND t.environment = COALESCE(n.environment, $5)
-                       AND t.until > now()) AS throttled_until
+        ), picked AS MATERIALIZED (
+            SELECT n.id,
+                   CASE WHEN n.expires_at <= now() THEN 'expired'
+                        WHEN EXISTS (SELECT 1 FROM pushq.devices d
+                                      WHERE d.device_token = lower(n.device_token)
+                                        AND d.environment = COALESCE(n.environment, $5)
+                                        AND pushq.token_is_invalid(d.registered_at, d.invalidated_at)) THEN 'failed'
+                        WHEN n.attempts >= n.max_attempts THEN 'exhausted'
+                        WHEN EXISTS (SELECT 1 FROM pushq.token_throttles t
+                                      WHERE t.device_token = lower(n.device_token)
+                                        AND t.environment = COALESCE(n.environment, $5)
+                                        AND t.until > now()) THEN 'throttled'
+                        ELSE 'sending' END AS verdict
               FROM pushq.notifications n
              WHERE n.id IN (SELECT id FROM due UNION ALL SELECT id FROM lapsed)
-        ), picked AS MATERIALIZED (
-            SELECT id, throttled_until,
-                   CASE WHEN expires_at <= now() THEN 'expired'
-                        WHEN invalid THEN 'failed'
-                        WHEN attempts >= max_attempts THEN 'exhausted'
-                        WHEN throttled_until IS NOT NULL THEN 'throttled'
-                        ELSE 'sending' END AS verdict
-              FROM looked
         )
         UPDATE pushq.notifications n
            SET status       = CASE p.verdict WHEN 'sending' THEN 'sending' WHEN 'expired' THEN 'expired'
@@ -290,7 +285,10 @@ extension PGConnection {
                                              WHEN 'exhausted' THEN CASE WHEN n.status = 'sending' THEN 'LeaseExpired'
                                                                         ELSE COALESCE(n.last_reason, 'AttemptsExhausted') END
                                              ELSE n.last_reason END,
-               scheduled_at = CASE WHEN p.verdict = 'throttled' THEN p.throttled_until ELSE n.scheduled_at END,
+               scheduled_at = CASE WHEN p.verdict <> 'throttled' THEN n.scheduled_at
+                                   ELSE (SELECT max(t.until) FROM pushq.token_throttles t
+                                          WHERE t.device_token = lower(n.device_token)
+                                            AND t.environment = COALESCE(n.environment, $5)) END,
                finished_at  = CASE WHEN p.verdict IN ('sending', 'throttled') THEN NULL ELSE now() END
           FROM picked p
          WHERE n.id = p.id
