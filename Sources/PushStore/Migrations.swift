@@ -23,5 +23,8 @@ extension Migration {
         Migration(version: 1, name: "schema", sql: String(decoding: PackageResources._01_schema_sql, as: UTF8.self)),
         Migration(version: 2, name: "faults_that_last", sql: String(decoding: PackageResources._02_faults_that_last_sql, as: UTF8.self)),
         Migration(version: 3, name: "expiry_index", sql: String(decoding: PackageResources._03_expiry_index_sql, as: UTF8.self)),
+        Migration(version: 4, name: "row_constraints", sql: String(decoding: PackageResources._04_row_constraints_sql, as: UTF8.self)),
+        Migration(version: 5, name: "row_constraints_validate",
+                  sql: String(decoding: PackageResources._05_row_constraints_validate_sql, as: UTF8.self)),
     ]
 }

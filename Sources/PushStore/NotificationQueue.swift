@@ -103,26 +103,31 @@ extension PGConnection {
     /// `retrying` until the throttle ends, and the rest become `sending`, held by `workerID`
     /// until now + `leaseSeconds`, `attempts` + 1. The statement commits before anything is sent.
     ///
+    /// Odd data cannot make it fail: an `expires_at` of 'infinity' is no expiry (``ClaimedRow/expiresAt``
+    /// nil), '-infinity' has passed; `attempts` + 1 cannot overflow, as only a row with `attempts` <
+    /// `max_attempts` (a smallint) is sent. A row that still makes it fail (SQLSTATE class 22 or 23)
+    /// fails the whole statement: see ``claimHeads(credentials:defaultEnvironment:held:only:excluding:)``
+    /// and ``endClaimErrors(ids:)``.
+    ///
     /// - Parameters:
     ///   - credentials: names this worker can send with (`"default"` for NULL).
     ///   - defaultEnvironment: the environment of rows whose `environment` is NULL.
     ///   - held: endpoints not to claim (every endpoint with a row in `pushq.credential_pauses`).
     ///   - only: claim rows of this endpoint alone (a probe); `credentials` and `held` are then ignored.
+    ///   - row: claim this row alone, if it is due (finding a row that makes claims fail).
+    ///   - excluding: rows not to claim (rows known to make claims fail).
     public func claim(limit: Int, workerID: String, leaseSeconds: Double, credentials: [String],
-                      defaultEnvironment: APNsEnvironment, held: [Endpoint] = [], only: Endpoint? = nil) throws(PGError) -> [ClaimedRow] {
-        // Filters are written so the planner can estimate them (no expressions over columns):
-        // with a misjudged filter it sorts every waiting row instead of walking notifications_due.
+                      defaultEnvironment: APNsEnvironment, held: [Endpoint] = [], only: Endpoint? = nil,
+                      row: Int64? = nil, excluding: [Int64] = []) throws(PGError) -> [ClaimedRow] {
         let names = only.map { [$0.credential] } ?? credentials
         var parameters: [(any PGParameter)?] = [limit, workerID, leaseSeconds, names.filter { $0 != "default" },
                                                  defaultEnvironment.rawValue, names.contains("default")]
         var sql = Self.claimSQL
-        if let only {
-            sql = sql.replacingOccurrences(of: "/*FILTER*/", with: "AND COALESCE(n.environment, $5) = $7")
-            parameters.append(only.environment.rawValue)
-        } else if !held.isEmpty {
-            sql = sql.replacingOccurrences(of: "/*FILTER*/", with:
-                "AND COALESCE(n.credential, 'default') || '/' || COALESCE(n.environment, $5) <> ALL ($7::text[])")
-            parameters.append(held.map { $0.credential + "/" + $0.environment.rawValue })
+        var filter = ClaimFilter(next: 7, environment: "$5", defaultEnvironment: defaultEnvironment)
+        filter.add(held: held, only: only, row: row, excluding: excluding)
+        if !filter.sql.isEmpty {
+            sql = sql.replacingOccurrences(of: "/*FILTER*/", with: filter.sql)
+            parameters += filter.parameters
         }
         let result = try query(sql, parameters)
         var rows: [ClaimedRow] = []
@@ -295,7 +300,7 @@ extension PGConnection {
         RETURNING n.id, p.verdict, n.device_token,
                   CASE WHEN p.verdict = 'sending' THEN n.payload END,
                   n.topic, n.push_type, n.priority,
-                  floor(extract(epoch FROM n.expires_at))::bigint,
+                  CASE WHEN isfinite(n.expires_at) THEN floor(extract(epoch FROM n.expires_at))::bigint END,
                   n.collapse_id, n.apns_id, COALESCE(n.environment, $5), COALESCE(n.credential, 'default'),
                   n.attempts, n.max_attempts, n.last_reason
         """

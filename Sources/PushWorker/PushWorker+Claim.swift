@@ -7,6 +7,10 @@ extension PushWorker {
     /// Claims due rows while the window has room, until a stop is requested; takes the due
     /// probes of held endpoints; and every ``WorkerConfiguration/heartbeatSeconds`` does the
     /// worker's upkeep (``upkeep(_:)``).
+    ///
+    /// A claim that fails on a row's data (SQLSTATE class 22 or 23) starts a ``PoisonHunt``
+    /// (``hunt(after:limit:_:_:)``): the row is found and ended `failed`/`ClaimError`, and
+    /// claiming goes on at full size. Other failures are retried with backoff.
     func claimLoop(_ connection: PGConnection) async {
         let credentials = configuration.credentials.keys.sorted()
         let holdLimit = configuration.holdLimit
@@ -16,6 +20,14 @@ extension PushWorker {
         let upkeepEvery = Duration.milliseconds(Int(configuration.heartbeatSeconds * 1000))
         var backoff = 0.1
         var failing = false
+        func backOff(_ message: String, _ error: String) async {
+            if !failing {
+                logger.error("\(message)", metadata: ["error": "\(error)"])
+                failing = true
+            }
+            await workWake.wait(timeout: .milliseconds(Int(backoff * 1000)))
+            backoff = min(backoff * 2, 5)
+        }
         var holds: [HeldEndpoint] = []
         var holdsReadAt = ContinuousClock.now - .seconds(3600)
         var upkeepAt = ContinuousClock.now
@@ -30,25 +42,31 @@ extension PushWorker {
                 continue
             }
             let limit = min(room, configuration.claimBatchSize)
-            let rows: [ClaimedRow]
             do {
                 // Held endpoints (any worker's), read once a second or as soon as this worker wrote one.
                 let changed = state.withLock { s in defer { s.holdsChanged = false }; return s.holdsChanged }
                 if changed || ContinuousClock.now - holdsReadAt > .seconds(1) {
                     holds = try await connection.holds()
                     holdsReadAt = .now
-                    try await probe(holds.filter { $0.probeDue && configuration.credentials[$0.endpoint.credential] != nil }, connection)
+                    try await probe(holds.filter { $0.probeDue && configuration.credentials[$0.endpoint.credential] != nil },
+                                    credentials: credentials, connection)
                 }
-                rows = try await connection.claim(limit: limit, workerID: configuration.workerID,
-                                                  leaseSeconds: configuration.leaseSeconds, credentials: credentials,
-                                                  defaultEnvironment: configuration.sender.environment, held: holds.map(\.endpoint))
             } catch {
-                if !failing {
-                    logger.error("claim failed; retrying with backoff", metadata: ["error": "\(error)"])
-                    failing = true
+                await backOff(Self.message(.transient), "\(error)")
+                continue
+            }
+            let scope = ClaimScope(credentials: credentials, held: holds.map(\.endpoint))
+            let rows: [ClaimedRow]
+            do {
+                rows = try await claim(connection, limit: limit, scope)
+            } catch where StatementFailure(sqlState: error.sqlState) == .deterministic {
+                let (end, lastError) = await hunt(after: error, limit: limit, scope, connection)
+                if case .giveUp(let why) = end {
+                    await backOff(Self.message(why), lastError)
                 }
-                await workWake.wait(timeout: .milliseconds(Int(backoff * 1000)))
-                backoff = min(backoff * 2, 5)
+                continue
+            } catch {
+                await backOff(Self.message(.transient), "\(error)")
                 continue
             }
             if failing {
@@ -66,15 +84,22 @@ extension PushWorker {
 
     /// Takes each due probe that no other worker took first, and sends the endpoint's few
     /// probe rows. A hold whose endpoint has no due rows to probe with is lifted: the next
-    /// claim of its rows judges the endpoint afresh.
-    func probe(_ due: [HeldEndpoint], _ connection: PGConnection) async throws {
+    /// claim of its rows judges the endpoint afresh. A probe claim that fails on a row's data
+    /// hunts that row down within the endpoint; the rows claimed meanwhile are the probe.
+    func probe(_ due: [HeldEndpoint], credentials: [String], _ connection: PGConnection) async throws {
         let policy = configuration.holdPolicy
         for h in due {
             let seconds = policy.interval(h.kind, probes: h.failures, unitRandom: { Double.random(in: 0..<1) })
             guard try await connection.takeProbe(h.endpoint, failures: h.failures, seconds: seconds, workerID: configuration.workerID) else { continue }
-            let rows = try await connection.claim(limit: policy.probeRows(h.kind), workerID: configuration.workerID,
-                                                  leaseSeconds: configuration.leaseSeconds, credentials: [],
-                                                  defaultEnvironment: configuration.sender.environment, only: h.endpoint)
+            let scope = ClaimScope(credentials: credentials, only: h.endpoint)
+            let rows: [ClaimedRow]
+            do {
+                rows = try await claim(connection, limit: policy.probeRows(h.kind), scope)
+            } catch {
+                guard StatementFailure(sqlState: error.sqlState) == .deterministic else { throw error }
+                if case .giveUp = await hunt(after: error, limit: policy.probeRows(h.kind), scope, connection).end { throw error }
+                continue
+            }
             if rows.contains(where: { $0.verdict == .send }) {
                 logger.info("probing a held endpoint", metadata: [
                     "apns.credential": "\(h.endpoint.credential)", "apns.environment": "\(h.endpoint.environment.rawValue)",

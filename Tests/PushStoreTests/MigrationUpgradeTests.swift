@@ -56,7 +56,7 @@ struct MigrationUpgradeTests {
             // What an interrupted CREATE INDEX CONCURRENTLY leaves: an index marked invalid.
             try await c.execute("CREATE INDEX notifications_expiry ON pushq.notifications (expires_at)")
             try await c.execute("UPDATE pg_index SET indisvalid = false WHERE indexrelid = 'pushq.notifications_expiry'::regclass")
-            #expect(try await c.migrate(logger: TestDatabase.logger) == [3])
+            #expect(try await c.migrate(logger: TestDatabase.logger) == Migration.all.map(\.version).filter { $0 >= 3 })
             let index = try await c.query("""
                 SELECT i.indisvalid, pg_get_expr(i.indpred, i.indrelid) FROM pg_index i WHERE i.indexrelid = 'pushq.notifications_expiry'::regclass
                 """)

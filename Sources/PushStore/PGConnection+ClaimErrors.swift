@@ -1,0 +1,147 @@
+import PushCore
+
+extension PGConnection {
+    /// The rows a claim of one row would take, with the same filters as
+    /// ``claim(limit:workerID:leaseSeconds:credentials:defaultEnvironment:held:only:row:excluding:)``:
+    /// the first due row in claim order, then the first `sending` row whose lease ran out.
+    ///
+    /// When a claim of one row fails, one of these makes it fail. Reads only: no row is locked or
+    /// changed, and nothing is computed from the rows' data, so the rows that break a claim
+    /// cannot break this.
+    /// - Returns: zero, one or two ids.
+    public func claimHeads(credentials: [String], defaultEnvironment: APNsEnvironment, held: [Endpoint] = [],
+                           only: Endpoint? = nil, excluding: [Int64] = []) throws(PGError) -> [Int64] {
+        let names = only.map { [$0.credential] } ?? credentials
+        var parameters: [(any PGParameter)?] = [names.filter { $0 != "default" }, names.contains("default")]
+        var filter = ClaimFilter(next: 3, environment: nil, defaultEnvironment: defaultEnvironment)
+        filter.add(held: held, only: only, row: nil, excluding: excluding)
+        parameters += filter.parameters
+        let result = try query(Self.headsSQL.replacingOccurrences(of: "/*FILTER*/", with: filter.sql), parameters)
+        var ids: [Int64] = []
+        for r in 0..<result.count {
+            if let id = try result.decode(Int64.self, r, 0) { ids.append(id) }
+        }
+        return ids
+    }
+
+    /// The row due last in claim order (the newest), with the same filters as
+    /// ``claimHeads(credentials:defaultEnvironment:held:only:excluding:)``, other than `excluding`:
+    /// the row least likely to be one of a batch of bad rows at the head. Reads only.
+    public func lastDue(credentials: [String], defaultEnvironment: APNsEnvironment, held: [Endpoint] = [],
+                        only: Endpoint? = nil, excluding: [Int64] = []) throws(PGError) -> Int64? {
+        let names = only.map { [$0.credential] } ?? credentials
+        var parameters: [(any PGParameter)?] = [names.filter { $0 != "default" }, names.contains("default")]
+        var filter = ClaimFilter(next: 3, environment: nil, defaultEnvironment: defaultEnvironment)
+        filter.add(held: held, only: only, row: nil, excluding: excluding)
+        parameters += filter.parameters
+        let result = try query(Self.lastDueSQL.replacingOccurrences(of: "/*FILTER*/", with: filter.sql), parameters)
+        return result.count == 0 ? nil : try result.decode(Int64.self, 0, 0)
+    }
+
+    /// Ends rows that make every claim fail: `failed` with last_reason `ClaimError`, released
+    /// from any lease, finished now; `attempts` and the rest stay as they were.
+    ///
+    /// Touches only rows still waiting (`queued`, `retrying`) or whose lease ran out, never a
+    /// row a worker holds or a final one. It computes nothing from the rows' data and makes them
+    /// final, which every constraint lets be (migration 4), so the data that broke the claim
+    /// cannot break it.
+    /// - Returns: the ids ended.
+    @discardableResult
+    public func endClaimErrors(ids: [Int64]) throws(PGError) -> [Int64] {
+        guard !ids.isEmpty else { return [] }
+        let result = try query("""
+            UPDATE pushq.notifications
+               SET status = 'failed', last_reason = 'ClaimError', locked_by = NULL, locked_until = NULL, finished_at = now()
+             WHERE id = ANY ($1::bigint[])
+               AND (status IN ('queued', 'retrying') OR (status = 'sending' AND locked_until < now()))
+            RETURNING id
+            """, [ids])
+        var ended: [Int64] = []
+        for r in 0..<result.count {
+            if let id = try result.decode(Int64.self, r, 0) { ended.append(id) }
+        }
+        return ended
+    }
+
+    static let lastDueSQL = """
+        SELECT n.id
+          FROM pushq.notifications n
+         WHERE n.status IN ('queued', 'retrying')
+           AND n.scheduled_at <= now()
+           AND (n.credential = ANY($1::text[]) OR (n.credential IS NULL AND $2))
+           /*FILTER*/
+         ORDER BY n.scheduled_at DESC, n.id DESC
+         LIMIT 1
+        """
+
+    static let headsSQL = """
+        (SELECT n.id
+           FROM pushq.notifications n
+          WHERE n.status IN ('queued', 'retrying')
+            AND n.scheduled_at <= now()
+            AND (n.credential = ANY($1::text[]) OR (n.credential IS NULL AND $2))
+            /*FILTER*/
+          ORDER BY n.scheduled_at, n.id
+          LIMIT 1)
+        UNION ALL
+        (SELECT n.id
+           FROM pushq.notifications n
+          WHERE n.status = 'sending'
+            AND n.locked_until < now()
+            AND (n.credential = ANY($1::text[]) OR (n.credential IS NULL AND $2))
+            /*FILTER*/
+          ORDER BY n.locked_until
+          LIMIT 1)
+        """
+}
+
+/// The conditions a claim adds to "due, of these credentials": the held endpoints it skips or
+/// the one endpoint a probe claims, a single row, rows to leave out. Written over `n`, with
+/// parameters numbered from `next`.
+///
+/// Filters are written so the planner can estimate them (no expressions over columns but the
+/// endpoint's): with a misjudged filter it sorts every waiting row instead of walking
+/// notifications_due.
+struct ClaimFilter {
+    var sql = ""
+    var parameters: [(any PGParameter)?] = []
+    var next: Int
+    /// The parameter holding the default environment (`$5`), or nil to bind one when needed.
+    var environment: String?
+    let defaultEnvironment: APNsEnvironment
+
+    init(next: Int, environment: String?, defaultEnvironment: APNsEnvironment) {
+        self.next = next
+        self.environment = environment
+        self.defaultEnvironment = defaultEnvironment
+    }
+
+    mutating func add(held: [Endpoint], only: Endpoint?, row: Int64?, excluding: [Int64]) {
+        if let only {
+            let environment = environmentParameter()
+            add(only.environment.rawValue) { "AND COALESCE(n.environment, \(environment)) = \($0)" }
+        } else if !held.isEmpty {
+            let environment = environmentParameter()
+            add(held.map { $0.credential + "/" + $0.environment.rawValue }) {
+                "AND COALESCE(n.credential, 'default') || '/' || COALESCE(n.environment, \(environment)) <> ALL (\($0)::text[])"
+            }
+        }
+        if let row { add(row) { "AND n.id = \($0)::bigint" } }
+        if !excluding.isEmpty { add(excluding) { "AND n.id <> ALL (\($0)::bigint[])" } }
+    }
+
+    private mutating func environmentParameter() -> String {
+        if let environment { return environment }
+        let name = "$\(next)"
+        parameters.append(defaultEnvironment.rawValue)
+        next += 1
+        environment = name
+        return name
+    }
+
+    private mutating func add(_ value: any PGParameter, _ condition: (String) -> String) {
+        sql += (sql.isEmpty ? "" : " ") + condition("$\(next)")
+        parameters.append(value)
+        next += 1
+    }
+}
