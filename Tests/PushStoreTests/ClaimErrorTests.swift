@@ -112,7 +112,7 @@ struct ClaimErrorTests {
             try await c.query("UPDATE pushq.notifications SET topic = E'com.example\\r\\nx: y' WHERE id = $1", [ids[0]])
             try await c.execute("""
                 ALTER TABLE pushq.notifications ADD CONSTRAINT notifications_topic_shape
-                    CHECK (status IN ('sent', 'failed', 'expired', 'cancelled') OR topic ~ '^[A-Za-z0-9._-]{1,255}$') NOT VALID
+                    CHECK (topic IS NULL OR topic ~ '^[A-Za-z0-9._-]{1,255}$' OR status IN ('sent', 'failed', 'expired', 'cancelled')) NOT VALID
                 """)
             let error = await #expect(throws: PGError.self) { try await claim(c) }
             #expect(error?.sqlState == "23514" && error?.constraint == "notifications_topic_shape")

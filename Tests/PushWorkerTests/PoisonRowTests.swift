@@ -20,7 +20,7 @@ struct PoisonRowTests {
         try await body()
         try await db.execute("""
             ALTER TABLE pushq.notifications ADD CONSTRAINT notifications_topic_shape
-                CHECK (status IN ('sent', 'failed', 'expired', 'cancelled') OR topic ~ '^[A-Za-z0-9._-]{1,255}$') NOT VALID
+                CHECK (topic IS NULL OR topic ~ '^[A-Za-z0-9._-]{1,255}$' OR status IN ('sent', 'failed', 'expired', 'cancelled')) NOT VALID
             """)
     }
 
