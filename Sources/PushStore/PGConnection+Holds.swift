@@ -65,23 +65,28 @@ extension PGConnection {
             SELECT credential, environment, kind, reason, failures, paused_until <= now(), message, paused_until
               FROM pushq.credential_pauses ORDER BY kind, credential, environment
             """)
-        let held = try Self.decodeHolds(r)
         var out: [HoldReport] = []
-        for (i, h) in held.enumerated() {
+        for (i, h) in try Self.decodeHoldRows(r) {
             out.append(HoldReport(held: h, message: r.string(i, 6) ?? "", nextProbe: try r.decode(Date.self, i, 7) ?? Date()))
         }
         return out
     }
 
     static func decodeHolds(_ r: PGResult) throws(PGError) -> [HeldEndpoint] {
-        var out: [HeldEndpoint] = []
+        try decodeHoldRows(r).map(\.held)
+    }
+
+    /// The holds of `r` with the index of the row each came from (rows naming an unknown
+    /// environment or kind are passed over).
+    private static func decodeHoldRows(_ r: PGResult) throws(PGError) -> [(row: Int, held: HeldEndpoint)] {
+        var out: [(row: Int, held: HeldEndpoint)] = []
         for i in 0..<r.count {
             guard let environment = APNsEnvironment(rawValue: r.string(i, 1) ?? ""),
                   let kind = HoldKind(rawValue: r.string(i, 2) ?? "") else { continue }
-            out.append(HeldEndpoint(endpoint: Endpoint(credential: r.string(i, 0) ?? "", environment: environment), kind: kind,
-                                    reason: r.string(i, 3) ?? "",
-                                    failures: r.columnCount > 4 ? try r.decode(Int.self, i, 4) ?? 1 : 1,
-                                    probeDue: r.columnCount > 5 ? try r.decode(Bool.self, i, 5) ?? false : false))
+            out.append((i, HeldEndpoint(endpoint: Endpoint(credential: r.string(i, 0) ?? "", environment: environment), kind: kind,
+                                        reason: r.string(i, 3) ?? "",
+                                        failures: r.columnCount > 4 ? try r.decode(Int.self, i, 4) ?? 1 : 1,
+                                        probeDue: r.columnCount > 5 ? try r.decode(Bool.self, i, 5) ?? false : false)))
         }
         return out
     }

@@ -109,6 +109,21 @@ struct ClaimVerdictTests {
         }
     }
 
+    @Test("a hold row that cannot be decoded is passed over without shifting the others' messages")
+    func holdReportsKeepTheirRows() async throws {
+        try await TestDatabase.withConnection { c in
+            try await c.query("""
+                INSERT INTO pushq.credential_pauses (credential, environment, kind, reason, message, paused_until)
+                VALUES ('a', 'staging', 'outage', 'X', 'message of a', now() + interval '1 hour'),
+                       ('b', 'production', 'outage', 'Y', 'message of b', now() + interval '2 hours')
+                """)
+            let reports = try await c.holdReports()
+            #expect(reports.map(\.held.endpoint) == [Endpoint(credential: "b", environment: .production)])
+            #expect(reports.first?.message == "message of b")
+            #expect((reports.first?.nextProbe.timeIntervalSinceNow ?? 0) > 3600)
+        }
+    }
+
     @Test("waiting rows past expires_at end expired whoever serves them; rows in flight and rows not yet expired stay")
     func expireWaiting() async throws {
         try await TestDatabase.withConnection { c in
