@@ -17,6 +17,11 @@ public struct ClaimedRow: Sendable {
         /// Its token is throttled (429): back to `retrying` until the throttle ends, attempt
         /// not counted. Not to be sent now.
         case throttled
+        /// Now `sending`, held by this worker, but its `push_type` or `environment` is one this
+        /// worker does not know (a value added to the schema after this version, or a check
+        /// constraint dropped): not to be sent; the worker ends it `failed`/`InvalidRow` like an
+        /// answer. ``pushType`` and ``environment`` are then placeholders (`alert`, the default).
+        case unreadable
     }
 
     public var id: Int64
@@ -133,23 +138,26 @@ extension PGConnection {
         var rows: [ClaimedRow] = []
         rows.reserveCapacity(result.count)
         for r in 0..<result.count {
-            guard let verdict = ClaimedRow.Verdict(rawValue: result.string(r, 1) ?? ""),
-                  let pushType = PushType(rawValue: result.string(r, 5) ?? ""),
-                  let environment = APNsEnvironment(rawValue: result.string(r, 10) ?? "") else {
-                throw PGError(code: .invalidValue, message: "claim returned a row with an unknown verdict, push_type or environment")
+            // The statement has committed: a row this worker cannot read must still come back,
+            // as `unreadable` if it is now held, so that it is ended rather than left to its lease.
+            guard var verdict = ClaimedRow.Verdict(rawValue: result.string(r, 1) ?? "") else {
+                throw PGError(code: .invalidValue, message: "claim returned a row with an unknown verdict")
             }
+            let pushType = PushType(rawValue: result.string(r, 5) ?? "")
+            let environment = APNsEnvironment(rawValue: result.string(r, 10) ?? "")
+            if verdict == .send && (pushType == nil || environment == nil) { verdict = .unreadable }
             rows.append(ClaimedRow(
                 id: try result.decode(Int64.self, r, 0) ?? 0,
                 verdict: verdict,
                 deviceToken: result.string(r, 2) ?? "",
-                payload: result.bytes(r, 3) ?? [],
+                payload: verdict == .send ? result.bytes(r, 3) ?? [] : [],
                 topic: result.string(r, 4),
-                pushType: pushType,
+                pushType: pushType ?? .alert,
                 priority: try result.decode(Int.self, r, 6),
                 expiresAt: try result.decode(Int64.self, r, 7),
                 collapseID: result.string(r, 8),
                 apnsID: result.string(r, 9) ?? "",
-                environment: environment,
+                environment: environment ?? defaultEnvironment,
                 credential: result.string(r, 11) ?? "",
                 attempts: try result.decode(Int.self, r, 12) ?? 0,
                 maxAttempts: try result.decode(Int.self, r, 13) ?? 1,

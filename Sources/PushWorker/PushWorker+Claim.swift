@@ -123,10 +123,19 @@ extension PushWorker {
         var held: [(Int64, Held)] = []
         var local: [RowCompletion] = []
         held.reserveCapacity(rows.count)
-        for row in rows where row.verdict == .send {
+        var unreadable = 0
+        for row in rows where row.verdict == .send || row.verdict == .unreadable {
             let key = Endpoint(credential: row.credential, environment: row.environment)
             held.append((row.id, Held(attempt: row.attempts, maxAttempts: row.maxAttempts, endpoint: key, deviceToken: row.deviceToken,
                                       lastReason: row.lastReason, isProbe: probe)))
+            if row.verdict == .unreadable {
+                logger.error("a notification's push_type or environment is unknown to this version of pushq; ended failed/InvalidRow",
+                             metadata: ["notification.id": "\(row.id)"])
+                local.append(RowCompletion(id: row.id, attempt: row.attempts, disposition: Disposition(status: .failed, reason: "InvalidRow"),
+                                           httpStatus: nil, apnsUniqueID: nil))
+                unreadable += 1
+                continue
+            }
             guard let topic = row.topic ?? configuration.topic(credential: row.credential, pushType: row.pushType) else {
                 local.append(RowCompletion(id: row.id, attempt: row.attempts,
                                            disposition: Disposition(status: .failed, reason: "MissingTopic"),
@@ -138,9 +147,9 @@ extension PushWorker {
                 topic: topic, priority: row.priority ?? row.pushType.defaultPriority, expiration: row.expiresAt,
                 collapseID: row.collapseID, apnsID: row.apnsID))
         }
-        if !local.isEmpty {
+        if local.count > unreadable {
             logger.error("notifications without a topic: set PUSHQ_APNS_TOPIC, the credential's topic or the rows' topic column",
-                         metadata: ["notifications": "\(local.count)"])
+                         metadata: ["notifications": "\(local.count - unreadable)"])
         }
         state.withLock { s in
             s.stats.claimed += rows.count

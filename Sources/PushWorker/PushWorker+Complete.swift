@@ -9,11 +9,47 @@ extension PushWorker {
     struct CompletionBatch {
         var completions: [RowCompletion] = []
         var invalidations: [TokenInvalidation] = []
+        /// The row each invalidation comes from (same order), to write it with its row when the batch is split.
+        var invalidationRows: [Int64] = []
         var throttles: [TokenThrottle] = []
+        /// The row each throttle comes from (same order).
+        var throttleRows: [Int64] = []
         var holds: [(hold: HoldRequest, seconds: Double)] = []
         var resumed: [Endpoint] = []
         var soonRetries = false
         var sent = 0, retried = 0, failed = 0, expired = 0
+
+        /// Whether there are endpoints to hold or resume: written once per batch.
+        var hasExtras: Bool { !holds.isEmpty || !resumed.isEmpty }
+
+        /// These rows with their invalidations and throttles, and no holds or resumed endpoints.
+        func part(_ range: Range<Int>) -> CompletionBatch {
+            var part = CompletionBatch()
+            part.completions = Array(completions[range])
+            let ids = Set(part.completions.map(\.id))
+            for (i, id) in invalidationRows.enumerated() where ids.contains(id) {
+                part.invalidations.append(invalidations[i])
+                part.invalidationRows.append(id)
+            }
+            for (i, id) in throttleRows.enumerated() where ids.contains(id) {
+                part.throttles.append(throttles[i])
+                part.throttleRows.append(id)
+            }
+            return part
+        }
+
+        /// Counts these rows (indexes into ``completions``) as failed, whatever their answer was.
+        mutating func countEnded(_ rows: [Int]) {
+            for i in rows {
+                switch completions[i].disposition.status {
+                case .sent: sent -= 1
+                case .retrying: retried -= 1
+                case .expired: expired -= 1
+                case .failed: continue
+                }
+                failed += 1
+            }
+        }
     }
 
     /// Writes answers back in batches until claiming is over and nothing is held.
@@ -44,7 +80,9 @@ extension PushWorker {
             var batch = decide(answers, held: held, decider: &decider)
             batch.completions += local
             batch.failed += local.count
-            let written = await write(batch, connection)
+            let recorded = await write(batch, connection)
+            let written = recorded?.write
+            if let recorded { batch.countEnded(recorded.ended) }
             report(written)
             state.withLock { s in
                 if !batch.holds.isEmpty || !(written?.lifted.isEmpty ?? true) { s.holdsChanged = true }
@@ -98,9 +136,11 @@ extension PushWorker {
             if let inv = d.invalidation {
                 batch.invalidations.append(TokenInvalidation(deviceToken: h.deviceToken, environment: h.endpoint.environment,
                                                              reason: inv.reason, atMilliseconds: inv.atMilliseconds))
+                batch.invalidationRows.append(answer.tag)
             }
             if d.throttlesToken {
                 batch.throttles.append(TokenThrottle(deviceToken: h.deviceToken, environment: h.endpoint.environment, delaySeconds: d.retryDelay))
+                batch.throttleRows.append(answer.tag)
             }
         }
         let policy = configuration.holdPolicy
@@ -133,22 +173,45 @@ extension PushWorker {
     }
 
     /// Writes one batch, retrying until it lands: the write is fenced and idempotent, so
-    /// running it again after a lost connection cannot record anything twice. Once a stop
-    /// is requested it gives up after ``WorkerConfiguration/shutdownRetrySeconds`` (the leases
-    /// bring the rows back).
+    /// running it again after a lost connection cannot record anything twice. A write that
+    /// fails on data (SQLSTATE class 22 or 23) is split until the row that makes it fail is
+    /// alone, and that row is ended (``bisect(_:after:_:)``). Once a stop is requested it gives
+    /// up after ``WorkerConfiguration/shutdownRetrySeconds`` (the leases bring the rows back).
     ///
-    /// - Returns: what was written, nil when it gave up.
-    func write(_ batch: CompletionBatch, _ connection: PGConnection) async -> CompletionWrite? {
-        var backoff = 0.05
+    /// - Returns: what was written and the rows ended `failed`/`WriteBackError` (indexes into
+    ///   the batch's completions), nil when it gave up.
+    func write(_ batch: CompletionBatch, _ connection: PGConnection) async -> (write: CompletionWrite, ended: [Int])? {
         var failures = 0
+        let workerID = configuration.workerID
+        switch await settle(&failures, {
+            try await connection.complete(batch.completions, invalidations: batch.invalidations, throttles: batch.throttles,
+                                          holds: batch.holds, resumed: batch.resumed, workerID: workerID)
+        }) {
+        case .success(let written):
+            if failures > 0 { logger.info("answers recorded after database errors", metadata: ["notifications": "\(batch.completions.count)"]) }
+            return (written, [])
+        case .failure(let error):
+            return await bisect(batch, after: error, connection)
+        case nil:
+            logger.error("giving up recording answers at shutdown; the rows return to the queue when their lease runs out",
+                         metadata: ["notifications": "\(batch.completions.count)"])
+            return nil
+        }
+    }
+
+    /// Runs a write-back statement until it works or fails on data, retrying every other
+    /// failure (a lost connection, a deadline, 40001, 40P01, 57P01...) with backoff; the first
+    /// failure of a run (counted in `failures`) is logged.
+    ///
+    /// - Returns: its value, the error it failed with on data (SQLSTATE class 22 or 23), or nil
+    ///   when the worker gave up on the database at shutdown.
+    func settle<T: Sendable>(_ failures: inout Int, _ body: () async throws -> T) async -> Result<T, any Error>? {
+        var backoff = 0.05
         while !databaseGivenUp {
             do {
-                let written = try await connection.complete(
-                    batch.completions, invalidations: batch.invalidations, throttles: batch.throttles,
-                    holds: batch.holds, resumed: batch.resumed, workerID: configuration.workerID)
-                if failures > 0 { logger.info("answers recorded after database errors", metadata: ["notifications": "\(batch.completions.count)"]) }
-                return written
+                return .success(try await body())
             } catch {
+                if StatementFailure(sqlState: (error as? PGError)?.sqlState) == .deterministic { return .failure(error) }
                 failures += 1
                 if failures == 1 {
                     logger.error("recording answers failed; retrying with backoff", metadata: ["error": "\(error)"])
@@ -161,8 +224,6 @@ extension PushWorker {
                 backoff = min(backoff * 2, 2)
             }
         }
-        logger.error("giving up recording answers at shutdown; the rows return to the queue when their lease runs out",
-                     metadata: ["notifications": "\(batch.completions.count)"])
         return nil
     }
 }

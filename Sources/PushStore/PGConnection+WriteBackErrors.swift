@@ -1,0 +1,19 @@
+extension PGConnection {
+    /// Ends one row whose write-back fails on its answer's data: `failed` with last_reason
+    /// `WriteBackError`, released from its lease, finished now; `attempts` and the rest stay as
+    /// they were.
+    ///
+    /// Fenced like ``complete(_:invalidations:throttles:holds:resumed:workerID:)``: only while the
+    /// row is still `sending`, held by `workerID`, at `attempt`. It writes nothing from the
+    /// answer (no status code, reason or time computed from it) and makes the row final, which
+    /// every constraint lets be (migration 4), so the data that broke the write-back cannot break it.
+    /// - Returns: whether the row was ended (false when its lease was lost meanwhile).
+    @discardableResult
+    public func endWriteBackError(id: Int64, attempt: Int, workerID: String) throws(PGError) -> Bool {
+        try query("""
+            UPDATE pushq.notifications
+               SET status = 'failed', last_reason = 'WriteBackError', locked_by = NULL, locked_until = NULL, finished_at = now()
+             WHERE id = $1 AND status = 'sending' AND locked_by = $2 AND attempts = $3
+            """, [id, workerID, attempt]).affectedRows == 1
+    }
+}

@@ -1,0 +1,84 @@
+import Logging
+import PushCore
+import PushStore
+
+extension PushWorker {
+    /// After the write-back of `batch` failed on data (SQLSTATE class 22 or 23), carries out a
+    /// ``WriteBackBisection`` to its end: writes the holds and resumed endpoints once, then the
+    /// rows in parts, and ends each row whose write alone fails (`failed`/`WriteBackError`),
+    /// logging its error once. Transient failures on the way are retried as in ``write(_:_:)``.
+    ///
+    /// - Returns: what was written and the rows ended (indexes into `batch.completions`), nil
+    ///   when the worker gave up on the database at shutdown.
+    func bisect(_ batch: CompletionBatch, after error: any Error,
+                _ connection: PGConnection) async -> (write: CompletionWrite, ended: [Int])? {
+        logger.debug("recording answers failed on data; writing them in parts to find the row", metadata: [
+            "notifications": "\(batch.completions.count)", "pg.sqlstate": "\((error as? PGError)?.sqlState ?? "")", "error": "\(error)"])
+        let workerID = configuration.workerID
+        var bisection = WriteBackBisection(count: batch.completions.count, hasExtras: batch.hasExtras)
+        var total = CompletionWrite()
+        var ended: [Int] = []
+        var errors: [Int: any Error] = [:]
+        if batch.completions.count == 1 && !batch.hasExtras { errors[0] = error }  // ended without a write of its own
+        var failures = 0
+        while true {
+            switch bisection.next {
+            case .done:
+                return (total, ended)
+            case .writeExtras:
+                switch await settle(&failures, {
+                    try await connection.complete([], invalidations: [], holds: batch.holds, resumed: batch.resumed, workerID: workerID)
+                }) {
+                case .success(let w):
+                    total.heldNow += w.heldNow
+                    total.lifted += w.lifted
+                    bisection.written()
+                case .failure(let error):
+                    logger.error("holds could not be recorded (their data makes the statement fail); skipped", metadata: [
+                        "pg.sqlstate": "\((error as? PGError)?.sqlState ?? "")", "error": "\(error)"])
+                    bisection.failed(.deterministic)
+                case nil:
+                    return nil
+                }
+            case .write(let rows):
+                let part = batch.part(rows)
+                switch await settle(&failures, {
+                    try await connection.complete(part.completions, invalidations: part.invalidations, throttles: part.throttles,
+                                                  holds: [], resumed: [], workerID: workerID)
+                }) {
+                case .success(let w):
+                    total.updated += w.updated
+                    bisection.written()
+                case .failure(let error):
+                    if rows.count == 1 { errors[rows.lowerBound] = error }
+                    bisection.failed(.deterministic)
+                case nil:
+                    return nil
+                }
+            case .end(let i):
+                let c = batch.completions[i]
+                let error = errors[i].map { "\($0)" } ?? ""
+                var metadata: Logger.Metadata = [
+                    "notification.id": "\(c.id)", "notification.status": "\(c.disposition.status.rawValue)",
+                    "pg.sqlstate": "\((errors[i] as? PGError)?.sqlState ?? "")", "error": "\(error)"]
+                switch await settle(&failures, { try await connection.endWriteBackError(id: c.id, attempt: c.attempt, workerID: workerID) }) {
+                case .success(true):
+                    logger.error("a notification's answer could not be recorded; ended failed/WriteBackError", metadata: metadata)
+                    ended.append(i)
+                    bisection.written()
+                case .success(false):
+                    logger.debug("a notification's answer could not be recorded, and its lease was lost meanwhile: left alone",
+                                 metadata: metadata)
+                    bisection.written()
+                case .failure(let endError):
+                    metadata["end.error"] = "\(endError)"
+                    logger.error("a notification's answer could not be recorded, nor the notification ended; it returns to the queue when its lease runs out",
+                                 metadata: metadata)
+                    bisection.failed(.deterministic)
+                case nil:
+                    return nil
+                }
+            }
+        }
+    }
+}
