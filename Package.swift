@@ -14,6 +14,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
         .package(url: "https://github.com/apple/swift-nio-http2", from: "1.36.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.30.0"),
+        // Tests only: property-based tests (no dependencies of its own).
+        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
     ],
     targets: [
         // C libraries: module map + shim.h only.
@@ -87,9 +89,9 @@ let package = Package(
             path: "bench/queue-bench"
         ),
 
-        .testTarget(name: "PushCoreTests", dependencies: ["PushCore"]),
-        .testTarget(name: "PushStoreTests", dependencies: ["PushStore", "PushCore", "ChildProcess", "PushTestSupport"]),
-        .testTarget(name: "APNsTransportTests", dependencies: ["APNsTransport", "MockAPNs", "PushCore"]),
+        .testTarget(name: "PushCoreTests", dependencies: ["PushCore", .product(name: "PropertyBased", package: "swift-property-based")]),
+        .testTarget(name: "PushStoreTests", dependencies: ["PushStore", "PushCore", "ChildProcess", "PushTestSupport", .product(name: "PropertyBased", package: "swift-property-based")]),
+        .testTarget(name: "APNsTransportTests", dependencies: ["APNsTransport", "MockAPNs", "PushCore", .product(name: "PropertyBased", package: "swift-property-based")]),
         .testTarget(name: "PushWorkerTests", dependencies: ["PushWorker", "PushStore", "MockAPNs", "APNsTransport", "PushCore", "ChildProcess", "PushTestSupport"]),
         .testTarget(name: "MockAPNsTests", dependencies: ["MockAPNs", "PushCore", "ChildProcess"]),
     ],
