@@ -1,3 +1,5 @@
+import Foundation
+
 /// Helpers for libpq connection strings.
 public enum PGURL {
     /// The same connection string pointing at database `name`.
