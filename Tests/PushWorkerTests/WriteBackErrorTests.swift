@@ -109,7 +109,8 @@ struct WriteBackErrorTests {
                 try await insertAlerts(db, count: 20, prefix: "2")
                 let configuration = try workerConfiguration(databaseURL: try await databaseURL(db), apnsURL: apnsURL)
                 try await withWorker(configuration) { _ in
-                    try await waitUntilAllFinal(db, timeout: .seconds(30))
+                    let drained = try await waitUntilAllFinal(db, timeout: .seconds(30))
+                    #expect(drained)
                 }
                 #expect(try await statusCounts(db) == ["sent": 40, "failed": 1])
                 let r = try await db.query("SELECT last_reason, attempts, locked_by IS NULL FROM pushq.notifications WHERE device_token = $1", [odd])
