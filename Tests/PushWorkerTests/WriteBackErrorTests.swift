@@ -71,6 +71,29 @@ struct WriteBackErrorTests {
         }
     }
 
+    @Test("an Unregistered answer whose timestamp PostgreSQL cannot hold (22008) ends that row failed/WriteBackError, token not invalidated; the rest are recorded")
+    func timestampOutOfRange() async throws {
+        try await TestDatabase.withConnection { db in
+            try await withMock { mock, apnsURL in
+                // 18 digits, the most the parser reads: year 31 690 000, past PostgreSQL's 294276.
+                let odd = Fixtures.token(0, prefix: "f")
+                mock.setRule(forToken: odd, .always(.unregistered(at: 999_999_999_999_999_999)))
+                try await insertAlerts(db, count: 30, prefix: "1")
+                try await db.query("INSERT INTO pushq.notifications (device_token, payload) VALUES ($1, '{\"aps\":{}}')", [odd])
+                try await insertAlerts(db, count: 30, prefix: "2")
+                let configuration = try workerConfiguration(databaseURL: try await databaseURL(db), apnsURL: apnsURL)
+                try await withWorker(configuration) { _ in
+                    let drained = try await waitUntilAllFinal(db, timeout: .seconds(30))
+                    #expect(drained)
+                }
+                #expect(try await statusCounts(db) == ["sent": 60, "failed": 1])
+                #expect(try await db.query("SELECT last_reason FROM pushq.notifications WHERE device_token = $1", [odd]).string(0, 0) == "WriteBackError")
+                #expect(try await scalar(db, "SELECT count(*) FROM pushq.devices") == 0)
+                #expect(mock.requests().count == 61)
+            }
+        }
+    }
+
     @Test("a transient failure of the write-back (a killed connection, then 40001 six times) is retried, never split: every row ends sent")
     func transientRetried() async throws {
         try await TestDatabase.withConnection { db in
