@@ -74,7 +74,7 @@ public final class APNsSender: Sendable {
             urlPrefix: Array((configuration.effectiveBaseURL + "/3/device/").utf8),
             requestTimeoutMilliseconds: Int(configuration.requestTimeout * 1000),
             connectTimeoutMilliseconds: Int(configuration.connectTimeout * 1000),
-            caBundle: caBundle, certificate: certificate, certificateNotAfter: notAfter,
+            caBundle: caBundle, caFile: configuration.extraCAFile, certificate: certificate, certificateNotAfter: notAfter,
             verbose: configuration.curlVerbose)
         let core = SenderCore(configuration: configuration, credential: credential, template: template,
                               logger: logger, onResults: onResults)
@@ -98,6 +98,9 @@ public final class APNsSender: Sendable {
         }
         guard String(decoding: extra, as: UTF8.self).contains("-----BEGIN CERTIFICATE-----") else {
             throw APNsTransportError(.configuration, "PUSHQ_APNS_CA_FILE \(extraFile) holds no PEM certificate")
+        }
+        if let problem = pemCertificateProblem(extra) {
+            throw APNsTransportError(.configuration, "PUSHQ_APNS_CA_FILE \(extraFile) holds a certificate OpenSSL cannot read: \(problem)")
         }
         if libcurl.defaultCAPath != nil { return extra }
         var bundle: [UInt8] = []
@@ -166,7 +169,8 @@ public final class APNsSender: Sendable {
     ///
     /// Requests still in flight at the deadline are reported through `onResults` as
     /// `TransportFailure.Kind.cancelled` (outcome unknown). Returns when every connection
-    /// thread has exited.
+    /// thread has exited; any number of callers may wait at once (a later call's unsent list
+    /// is empty, and an earlier deadline stands).
     public func shutdown(deadline: Duration) async -> [APNsRequest] {
         let (seconds, attoseconds) = deadline.components
         let deadlineNanos = monotonicNanoseconds() + seconds * 1_000_000_000 + attoseconds / 1_000_000_000
@@ -184,7 +188,7 @@ public final class APNsSender: Sendable {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let resumeNow = core.state.withLock { s -> Bool in
                     if s.runningThreads == 0 { return true }
-                    s.waiter = continuation
+                    s.waiters.append(continuation)
                     return false
                 }
                 if resumeNow { continuation.resume() }
