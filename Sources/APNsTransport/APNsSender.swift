@@ -21,7 +21,8 @@ import PushCore
 /// takes care of connections: it renews the provider token after `ExpiredProviderToken`
 /// and reopens a connection after answers that condemn it (see `ConnectionAction`).
 ///
-/// Lifecycle: `init` (checks libcurl, the CA file and the certificate; starts nothing),
+/// Lifecycle: `init` (checks libcurl, the CA file and the certificate, builds each
+/// connection's first stream; starts nothing),
 /// ``start()``, any number of ``submit(_:)``, ``shutdown(deadline:)``.
 public final class APNsSender: Sendable {
     /// Counters since ``start()``.
@@ -55,7 +56,9 @@ public final class APNsSender: Sendable {
     ///   - logger: for connection events; nothing per notification above `debug`.
     ///   - onResults: receives answers in batches, on a connection thread.
     /// - Throws: ``APNsTransportError`` if libcurl lacks HTTP/2 or is too old, the
-    ///   configuration is invalid, or the CA file or client certificate cannot be read.
+    ///   configuration is invalid, the CA file or client certificate cannot be read (the
+    ///   message names the file), or libcurl refuses a setting (each connection builds its
+    ///   first stream here, so nothing about the setup is left to fail per request).
     public init(configuration: APNsSenderConfiguration, credential: APNsCredential, logger: Logger,
                 onResults: @escaping @Sendable ([APNsResponse]) -> Void) throws {
         libcurl = try LibcurlInfo.checked()

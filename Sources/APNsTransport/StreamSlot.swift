@@ -30,7 +30,9 @@ struct EasyTemplate: Sendable {
 /// header list (`CURLOPT_HTTPHEADER`), the body (`CURLOPT_POSTFIELDS`, not copied by
 /// libcurl) and the error buffer (`CURLOPT_ERRORBUFFER`). libcurl also holds an unretained
 /// pointer to the slot itself (`CURLOPT_PRIVATE`, `CURLOPT_HEADERDATA`, `CURLOPT_WRITEDATA`);
-/// the slot outlives its easy handle because it owns it. Used only on its connection's thread.
+/// the slot outlives its easy handle because it owns it, and `deinit` cleans the handle up
+/// before freeing the buffers. Built by the connection's `init` or on its thread, then used
+/// and freed only on that thread.
 final class StreamSlot {
     enum Header {
         static let authorization = 0, pushType = 1, topic = 2, priority = 3, apnsID = 4

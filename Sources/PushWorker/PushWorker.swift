@@ -136,7 +136,9 @@ public final class PushWorker: Sendable {
     public func run() async throws {
         try configuration.validate()
         try checkCredentials()
-        try await withTaskCancellationHandler {
+        // The pipeline runs in a task of its own, awaited here, so that cancelling the caller
+        // requests a graceful stop instead of cutting every wait and sleep of the loops short.
+        let pipeline = Task {
             do {
                 try await runStarted()
             } catch {
@@ -144,6 +146,9 @@ public final class PushWorker: Sendable {
                 throw error
             }
             await shutDownSenders()
+        }
+        try await withTaskCancellationHandler {
+            try await pipeline.value
         } onCancel: {
             requestStop()
         }
