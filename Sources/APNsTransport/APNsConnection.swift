@@ -14,6 +14,11 @@ import PushCore
 ///
 /// "Reopening" replaces the multi handle once nothing is in flight: `curl_multi_cleanup`
 /// closes the old connection and the next transfer opens a new one with the newest token.
+/// Every multi handle is cleaned up on this thread (see `WakeTarget`).
+///
+/// The first stream slot is built in `init`, so a libcurl option the installed library
+/// refuses (the CA blob, the client certificate settings) fails ``APNsSender``'s `init`
+/// instead of every request.
 ///
 /// `@unchecked Sendable`: the connection is built by `APNsSender.init`, then handed to
 /// exactly one thread by `APNsSender.start()`; from then on only that thread touches its
@@ -23,7 +28,8 @@ import PushCore
 final class APNsConnection: @unchecked Sendable {
     let index: Int
     private let core: SenderCore
-    private let window: Int
+    /// Streams this connection keeps in flight; lowered if a slot cannot be built (out of memory).
+    private var window: Int
     /// Nil only after the thread finished (the connection is then closed).
     private var multi: CurlMulti!
     /// Every slot ever created, and the free ones; slots are reused for the thread's lifetime.
@@ -52,6 +58,9 @@ final class APNsConnection: @unchecked Sendable {
         var logger = core.logger
         logger[metadataKey: "apns.connection"] = "\(index)"
         self.logger = logger
+        let first = try StreamSlot(template: core.template)
+        allSlots.append(first)
+        freeSlots.append(first)
         core.wakeTargets[index].set(multi)
     }
 
@@ -97,6 +106,8 @@ final class APNsConnection: @unchecked Sendable {
     }
 
     private func start(_ work: [APNsRequest], now: Int64) {
+        let work = refuseInvalidHeaders(work)
+        guard !work.isEmpty else { return }
         if multiUsed, inFlight == 0, Double(now - lastActivity) / 1e9 > core.configuration.idleReopenAfter {
             needsReopen = true
             reopenReason = "idle"
@@ -119,12 +130,9 @@ final class APNsConnection: @unchecked Sendable {
                 }
                 currentToken = token
             } catch {
+                // The credential's problem, not the notifications': `signingFailed` pauses it.
                 logger.error("cannot sign a provider token", metadata: ["error": "\(error)"])
-                for request in work {
-                    var response = APNsResponse(request: request)
-                    response.transportFailure = TransportFailure(kind: .other, message: "cannot sign a provider token: \(error)")
-                    results.append(response)
-                }
+                fail(work, TransportFailure(kind: .signingFailed, message: "cannot sign a provider token: \(error)"))
                 return
             }
         }
@@ -132,16 +140,12 @@ final class APNsConnection: @unchecked Sendable {
             // Checked before each new connection: an expired certificate pauses the credential
             // with a message saying so, instead of failing TLS handshakes.
             logger.error("cannot use the APNs client certificate", metadata: ["error": "\(failure.message)"])
-            for request in work {
-                var response = APNsResponse(request: request)
-                response.transportFailure = failure
-                results.append(response)
-            }
+            fail(work, failure)
             return
         }
         multiUsed = true
         let nowSeconds = Int64(time(nil))
-        for request in work {
+        for (i, request) in work.enumerated() {
             if let expiration = request.expiration, expiration > 0, expiration <= nowSeconds {
                 // Waited past its expires_at for a stream: never sent late (0 is APNs' "do not store").
                 var response = APNsResponse(request: request)
@@ -157,13 +161,25 @@ final class APNsConnection: @unchecked Sendable {
                     slot = try StreamSlot(template: core.template)
                     allSlots.append(slot)
                 } catch {
-                    var response = APNsResponse(request: request)
-                    response.transportFailure = TransportFailure(kind: .other, message: "\(error)")
-                    results.append(response)
-                    continue
+                    // The first slot was built at start with the same settings, so this is a
+                    // lack of memory: carry on with the slots there are; the rest go back to the queue.
+                    window = max(1, allSlots.count)
+                    logger.error("cannot build another stream; this connection keeps fewer in flight",
+                                 metadata: ["apns.streams": "\(window)", "error": "\(error)"])
+                    let rest = Array(work[i...])
+                    if !core.state.withLock({ $0.requeue(rest) }) {
+                        fail(rest, TransportFailure(kind: .cancelled, message: "the sender shut down before a stream came free"))
+                    }
+                    break
                 }
             }
-            if slot.tokenSerial != (currentToken?.serial ?? 0) { slot.setAuthorization(currentToken) }
+            if slot.tokenSerial != (currentToken?.serial ?? 0), !slot.setAuthorization(currentToken) {
+                var response = APNsResponse(request: request)
+                response.transportFailure = TransportFailure(kind: .signingFailed, message: "the provider token does not fit its authorization header")
+                results.append(response)
+                freeSlots.append(slot)
+                continue
+            }
             if let failure = slot.load(request) {
                 slot.request = nil
                 var response = APNsResponse(request: request)
@@ -185,15 +201,61 @@ final class APNsConnection: @unchecked Sendable {
         }
     }
 
+    /// Answers the requests whose headers cannot be sent (``APNsRequest/headerProblem``) with
+    /// `invalidHeader` before anything else happens to the batch (no token, no connection),
+    /// and returns the others. The common case, every request valid, reads each once and
+    /// allocates nothing.
+    private func refuseInvalidHeaders(_ work: [APNsRequest]) -> [APNsRequest] {
+        guard work.contains(where: { $0.headerProblem != nil }) else { return work }
+        var valid: [APNsRequest] = []
+        valid.reserveCapacity(work.count)
+        for request in work {
+            if let problem = request.headerProblem {
+                var response = APNsResponse(request: request)
+                response.transportFailure = TransportFailure(kind: .invalidHeader, message: problem)
+                results.append(response)
+            } else {
+                valid.append(request)
+            }
+        }
+        return valid
+    }
+
+    /// Reports `requests` as failed with `failure` without sending them.
+    private func fail(_ requests: [APNsRequest], _ failure: TransportFailure) {
+        for request in requests {
+            var response = APNsResponse(request: request)
+            response.transportFailure = failure
+            results.append(response)
+        }
+    }
+
     private func collectAnswers() {
         var newConnections = 0
-        multi.forEachDone { pointer, result in
-            guard let pointer else { return }
-            let slot = Unmanaged<StreamSlot>.fromOpaque(pointer).takeUnretainedValue()
-            _ = multi.remove(slot.easy)
+        multi.forEachDone { done in
+            let slot: StreamSlot
+            if let pointer = done.privatePointer {
+                slot = Unmanaged<StreamSlot>.fromOpaque(pointer).takeUnretainedValue()
+            } else {
+                // CURLINFO_PRIVATE failed: find the slot by its handle so it is freed and answered.
+                logger.error("curl_easy_getinfo(CURLINFO_PRIVATE) failed", metadata: ["curl.error": "\(curlMessage(done.privateResult))"])
+                guard let found = allSlots.first(where: { $0.easy.handle == done.easy }) else { return }
+                slot = found
+            }
+            let removed = multi.remove(slot.easy)
             inFlight -= 1
             newConnections += slot.easy.connectsMade()
             let serial = slot.tokenSerial
+            let result = done.result
+            defer {
+                if removed == CURLM_OK {
+                    freeSlots.append(slot)
+                } else {
+                    // Still attached for all we know: drop the slot; curl_easy_cleanup detaches it.
+                    logger.error("curl_multi_remove_handle failed; dropping the stream", metadata: ["curl.error": "\(curlMessage(removed))"])
+                    allSlots.removeAll { $0 === slot }
+                }
+            }
             if var response = slot.finish(result: result) {
                 if serial != 0, case .token(let manager) = core.credential {
                     response.token = TokenUse(serial: serial, ageSeconds: manager.now() - slot.tokenIssuedAt)
@@ -207,7 +269,6 @@ final class APNsConnection: @unchecked Sendable {
                 }
                 results.append(response)
             }
-            freeSlots.append(slot)
         }
         connectsOnMulti += newConnections
         if connectsOnMulti > 1, !needsReopen {
@@ -247,8 +308,9 @@ final class APNsConnection: @unchecked Sendable {
         guard inFlight == 0 else { return }
         do {
             let fresh = try CurlMulti(maxConcurrentStreams: core.configuration.maxConcurrentStreams)
-            multi = fresh
             core.wakeTargets[index].set(fresh)
+            closeMulti()
+            multi = fresh
             token = nil
             multiUsed = false
             connectsOnMulti = 0
@@ -262,11 +324,22 @@ final class APNsConnection: @unchecked Sendable {
 
     private func cancelInFlight() {
         for slot in allSlots where slot.request != nil {
-            _ = multi.remove(slot.easy)
+            let rc = multi.remove(slot.easy)
+            if rc != CURLM_OK {
+                logger.error("curl_multi_remove_handle failed at shutdown", metadata: ["curl.error": "\(curlMessage(rc))"])
+            }
             if let response = slot.cancel("the sender shut down before APNs answered") { results.append(response) }
             inFlight -= 1
         }
         freeSlots = allSlots
+    }
+
+    /// `curl_multi_cleanup` of the current multi, on this thread (its wake target no longer points at it).
+    private func closeMulti() {
+        let rc = multi.close()
+        if rc != CURLM_OK {
+            logger.error("curl_multi_cleanup failed", metadata: ["curl.error": "\(curlMessage(rc))"])
+        }
     }
 
     private func finishThread() {
@@ -276,17 +349,13 @@ final class APNsConnection: @unchecked Sendable {
             core.onResults(batch)
             core.state.withLock { $0.inFlight -= batch.count; $0.stats.answered += batch.count }
         }
+        // On this thread, in ownership order: no other thread can wake the multi any more;
+        // the easy handles (all detached) are cleaned up, then the multi, closing the connection.
         core.wakeTargets[index].set(nil)
-        multi = nil  // every easy handle is detached: curl_multi_cleanup closes the connection now
+        freeSlots = []
+        allSlots = []
+        closeMulti()
+        multi = nil
         core.threadExited()
-    }
-}
-
-extension CurlEasy {
-    /// `CURLINFO_NUM_CONNECTS`: new connections this transfer had to open.
-    func connectsMade() -> Int {
-        var n = 0
-        _ = ccurl_easy_getinfo_long(handle, CURLINFO_NUM_CONNECTS, &n)
-        return n
     }
 }

@@ -2,9 +2,12 @@ import PushCore
 
 /// One notification to send: everything that goes into the HTTP/2 request.
 ///
-/// The sender sends these fields as they are; validation (token format, payload size,
-/// priority for `background`, collapse-id length) is the caller's job, because APNs
-/// answers a bad value with a rejection that slows the connection down.
+/// The sender sends these fields as they are, except for what would break the request
+/// itself: a header value (or device token) holding a control character or longer than
+/// ``HeaderLimit`` allows is refused before anything is sent, as
+/// `TransportFailure.Kind.invalidHeader` (see ``headerProblem``). The rest of validation
+/// (token format, payload size, priority for `background`) is the caller's job, because
+/// APNs answers a bad value with a rejection that slows the connection down.
 public struct APNsRequest: Sendable {
     /// The caller's id for this notification (the row id); copied to the response.
     public var tag: Int64

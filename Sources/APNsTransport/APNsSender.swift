@@ -21,7 +21,8 @@ import PushCore
 /// takes care of connections: it renews the provider token after `ExpiredProviderToken`
 /// and reopens a connection after answers that condemn it (see `ConnectionAction`).
 ///
-/// Lifecycle: `init` (checks libcurl, the CA file and the certificate; starts nothing),
+/// Lifecycle: `init` (checks libcurl, the CA file and the certificate, builds each
+/// connection's first stream; starts nothing),
 /// ``start()``, any number of ``submit(_:)``, ``shutdown(deadline:)``.
 public final class APNsSender: Sendable {
     /// Counters since ``start()``.
@@ -55,7 +56,9 @@ public final class APNsSender: Sendable {
     ///   - logger: for connection events; nothing per notification above `debug`.
     ///   - onResults: receives answers in batches, on a connection thread.
     /// - Throws: ``APNsTransportError`` if libcurl lacks HTTP/2 or is too old, the
-    ///   configuration is invalid, or the CA file or client certificate cannot be read.
+    ///   configuration is invalid, the CA file or client certificate cannot be read (the
+    ///   message names the file), or libcurl refuses a setting (each connection builds its
+    ///   first stream here, so nothing about the setup is left to fail per request).
     public init(configuration: APNsSenderConfiguration, credential: APNsCredential, logger: Logger,
                 onResults: @escaping @Sendable ([APNsResponse]) -> Void) throws {
         libcurl = try LibcurlInfo.checked()
@@ -74,7 +77,7 @@ public final class APNsSender: Sendable {
             urlPrefix: Array((configuration.effectiveBaseURL + "/3/device/").utf8),
             requestTimeoutMilliseconds: Int(configuration.requestTimeout * 1000),
             connectTimeoutMilliseconds: Int(configuration.connectTimeout * 1000),
-            caBundle: caBundle, certificate: certificate, certificateNotAfter: notAfter,
+            caBundle: caBundle, caFile: configuration.extraCAFile, certificate: certificate, certificateNotAfter: notAfter,
             verbose: configuration.curlVerbose)
         let core = SenderCore(configuration: configuration, credential: credential, template: template,
                               logger: logger, onResults: onResults)
@@ -98,6 +101,9 @@ public final class APNsSender: Sendable {
         }
         guard String(decoding: extra, as: UTF8.self).contains("-----BEGIN CERTIFICATE-----") else {
             throw APNsTransportError(.configuration, "PUSHQ_APNS_CA_FILE \(extraFile) holds no PEM certificate")
+        }
+        if let problem = pemCertificateProblem(extra) {
+            throw APNsTransportError(.configuration, "PUSHQ_APNS_CA_FILE \(extraFile) holds a certificate OpenSSL cannot read: \(problem)")
         }
         if libcurl.defaultCAPath != nil { return extra }
         var bundle: [UInt8] = []
@@ -166,7 +172,8 @@ public final class APNsSender: Sendable {
     ///
     /// Requests still in flight at the deadline are reported through `onResults` as
     /// `TransportFailure.Kind.cancelled` (outcome unknown). Returns when every connection
-    /// thread has exited.
+    /// thread has exited; any number of callers may wait at once (a later call's unsent list
+    /// is empty, and an earlier deadline stands).
     public func shutdown(deadline: Duration) async -> [APNsRequest] {
         let (seconds, attoseconds) = deadline.components
         let deadlineNanos = monotonicNanoseconds() + seconds * 1_000_000_000 + attoseconds / 1_000_000_000
@@ -184,7 +191,7 @@ public final class APNsSender: Sendable {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let resumeNow = core.state.withLock { s -> Bool in
                     if s.runningThreads == 0 { return true }
-                    s.waiter = continuation
+                    s.waiters.append(continuation)
                     return false
                 }
                 if resumeNow { continuation.resume() }

@@ -13,7 +13,7 @@ public struct APNsTransportError: Error, Sendable, CustomStringConvertible {
         public static let signingFailed = Code(name: "signingFailed")
         /// The client certificate (PKCS#12 or PEM) could not be read or decrypted.
         public static let invalidCertificate = Code(name: "invalidCertificate")
-        /// The installed libcurl cannot do what pushq needs (HTTP/2, version ≥ 7.50.2).
+        /// The installed libcurl cannot do what pushq needs (HTTP/2, version ≥ 7.77.0).
         public static let unsupportedLibcurl = Code(name: "unsupportedLibcurl")
         /// A libcurl call failed while setting up handles.
         public static let curlSetup = Code(name: "curlSetup")

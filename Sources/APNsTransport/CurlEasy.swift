@@ -38,10 +38,16 @@ final class CurlEasy {
         try check(rc, name())
     }
 
-    func responseCode() -> Int {
-        var code = 0
-        _ = ccurl_easy_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &code)
-        return code
+    /// `CURLINFO_RESPONSE_CODE` into `code`; libcurl's result code.
+    func responseCode(_ code: inout Int) -> CURLcode {
+        ccurl_easy_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &code)
+    }
+
+    /// `CURLINFO_NUM_CONNECTS`: new connections this transfer had to open (0 if libcurl cannot say).
+    func connectsMade() -> Int {
+        var n = 0
+        guard ccurl_easy_getinfo_long(handle, CURLINFO_NUM_CONNECTS, &n) == CURLE_OK else { return 0 }
+        return n
     }
 
     private func check(_ rc: CURLcode, _ name: String) throws {

@@ -17,11 +17,12 @@ final class CurlHeaderList {
 
     /// - Parameter capacities: the byte capacity of each node, terminating NUL included.
     init(capacities: [Int]) throws {
+        precondition(capacities.allSatisfy { $0 >= 2 }, "a header node needs room for one byte and its NUL")
         self.capacities = capacities
         for capacity in capacities {
             let placeholder = String(repeating: "x", count: capacity - 1)
             guard let appended = curl_slist_append(list, placeholder) else {
-                curl_slist_free_all(list)
+                // Every stored property is set: `deinit` runs and frees the nodes appended so far.
                 throw APNsTransportError(.curlSetup, "curl_slist_append failed (out of memory)")
             }
             list = appended
@@ -36,8 +37,9 @@ final class CurlHeaderList {
 
     deinit { curl_slist_free_all(list) }
 
-    /// Writes `prefix` then `value` (no CR/LF allowed) into node `index`; false if it does not fit.
-    @discardableResult
+    /// Writes `prefix` then `value` into node `index`; false (and the node cleared) if it
+    /// does not fit. The value is copied as it is: callers check it holds no CR, LF or NUL
+    /// (``APNsRequest/headerProblem``).
     func set(_ index: Int, prefix: StaticString, value: String) -> Bool {
         var value = value
         return value.withUTF8 { v in
@@ -51,10 +53,11 @@ final class CurlHeaderList {
         }
     }
 
-    /// Writes `prefix` then the decimal `value` into node `index`.
-    func set(_ index: Int, prefix: StaticString, integer value: Int64) {
+    /// Writes `prefix` then the decimal `value` into node `index`; false (and the node
+    /// cleared) if it does not fit.
+    func set(_ index: Int, prefix: StaticString, integer value: Int64) -> Bool {
         var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes of scratch, on the stack
-        withUnsafeMutableBytes(of: &digits) { scratch in
+        return withUnsafeMutableBytes(of: &digits) { scratch in
             var n = value.magnitude
             var i = scratch.count
             repeat {
@@ -64,10 +67,13 @@ final class CurlHeaderList {
             } while n > 0
             if value < 0 { i -= 1; scratch[i] = UInt8(ascii: "-") }
             let p = prefix.utf8CodeUnitCount
+            let length = scratch.count - i
+            guard p + length < capacities[index] else { nodes[index][0] = 0; return false }
             let dest = UnsafeMutableRawPointer(nodes[index])
             dest.copyMemory(from: prefix.utf8Start, byteCount: p)
-            (dest + p).copyMemory(from: scratch.baseAddress! + i, byteCount: scratch.count - i)
-            nodes[index][p + scratch.count - i] = 0
+            (dest + p).copyMemory(from: scratch.baseAddress! + i, byteCount: length)
+            nodes[index][p + length] = 0
+            return true
         }
     }
 
@@ -76,6 +82,7 @@ final class CurlHeaderList {
 
     /// Sets node `index` to a fixed string (e.g. `"accept:"`, which removes curl's default).
     func setFixed(_ index: Int, _ text: StaticString) {
+        precondition(text.utf8CodeUnitCount < capacities[index], "fixed header longer than its node")
         let dest = UnsafeMutableRawPointer(nodes[index])
         dest.copyMemory(from: text.utf8Start, byteCount: text.utf8CodeUnitCount)
         nodes[index][text.utf8CodeUnitCount] = 0

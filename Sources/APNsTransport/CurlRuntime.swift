@@ -2,9 +2,14 @@ import CCurl
 
 /// Process-wide libcurl setup and the capability check done before any handle exists.
 enum CurlRuntime {
+    /// 7.77.0 (`CURLOPT_CAINFO_BLOB`), as `LIBCURL_VERSION_NUM`.
+    static let minimumVersion = 0x07_4D_00
+
     /// `curl_global_init` once per process (it is not thread-safe, so a static `let` guards it)
-    /// and the version check: HTTP/2 support and libcurl ≥ 7.50.2 (older versions mishandle
-    /// multiplexed POSTs), plus ≥ 7.68 for `curl_multi_poll`/`curl_multi_wakeup`.
+    /// and the version check: HTTP/2 support and libcurl ≥ 7.77.0, the newest of what the code
+    /// uses: `CURLOPT_CAINFO_BLOB` (7.77.0), `curl_multi_wakeup` (7.68.0), `curl_multi_poll` and
+    /// `CURLMOPT_MAX_CONCURRENT_STREAMS` (7.67.0/7.66.0), `CURLOPT_UPLOAD_BUFFERSIZE` (7.62.0),
+    /// and the multiplexed-POST fixes of 7.50.2.
     static let check: Result<LibcurlInfo, APNsTransportError> = {
         let rc = ccurl_global_init_all()
         guard rc == CURLE_OK else {
@@ -18,8 +23,8 @@ enum CurlRuntime {
         guard info.pointee.features & CURL_VERSION_HTTP2 != 0 else {
             return .failure(APNsTransportError(.unsupportedLibcurl, "libcurl \(version) was built without HTTP/2 (nghttp2); APNs needs HTTP/2 — install a libcurl with HTTP/2 support"))
         }
-        guard number >= 0x07_44_00 else {  // 7.68.0; also covers the 7.50.2 minimum
-            return .failure(APNsTransportError(.unsupportedLibcurl, "libcurl \(version) is too old: pushq needs 7.68.0 or later (curl_multi_poll, HTTP/2 fixes since 7.50.2)"))
+        guard number >= minimumVersion else {
+            return .failure(APNsTransportError(.unsupportedLibcurl, "libcurl \(version) is too old: pushq needs 7.77.0 or later (CURLOPT_CAINFO_BLOB, curl_multi_wakeup)"))
         }
         let caInfo = info.pointee.cainfo.map { String(cString: $0) }
         let caPath = info.pointee.capath.map { String(cString: $0) }

@@ -15,3 +15,28 @@ func openSSLErrorMessage(fallback: String) -> String {
     }
     return messages.isEmpty ? fallback : messages.joined(separator: "; ")
 }
+
+/// Reads every PEM certificate in `pem` with OpenSSL; nil if all are readable (and there is
+/// at least one), otherwise OpenSSL's message.
+func pemCertificateProblem(_ pem: [UInt8]) -> String? {
+    _ = openSSLErrorMessage(fallback: "")
+    return pem.withUnsafeBytes { raw -> String? in
+        guard let bio = BIO_new_mem_buf(raw.baseAddress, Int32(raw.count)) else {
+            return openSSLErrorMessage(fallback: "BIO_new_mem_buf failed")
+        }
+        defer { BIO_free(bio) }
+        var count = 0
+        while let cert = PEM_read_bio_X509(bio, nil, nil, nil) {
+            X509_free(cert)
+            count += 1
+        }
+        // The loop ends at the end of the data (PEM_R_NO_START_LINE) or at a broken block.
+        let last = ERR_peek_last_error()
+        let endOfData = ERR_GET_LIB(last) == ERR_LIB_PEM && ERR_GET_REASON(last) == PEM_R_NO_START_LINE
+        if count > 0, last == 0 || endOfData {
+            _ = openSSLErrorMessage(fallback: "")
+            return nil
+        }
+        return openSSLErrorMessage(fallback: "no certificate found")
+    }
+}

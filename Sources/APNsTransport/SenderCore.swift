@@ -1,3 +1,4 @@
+import CCurl
 import Logging
 import PushCore
 import Synchronization
@@ -29,20 +30,24 @@ final class SenderCore: Sendable {
     }
 
     func wakeAll() {
-        for target in wakeTargets {
-            target.current()?.wakeup()
+        for (index, target) in wakeTargets.enumerated() {
+            let rc = target.wake()
+            if rc != CURLM_OK {
+                // The connection then wakes at its next poll timeout (at most a second) instead.
+                logger.error("curl_multi_wakeup failed", metadata: ["apns.connection": "\(index)", "curl.error": "\(curlMessage(rc))"])
+            }
         }
     }
 
     func threadExited() {
-        state.withLock { s in
+        let waiters = state.withLock { s -> [CheckedContinuation<Void, Never>] in
             s.runningThreads -= 1
-            if s.runningThreads == 0 {
-                s.phase = .stopped
-                s.waiter?.resume()
-                s.waiter = nil
-            }
+            guard s.runningThreads == 0 else { return [] }
+            s.phase = .stopped
+            defer { s.waiters = [] }
+            return s.waiters
         }
+        for waiter in waiters { waiter.resume() }
     }
 }
 
@@ -62,7 +67,8 @@ struct SenderState {
     /// Requests handed to connections and not yet answered.
     var inFlight = 0
     var runningThreads = 0
-    var waiter: CheckedContinuation<Void, Never>?
+    /// Every `shutdown` call waiting for the threads to exit.
+    var waiters: [CheckedContinuation<Void, Never>] = []
     var stats = APNsSender.Stats()
 
     var pendingCount: Int { pending.count - head }
@@ -85,6 +91,21 @@ struct SenderState {
         return (phase, taken)
     }
 
+    /// Puts requests a connection took but could not start back at the head of the queue.
+    ///
+    /// - Returns: false (nothing requeued) once shutdown began: the caller reports them.
+    mutating func requeue(_ requests: [APNsRequest]) -> Bool {
+        guard case .running = phase else { return false }
+        inFlight -= requests.count
+        if head >= requests.count {
+            head -= requests.count
+            pending.replaceSubrange(head..<head + requests.count, with: requests)
+        } else {
+            pending.insert(contentsOf: requests, at: head)
+        }
+        return true
+    }
+
     /// Removes and returns every request not yet handed to a connection.
     mutating func takeUnsent() -> [APNsRequest] {
         let unsent = Array(pending[head...])
@@ -94,9 +115,25 @@ struct SenderState {
     }
 }
 
-/// A connection's current multi handle, readable from `submit` to wake the connection's thread.
+/// A connection's current multi handle, for `submit` and `shutdown` to wake the connection's thread.
+///
+/// The handle never leaves the lock: ``wake()`` calls `curl_multi_wakeup` under it, so once
+/// the connection has replaced or cleared it with ``set(_:)`` no other thread can touch the
+/// old handle, and the connection closes it on its own thread. ``set(_:)`` hands the old
+/// handle back so that it is released outside the lock.
 final class WakeTarget: Sendable {
     private let multi = Mutex<CurlMulti?>(nil)
-    func current() -> CurlMulti? { multi.withLock { $0 } }
-    func set(_ new: CurlMulti?) { multi.withLock { $0 = new } }
+
+    /// Wakes the connection's `curl_multi_poll`; `CURLM_OK` when there is no handle.
+    func wake() -> CURLMcode { multi.withLock { $0?.wakeup() ?? CURLM_OK } }
+
+    /// Installs `new` and returns the previous handle (called by the connection's thread).
+    @discardableResult
+    func set(_ new: CurlMulti?) -> CurlMulti? {
+        multi.withLock { current in
+            let old = current
+            current = new
+            return old
+        }
+    }
 }

@@ -9,6 +9,8 @@ struct EasyTemplate: Sendable {
     var connectTimeoutMilliseconds: Int
     /// System roots plus the extra CA, when an extra CA is configured.
     var caBundle: [UInt8]?
+    /// The extra CA's file, for messages.
+    var caFile: String?
     var certificate: APNsClientCertificate?
     /// The certificate's notAfter (UNIX seconds), checked before each new connection.
     var certificateNotAfter: Int64?
@@ -28,15 +30,21 @@ struct EasyTemplate: Sendable {
 /// header list (`CURLOPT_HTTPHEADER`), the body (`CURLOPT_POSTFIELDS`, not copied by
 /// libcurl) and the error buffer (`CURLOPT_ERRORBUFFER`). libcurl also holds an unretained
 /// pointer to the slot itself (`CURLOPT_PRIVATE`, `CURLOPT_HEADERDATA`, `CURLOPT_WRITEDATA`);
-/// the slot outlives its easy handle because it owns it. Used only on its connection's thread.
+/// the slot outlives its easy handle because it owns it, and `deinit` cleans the handle up
+/// before freeing the buffers. Built by the connection's `init` or on its thread, then used
+/// and freed only on that thread.
 final class StreamSlot {
     enum Header {
         static let authorization = 0, pushType = 1, topic = 2, priority = 3, apnsID = 4
         static let expiration = 5, collapseID = 6, accept = 7, contentType = 8, expect = 9
-        static let capacities = [1024, 64, 512, 32, 128, 64, 256, 16, 16, 16]
+        /// Bytes per header node, NUL included: every value within ``APNsRequest/HeaderLimit``
+        /// fits (`prefix + limit + 1`); the authorization node takes a JWT of ~200 bytes.
+        static let capacities = [1024, 64, 13 + APNsRequest.HeaderLimit.topic, 16 + APNsRequest.HeaderLimit.priorityDigits,
+                                 10 + APNsRequest.HeaderLimit.apnsID, 64, 19 + APNsRequest.HeaderLimit.collapseID, 16, 16, 16]
     }
 
-    let easy: CurlEasy
+    /// Nil only in `deinit`, which cleans the handle up before freeing what it points into.
+    private(set) var easy: CurlEasy!
     private let headers: CurlHeaderList
     /// The URL under construction: prefix, then the device token, then NUL. libcurl copies it.
     private var url: UnsafeMutableBufferPointer<CChar>
@@ -60,7 +68,7 @@ final class StreamSlot {
         easy = try CurlEasy()
         headers = try CurlHeaderList(capacities: Header.capacities)
         urlPrefixLength = template.urlPrefix.count
-        let urlBuffer = UnsafeMutableBufferPointer<CChar>.allocate(capacity: template.urlPrefix.count + 256)
+        let urlBuffer = UnsafeMutableBufferPointer<CChar>.allocate(capacity: template.urlPrefix.count + APNsRequest.HeaderLimit.deviceToken + 1)
         urlBuffer.initialize(repeating: 0)
         template.urlPrefix.withUnsafeBytes { src in
             UnsafeMutableRawPointer(urlBuffer.baseAddress!).copyMemory(from: src.baseAddress!, byteCount: src.count)
@@ -105,10 +113,10 @@ final class StreamSlot {
         try easy.set(CURLOPT_SSLVERSION, Int(CURL_SSLVERSION_TLSv1_2), "CURLOPT_SSLVERSION")
         if template.verbose { try easy.set(CURLOPT_VERBOSE, 1, "CURLOPT_VERBOSE") }
         if let bundle = template.caBundle {
-            try easy.set(CURLOPT_CAINFO_BLOB, blob: bundle, "CURLOPT_CAINFO_BLOB")
+            try easy.set(CURLOPT_CAINFO_BLOB, blob: bundle, "CURLOPT_CAINFO_BLOB for PUSHQ_APNS_CA_FILE \(template.caFile ?? "")")
         }
         if let cert = template.certificate {
-            try easy.set(CURLOPT_SSLCERT, string: cert.file, "CURLOPT_SSLCERT")
+            try easy.set(CURLOPT_SSLCERT, string: cert.file, "CURLOPT_SSLCERT for \(cert.file)")
             switch cert.format {
             case .pkcs12:
                 try easy.set(CURLOPT_SSLCERTTYPE, string: "P12", "CURLOPT_SSLCERTTYPE")
@@ -124,6 +132,9 @@ final class StreamSlot {
     }
 
     deinit {
+        // Ownership order: the easy handle points into the buffers and the header list, so it
+        // goes first (`curl_easy_cleanup`), then the buffers; `headers` is freed after this body.
+        easy = nil
         url.deallocate()
         body.deallocate()
         errorBuffer.deallocate()
@@ -134,18 +145,27 @@ final class StreamSlot {
     }
 
     /// Writes the authorization header for `token` (nil: certificate auth, no header).
-    func setAuthorization(_ token: ProviderTokenManager.Token?) {
+    ///
+    /// - Returns: false if the token does not fit its header (the slot then carries none).
+    func setAuthorization(_ token: ProviderTokenManager.Token?) -> Bool {
         if let token {
-            headers.set(Header.authorization, prefix: "authorization: bearer ", value: token.value)
+            guard headers.set(Header.authorization, prefix: "authorization: bearer ", value: token.value) else {
+                tokenSerial = 0
+                return false
+            }
             tokenSerial = token.serial
             tokenIssuedAt = token.issuedAt
         } else {
             headers.clear(Header.authorization)
             tokenSerial = 0
         }
+        return true
     }
 
     /// Loads `request` into the handle. Returns nil on success, or why it cannot be sent.
+    ///
+    /// The caller has checked ``APNsRequest/headerProblem``; every value then fits, and a
+    /// value that still does not is reported the same way (`invalidHeader`).
     func load(_ request: APNsRequest) -> TransportFailure? {
         // URL: prefix + token + NUL.
         var token = request.deviceToken
@@ -155,7 +175,7 @@ final class StreamSlot {
             url[urlPrefixLength + t.count] = 0
             return true
         }
-        guard urlOK else { return TransportFailure(kind: .other, message: "device token too long for a request path") }
+        guard urlOK else { return TransportFailure(kind: .invalidHeader, message: "the device token is too long for a request path") }
         var rc = ccurl_easy_setopt_ptr(easy.handle, CURLOPT_URL, url.baseAddress)
         guard rc == CURLE_OK else { return TransportFailure(kind: .other, code: Int32(rc.rawValue), message: curlMessage(rc)) }
 
@@ -176,10 +196,10 @@ final class StreamSlot {
         // Headers, in place.
         var fits = headers.set(Header.pushType, prefix: "apns-push-type: ", value: request.pushType.rawValue)
         fits = fits && headers.set(Header.topic, prefix: "apns-topic: ", value: request.topic)
-        headers.set(Header.priority, prefix: "apns-priority: ", integer: Int64(request.priority))
+        fits = fits && headers.set(Header.priority, prefix: "apns-priority: ", integer: Int64(request.priority))
         fits = fits && headers.set(Header.apnsID, prefix: "apns-id: ", value: request.apnsID)
         if let expiration = request.expiration {
-            headers.set(Header.expiration, prefix: "apns-expiration: ", integer: expiration)
+            fits = fits && headers.set(Header.expiration, prefix: "apns-expiration: ", integer: expiration)
         } else {
             headers.clear(Header.expiration)
         }
@@ -188,7 +208,7 @@ final class StreamSlot {
         } else {
             headers.clear(Header.collapseID)
         }
-        guard fits else { return TransportFailure(kind: .other, message: "a header value (topic, apns-id or collapse id) is too long") }
+        guard fits else { return TransportFailure(kind: .invalidHeader, message: "a header value (topic, priority, apns-id, expiration or collapse id) is too long for its header") }
 
         responseAPNsID.removeAll(keepingCapacity: true)
         responseUniqueID.removeAll(keepingCapacity: true)
@@ -203,7 +223,12 @@ final class StreamSlot {
         guard let request else { return nil }
         self.request = nil
         var response = APNsResponse(request: request)
-        let status = easy.responseCode()
+        var status = 0
+        var result = result
+        if result == CURLE_OK {
+            let rc = easy.responseCode(&status)
+            if rc != CURLE_OK { result = rc }
+        }
         if result == CURLE_OK, status > 0 {
             response.status = status
             response.apnsID = responseAPNsID.elementsEqual(request.apnsID.utf8)

@@ -183,6 +183,9 @@ public struct Decider: Sendable {
     }
 
     static func credentialMessage(_ e: Endpoint, reason: String) -> String {
+        if reason == TransportFailure(kind: .signingFailed, message: "").reasonString {
+            return "the provider token of credential \(e.credential) cannot be signed (\(reason)): check its .p8 key file; its notifications wait"
+        }
         if reason.hasPrefix("ClientCertificate") {
             return "the client certificate of credential \(e.credential) cannot be used (\(reason)): check the certificate file, its password and its expiry date; its notifications wait"
         }

@@ -72,6 +72,8 @@ public struct Disposition: Sendable, Hashable {
             return Disposition(status: .sent, reason: nil)
         case .fail(let r):
             return Disposition(status: .failed, reason: r.rawValue)
+        case .failLocally(let text):
+            return Disposition(status: .failed, reason: text)
         case .invalidateToken(let r, let at):
             return Disposition(status: .failed, reason: r.rawValue,
                                invalidation: Invalidation(reason: r.rawValue, atMilliseconds: at))

@@ -19,6 +19,9 @@ public enum Outcome: Sendable, Hashable {
     case invalidateToken(reason: APNsReason, at: Int64?)
     /// A permanent rejection: end `failed` with this reason; never retry.
     case fail(APNsReason)
+    /// A request that cannot be sent as it is (`InvalidHeader`): found locally before any
+    /// byte left, it ends `failed` with this reason, is never retried and says nothing about APNs.
+    case failLocally(String)
     /// APNs rejects the credential as a whole: pause it, leave its rows waiting, report once.
     case pauseCredential(String)
     /// `expires_at` passed while the notification waited for a stream: it was never sent
@@ -60,17 +63,18 @@ public enum Outcome: Sendable, Hashable {
     ///
     /// Everything that reached APNs (or may have) counts, except the connection-level
     /// failures of ``retryNow(_:)`` and a credential pause, which are not the notification's fault.
+    /// A request refused locally (``failLocally(_:)``) is the notification's own fault: it counts.
     public var consumesAttempt: Bool {
         switch self {
         case .retryNow, .pauseCredential, .expiredBeforeSending: return false
-        case .sent, .retry, .invalidateToken, .fail: return true
+        case .sent, .retry, .invalidateToken, .fail, .failLocally: return true
         }
     }
 
     /// Whether the notification is done with (sent, failed or its token invalidated).
     public var isFinal: Bool {
         switch self {
-        case .sent, .invalidateToken, .fail, .expiredBeforeSending: return true
+        case .sent, .invalidateToken, .fail, .failLocally, .expiredBeforeSending: return true
         case .retry, .retryNow, .pauseCredential: return false
         }
     }
@@ -133,11 +137,15 @@ public enum Outcome: Sendable, Hashable {
 
     /// Classifies a request that got no answer: the outcome is unknown, retry it.
     ///
-    /// A client certificate that cannot be loaded is the credential's problem, not the
-    /// notification's: it pauses the credential.
+    /// A client certificate that cannot be loaded, or a provider token that cannot be signed,
+    /// is the credential's problem, not the notification's: it pauses the credential. A header
+    /// value that cannot be sent is the notification's own, found before sending: it fails it.
     public static func classify(_ failure: TransportFailure) -> Outcome {
-        if failure.kind == .clientCertificate || failure.kind == .clientCertificateExpired { return .pauseCredential(failure.reasonString) }
-        return .retry(.outcomeUnknown(failure.kind))
+        switch failure.kind {
+        case .clientCertificate, .clientCertificateExpired, .signingFailed: return .pauseCredential(failure.reasonString)
+        case .invalidHeader: return .failLocally(failure.reasonString)
+        case .timeout, .connect, .tls, .connectionLost, .cancelled, .other: return .retry(.outcomeUnknown(failure.kind))
+        }
     }
 }
 
@@ -148,8 +156,8 @@ extension Outcome {
         switch self {
         case .sent, .invalidateToken, .fail:
             return .reachable
-        case .pauseCredential:
-            // The credential's problem (it may not even have left the host): a pause of its own.
+        case .pauseCredential, .failLocally:
+            // The credential's or the request's problem (nothing left the host): no signal.
             return .none
         case .retry(.serverError):
             return .serverFailure
@@ -157,7 +165,7 @@ extension Outcome {
             switch kind {
             case .connect, .tls: return .unreachable
             case .timeout, .connectionLost: return .serverFailure
-            case .clientCertificate, .clientCertificateExpired, .cancelled, .other: return .none
+            case .clientCertificate, .clientCertificateExpired, .signingFailed, .invalidHeader, .cancelled, .other: return .none
             }
         case .retry(.tooManyRequests), .retry(.idleTimeout), .retry(.unknownReason):
             return .reachable

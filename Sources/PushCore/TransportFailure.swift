@@ -20,6 +20,11 @@ public struct TransportFailure: Sendable, Hashable, Error, CustomStringConvertib
         case connectionLost
         /// The sender was shut down before an answer came.
         case cancelled
+        /// A header value (or the device token in the path) cannot be sent: it holds CR, LF or
+        /// NUL, or is longer than its header allows. Found before anything is sent; permanent.
+        case invalidHeader
+        /// The provider token could not be signed (OpenSSL refused the key): nothing was sent.
+        case signingFailed
         /// Anything else.
         case other
     }
@@ -48,6 +53,8 @@ public struct TransportFailure: Sendable, Hashable, Error, CustomStringConvertib
         case .clientCertificateExpired: return "ClientCertificateExpired"
         case .connectionLost: return "TransportConnectionLost"
         case .cancelled: return "TransportCancelled"
+        case .invalidHeader: return "InvalidHeader"
+        case .signingFailed: return "ProviderTokenSigningFailed"
         case .other: return "TransportError"
         }
     }

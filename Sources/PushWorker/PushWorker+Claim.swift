@@ -219,9 +219,8 @@ extension PushWorker {
                 if !received.isEmpty { workWake.signal() }
             } catch {
                 logger.debug("listen failed; retrying", metadata: ["error": "\(error)"])
-                // Back off in short slices so that a stop request is seen at once.
-                let until = ContinuousClock.now + .milliseconds(Int(backoff * 1000))
-                while !stopRequested && ContinuousClock.now < until { try? await Task.sleep(for: .milliseconds(50)) }
+                // A stop request ends the backoff at once.
+                await stopWake.wait(timeout: .milliseconds(Int(backoff * 1000)))
                 backoff = min(backoff * 2, 5)
             }
         }

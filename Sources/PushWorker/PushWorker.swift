@@ -73,6 +73,8 @@ public final class PushWorker: Sendable {
     let workWake = Wakeup()
     /// Answers arrived, or claiming ended.
     let completeWake = Wakeup()
+    /// A stop request (the listener's backoff ends at once).
+    let stopWake = Wakeup()
     /// The listener's connection, to interrupt its wait on stop.
     let listener = Mutex<PGConnection?>(nil)
 
@@ -102,6 +104,7 @@ public final class PushWorker: Sendable {
         logger.info("worker stopping: no more claims; finishing what is in flight")
         workWake.signal()
         roomWake.signal()
+        stopWake.signal()
         listener.withLock { $0 }?.interrupt()
     }
 
@@ -121,14 +124,51 @@ public final class PushWorker: Sendable {
 
     func giveUpDatabase() { state.withLock { $0.databaseGivenUp = true } }
 
-    /// Claims, sends and records until ``requestStop()``.
+    /// Claims, sends and records until ``requestStop()`` (or until the calling task is
+    /// cancelled, which requests the stop).
+    ///
+    /// Every sender this worker started is shut down before `run()` returns or throws.
     ///
     /// - Throws: ``WorkerError`` for a bad configuration or a database without the pushq
-    ///   schema, ``APNsTransportError`` when the default sender cannot be set up. Once running,
-    ///   database and network failures are retried with backoff, never thrown.
+    ///   schema, ``APNsTransportError`` when the default sender cannot be set up (libcurl, the
+    ///   CA file, the certificate: the message names the file). Once running, database and
+    ///   network failures are retried with backoff, never thrown.
     public func run() async throws {
         try configuration.validate()
         try checkCredentials()
+        // The pipeline runs in a task of its own, awaited here, so that cancelling the caller
+        // requests a graceful stop instead of cutting every wait and sleep of the loops short.
+        let pipeline = Task {
+            do {
+                try await runStarted()
+            } catch {
+                await shutDownSenders()
+                throw error
+            }
+            await shutDownSenders()
+        }
+        try await withTaskCancellationHandler {
+            try await pipeline.value
+        } onCancel: {
+            requestStop()
+        }
+    }
+
+    /// Shuts down every sender still running, at once (nothing is in flight any more, or the
+    /// worker is failing): what they still queue is released by the leases.
+    private func shutDownSenders() async {
+        let senders = state.withLock { Array($0.senders.values) }
+        await withTaskGroup(of: Void.self) { group in
+            for sender in senders { group.addTask { _ = await sender.shutdown(deadline: .zero) } }
+        }
+    }
+
+    /// ``run()`` once the configuration and credentials are checked.
+    private func runStarted() async throws {
+        // Fail fast on a CA file, certificate or libcurl that cannot be used, before waiting for
+        // the database. APNs itself is not contacted: one that cannot be reached is an outage,
+        // and the rows wait for it.
+        _ = try sender(for: Endpoint(credential: WorkerConfiguration.defaultCredentialName, environment: configuration.sender.environment))
         guard let claimConnection = await connect(purpose: "claim") else { return }
         let version = try await claimConnection.schemaVersion() ?? 0
         let needed = Migration.all.map(\.version).max() ?? 0
@@ -136,9 +176,6 @@ public final class PushWorker: Sendable {
             await claimConnection.close()
             throw WorkerError(.schema, "the database has pushq schema version \(version), this worker needs \(needed): run `pushq migrate` first")
         }
-        // Fail fast on a CA file or libcurl that cannot be used. APNs itself is not contacted:
-        // one that cannot be reached is an outage, and the rows wait for it.
-        _ = try sender(for: Endpoint(credential: WorkerConfiguration.defaultCredentialName, environment: configuration.sender.environment))
         guard let completeConnection = await connect(purpose: "complete"),
               let listenConnection = await connect(purpose: "listen") else {
             await claimConnection.close()

@@ -1,55 +1,71 @@
 import Synchronization
 
 /// A level-triggered wake-up between the worker's loops: ``signal()`` from any thread,
-/// ``wait(timeout:)`` from one task at a time.
+/// ``wait(timeout:)`` from any task.
 ///
-/// A signal sent while nobody waits is kept (once) for the next wait, so none is lost.
+/// A signal sent while nobody waits is kept (once) for the next wait, so none is lost; a
+/// signal wakes every task waiting at that moment.
+///
+/// A wait is structured: its timer is a child task that is cancelled and awaited before
+/// ``wait(timeout:)`` returns, so no sleeping task outlives the call, and cancelling the
+/// waiting task ends the wait at once.
 final class Wakeup: Sendable {
     private struct State {
         var pending = false
-        var waiterID = 0
-        var waiter: CheckedContinuation<Void, Never>?
+        var nextID = 0
+        var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
     }
     private let state = Mutex(State())
 
-    /// Wakes the waiter, or the next one.
+    /// Wakes every waiter, or the next one to wait.
     func signal() {
-        let waiter = state.withLock { s -> CheckedContinuation<Void, Never>? in
-            if let w = s.waiter {
-                s.waiter = nil
-                return w
+        let waiters = state.withLock { s -> [CheckedContinuation<Void, Never>] in
+            if s.waiters.isEmpty {
+                s.pending = true
+                return []
             }
-            s.pending = true
-            return nil
+            defer { s.waiters.removeAll() }
+            return Array(s.waiters.values)
         }
-        waiter?.resume()
+        for waiter in waiters { waiter.resume() }
     }
 
-    /// Returns at the first signal (or at once if one is pending), or after `timeout`.
+    /// Returns at the first signal (or at once if one is pending), after `timeout`, or when
+    /// the calling task is cancelled.
     func wait(timeout: Duration) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let id = state.withLock { s -> Int? in
-                if s.pending {
-                    s.pending = false
-                    return nil
+        let wasPending = state.withLock { s -> Bool in
+            defer { s.pending = false }
+            return s.pending
+        }
+        if wasPending || Task.isCancelled { return }
+        let id = state.withLock { s -> Int in
+            s.nextID += 1
+            return s.nextID
+        }
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { try? await Task.sleep(for: timeout) }
+            group.addTask { await self.waitForSignal(id: id) }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+
+    /// Suspends until a signal, or until the task is cancelled.
+    private func waitForSignal(id: Int) async {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let resumeNow = state.withLock { s -> Bool in
+                    if s.pending || Task.isCancelled {
+                        s.pending = false
+                        return true
+                    }
+                    s.waiters[id] = continuation
+                    return false
                 }
-                s.waiterID += 1
-                s.waiter = continuation
-                return s.waiterID
+                if resumeNow { continuation.resume() }
             }
-            guard let id else {
-                continuation.resume()
-                return
-            }
-            Task { [self] in
-                try? await Task.sleep(for: timeout)
-                let expired = self.state.withLock { s -> CheckedContinuation<Void, Never>? in
-                    guard s.waiterID == id, let w = s.waiter else { return nil }
-                    s.waiter = nil
-                    return w
-                }
-                expired?.resume()
-            }
+        } onCancel: {
+            state.withLock { $0.waiters.removeValue(forKey: id) }?.resume()
         }
     }
 }

@@ -48,7 +48,11 @@ struct Send: AsyncParsableCommand {
             body = payload ?? ""
         }
         let connection = try await PGConnection.connect(try database.resolvedURL(), logger: logger)
-        defer { Task { await connection.close() } }
+        try await connection.closing { try await insert($0, body: body) }
+    }
+
+    /// Inserts the notification with `connection` and, with `--wait`, waits for its outcome.
+    private func insert(_ connection: PGConnection, body: String) async throws {
         let id: Int64
         do {
             let result = try await connection.query("""

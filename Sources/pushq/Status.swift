@@ -14,7 +14,11 @@ struct Status: AsyncParsableCommand {
     func run() async throws {
         let logger = database.makeLogger(label: "pushq.status")
         let c = try await PGConnection.connect(try database.resolvedURL(), logger: logger)
-        defer { Task { await c.close() } }
+        try await c.closing { try await report($0) }
+    }
+
+    /// Prints the report from `c`.
+    private func report(_ c: PGConnection) async throws {
 
         let counts = try await c.query("""
             SELECT s.status, COALESCE(n.count, 0) AS count

@@ -150,6 +150,29 @@ import Testing
         #expect(cert.holds.first?.message.contains("client certificate") == true)
     }
 
+    @Test("a provider token that cannot be signed holds the credential, its rows waiting with their attempts back")
+    func signingFailurePausesTheCredential() {
+        var d = Decider(policy: policy)
+        let signing = Outcome.classify(TransportFailure(kind: .signingFailed, message: "EVP_DigestSign failed"))
+        let out = decide(&d, [answer(1, signing, attempts: 10, max: 10, http: false), answer(2, signing, http: false)])
+        #expect(out.holds.map(\.kind) == [.credential])
+        #expect(out.holds.first?.reason == "ProviderTokenSigningFailed")
+        #expect(out.holds.first?.message.contains("cannot be signed") == true)
+        #expect(out.dispositions.allSatisfy { $0.status == .retrying && $0.refundsAttempt })
+        #expect(!d.isDown(Self.e))
+    }
+
+    @Test("InvalidHeader ends only its row, failed, and never takes the endpoint down or holds it")
+    func invalidHeaderIsTheRowsOwn() {
+        var d = Decider(policy: policy)
+        let invalid = Outcome.classify(TransportFailure(kind: .invalidHeader, message: "apns-topic holds a control character"))
+        let answers = (1...20).map { answer(Int64($0), invalid, http: false) }
+        let out = decide(&d, answers)
+        #expect(out.dispositions.allSatisfy { $0 == Disposition(status: .failed, reason: "InvalidHeader") })
+        #expect(out.holds.isEmpty)
+        #expect(!d.isDown(Self.e) && !d.isBurst(Self.e))
+    }
+
     @Test("endpoints are judged apart: one down does not hold another")
     func endpointsApart() {
         var d = Decider(policy: policy)

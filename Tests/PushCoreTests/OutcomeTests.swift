@@ -84,6 +84,31 @@ import Testing
         #expect(!cert.consumesAttempt)
     }
 
+    /// Transport failures that are not the network's: (kind, outcome, health signal, final).
+    static let localFailures: [(TransportFailure.Kind, Outcome, EndpointHealth.Signal, Bool)] = [
+        (.invalidHeader, .failLocally("InvalidHeader"), .none, true),
+        (.signingFailed, .pauseCredential("ProviderTokenSigningFailed"), .none, false),
+        (.clientCertificate, .pauseCredential("ClientCertificateUnusable"), .none, false),
+        (.clientCertificateExpired, .pauseCredential("ClientCertificateExpired"), .none, false),
+    ]
+
+    @Test(arguments: 0..<localFailures.count)
+    func localFailureIsNeverATransportRetry(row: Int) {
+        let (kind, expected, signal, final) = Self.localFailures[row]
+        let outcome = Outcome.classify(TransportFailure(kind: kind, message: "x"))
+        #expect(outcome == expected)
+        #expect(outcome.healthSignal == signal)
+        #expect(outcome.isFinal == final)
+        #expect(!outcome.deliveredNothing)
+    }
+
+    @Test func invalidHeaderEndsTheRowFailedWithoutARetry() {
+        let policy = RetryPolicy(baseSeconds: 1, capSeconds: 600, throttleDelaySeconds: 300)
+        let d = Disposition.decide(outcome: .failLocally("InvalidHeader"), reason: "InvalidHeader", attempts: 1, maxAttempts: 10,
+                                   lastReason: nil, policy: policy, unitRandom: { 0.5 })
+        #expect(d == Disposition(status: .failed, reason: "InvalidHeader"))
+    }
+
     @Test func attemptAccounting() {
         #expect(!Outcome.retryNow(.renewProviderToken).consumesAttempt)
         #expect(!Outcome.retryNow(.freshConnection(.shutdown)).consumesAttempt)

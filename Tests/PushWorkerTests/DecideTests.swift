@@ -38,4 +38,34 @@ struct DecideTests {
         #expect(batch.sent == 1 && batch.failed == 1)
         #expect(batch.resumed.count == 1)
     }
+
+    func failure(_ tag: Int64, _ kind: TransportFailure.Kind, _ message: String) -> APNsResponse {
+        var response = answer(tag, token: "x", status: 0)
+        response.status = nil
+        response.transportFailure = TransportFailure(kind: kind, message: message)
+        return response
+    }
+
+    @Test("a request refused locally as InvalidHeader ends its row failed, counted, with no hold")
+    func invalidHeaderEndsTheRowFailed() throws {
+        let key = Endpoint(credential: "default", environment: .production)
+        let held: [PushWorker.Held?] = [PushWorker.Held(attempt: 1, maxAttempts: 10, endpoint: key, deviceToken: Fixtures.token(1), lastReason: nil)]
+        var decider = Decider(policy: RetryPolicy())
+        let batch = try worker().decide([failure(1, .invalidHeader, "apns-topic holds a control character")], held: held, decider: &decider)
+        #expect(batch.completions.map(\.disposition) == [Disposition(status: .failed, reason: "InvalidHeader")])
+        #expect(batch.failed == 1 && batch.retried == 0)
+        #expect(batch.holds.isEmpty)
+    }
+
+    @Test("a provider token that cannot be signed pauses the credential; its row waits with its attempt back")
+    func signingFailurePausesTheCredential() throws {
+        let key = Endpoint(credential: "default", environment: .production)
+        let held: [PushWorker.Held?] = [PushWorker.Held(attempt: 3, maxAttempts: 3, endpoint: key, deviceToken: Fixtures.token(1), lastReason: nil)]
+        var decider = Decider(policy: RetryPolicy())
+        let batch = try worker().decide([failure(1, .signingFailed, "cannot sign a provider token")], held: held, decider: &decider)
+        #expect(batch.completions.first?.disposition.status == .retrying)
+        #expect(batch.completions.first?.disposition.refundsAttempt == true)
+        #expect(batch.holds.map(\.hold.kind) == [.credential])
+        #expect(batch.holds.first?.hold.reason == "ProviderTokenSigningFailed")
+    }
 }
