@@ -78,7 +78,7 @@ let package = Package(
         ),
 
         // Shared by the test targets: a fresh database per test on the cluster of PUSHQ_DATABASE_URL.
-        .target(name: "PushTestSupport", dependencies: ["PushStore", "ChildProcess", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "PushTestSupport", dependencies: ["PushStore", "ChildProcess"]),
 
         // Benchmark: the SQL ceiling (claim + complete without HTTP) and idle-latency inserts (scripts/bench).
         .executableTarget(
@@ -89,7 +89,7 @@ let package = Package(
 
         .testTarget(name: "PushCoreTests", dependencies: ["PushCore"]),
         .testTarget(name: "PushStoreTests", dependencies: ["PushStore", "PushCore", "ChildProcess", "PushTestSupport"]),
-        .testTarget(name: "APNsTransportTests", dependencies: ["APNsTransport", "MockAPNs", "PushCore"]),
+        .testTarget(name: "APNsTransportTests", dependencies: ["APNsTransport", "MockAPNs", "PushCore", "ChildProcess"]),
         .testTarget(name: "PushWorkerTests", dependencies: ["PushWorker", "PushStore", "MockAPNs", "APNsTransport", "PushCore", "ChildProcess", "PushTestSupport"]),
         .testTarget(name: "MockAPNsTests", dependencies: ["MockAPNs", "PushCore", "ChildProcess"]),
     ],

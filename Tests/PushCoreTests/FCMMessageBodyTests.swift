@@ -1,0 +1,60 @@
+import PushCore
+import Testing
+
+@Suite struct FCMMessageBodyTests {
+    static let token = "dGVzdA-_:APA91bH" + String(repeating: "x", count: 140)
+
+    func build(_ payload: String, token: String = token) -> Result<String, FCMMessageBody.Problem> {
+        FCMMessageBody.build(payload: Array(payload.utf8), token: token).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    @Test func splicesTheTokenKeepingTheProducersBytes() {
+        let payload = #"{ "data" : {"k":"v","n":"1"},"notification":{"title":"Hé \u00e9"} }"#
+        #expect(build(payload) == .success(#"{"message":{"token":""# + Self.token + #"", "data" : {"k":"v","n":"1"},"notification":{"title":"Hé \u00e9"} }}"#))
+    }
+
+    @Test func emptyObjectAndWhitespace() throws {
+        #expect(build("{}") == .success(#"{"message":{"token":""# + Self.token + #""}}"#))
+        #expect(build(" \n{ \n } \n") == .success(#"{"message":{"token":""# + Self.token + #""}}"#))
+        let body = try build("\n {\"data\":{}}\n").get()
+        #expect(JSONValue.parse(Array(body.utf8))?["message"]?["token"]?.stringValue == Self.token)
+        #expect(JSONValue.parse(Array(body.utf8))?["message"]?["data"] == .object([]))
+    }
+
+    /// (payload, token) → problem.
+    static let problems: [(String, String, FCMMessageBody.Problem)] = [
+        (#"{"data":{}}"#, "", .invalidToken),
+        (#"{"data":{}}"#, "abc\"def", .invalidToken),
+        (#"{"data":{}}"#, "abc def", .invalidToken),
+        (#"{"data":{}}"#, "abc/def", .invalidToken),
+        (#"{"data":{}}"#, String(repeating: "a", count: 4097), .invalidToken),
+        (#"{"data":{}"#, token, .payloadNotJSON),
+        (#"{"data":{}},"#, token, .payloadNotJSON),
+        ("", token, .payloadNotJSON),
+        (#"["data"]"#, token, .payloadNotObject),
+        (#""x""#, token, .payloadNotObject),
+        (#"{"token":"other","data":{}}"#, token, .payloadHasTarget("token")),
+        (#"{"topic":"news"}"#, token, .payloadHasTarget("topic")),
+        (#"{"condition":"'a' in topics"}"#, token, .payloadHasTarget("condition")),
+    ]
+
+    @Test(arguments: problems.indices)
+    func refuses(_ i: Int) {
+        let (payload, token, problem) = Self.problems[i]
+        #expect(build(payload, token: token) == .failure(problem))
+        #expect(!problem.description.isEmpty)
+    }
+}
+
+@Suite struct JSONValueTests {
+    @Test func parsesAndRejects() {
+        #expect(JSONValue.parse(Array(#"{"a":[1,-2.5e3,true,false,null,"x\ny\u00e9\ud83d\ude00"]}"#.utf8))
+            == .object([("a", .array([.number("1"), .number("-2.5e3"), .bool(true), .bool(false), .null, .string("x\nyé😀")]))]))
+        for bad in ["", "{", "{\"a\":1,}", "[1,]", "01", "1.", "\"\\x\"", "\"a\u{01}\"", "{} {}", "nul", "\"\\ud800\""] {
+            #expect(JSONValue.parse(Array(bad.utf8)) == nil, "\(bad)")
+        }
+        #expect(JSONValue.parse(Array(String(repeating: "[", count: 100).utf8) + Array(String(repeating: "]", count: 100).utf8)) == nil)
+        #expect(JSONValue.parse([0x22, 0xff, 0x22]) == nil)
+        #expect(JSONValue.quoted("a\"b\\c\n\u{01}") == #""a\"b\\c\n\u0001""#)
+    }
+}
