@@ -100,7 +100,7 @@ public final class FCMAccessTokenProvider: Sendable {
         let thread = Thread { [self] in
             let started = clock()
             let result: Result<(value: String, expiresIn: Int64), FCMTransportError>
-            do {
+            do throws(FCMTransportError) {
                 let assertion = try account.assertion(now: started)
                 result = .success(try exchange.run(assertion: assertion))
             } catch {

@@ -78,7 +78,7 @@ public struct FCMServiceAccount: Sendable, CustomStringConvertible {
         }
         let pem = try field("private_key")
         let key: RS256PrivateKey
-        do {
+        do throws(RS256PrivateKey.KeyProblem) {
             key = try RS256PrivateKey(pem: Array(pem.utf8))
         } catch {
             throw bad("has a \"private_key\" that \(error.message)")

@@ -37,7 +37,7 @@ struct FCMTokenExchange: Sendable {
     init(url: String, configuration: FCMTokenExchangeConfiguration) throws(FCMTransportError) {
         let libcurl: LibcurlInfo
         do { libcurl = try LibcurlInfo.checked() } catch {
-            throw FCMTransportError(.curlSetup, error.description)
+            throw FCMTransportError(.curlSetup, "\(error)")
         }
         guard configuration.requestTimeout > 0, configuration.connectTimeout > 0 else {
             throw FCMTransportError(.configuration, "the token exchange's timeouts must be positive (timeouts are always on)")
@@ -132,7 +132,12 @@ struct FCMTokenExchange: Sendable {
                 let why = detail.isEmpty ? curlMessage(rc) : "\(curlMessage(rc)): \(detail)"
                 throw FCMTransportError(.tokenEndpointUnreachable, "cannot reach the FCM token endpoint \(url): \(why)")
             }
-            return (easy.responseCode(), answer.bytes)
+            var status = 0
+            let info = ccurl_easy_getinfo_long(easy.handle, CURLINFO_RESPONSE_CODE, &status)
+            guard info == CURLE_OK else {
+                throw FCMTransportError(.curlSetup, "curl_easy_getinfo(CURLINFO_RESPONSE_CODE) failed: \(curlMessage(info))")
+            }
+            return (status, answer.bytes)
         }
     }
 }

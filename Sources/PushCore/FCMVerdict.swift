@@ -53,7 +53,7 @@ public enum FCMVerdict: Sendable, Hashable {
         guard let code = error?.code else {
             switch status {
             case 401: return .refreshAccessToken
-            case 404: return .invalidateToken(.unregistered)
+            case 404: return notFoundPause
             case 429: return .backOffCredential(seconds: retryAfter ?? defaultQuotaBackoff)
             case 500...599: return .retry(.serverError(nil), retryAfter: retryAfter)
             default: return .retry(.unknown("HTTP\(status)"), retryAfter: retryAfter)
@@ -78,14 +78,17 @@ public enum FCMVerdict: Sendable, Hashable {
         case .unauthenticated:
             return .refreshAccessToken
         case .notFound:
-            // FCM's NOT_FOUND without an FcmError detail is a token it does not know.
-            return .invalidateToken(.notFound)
+            // An unknown token comes with the FcmError detail UNREGISTERED; a bare NOT_FOUND is
+            // the URL's (a wrong project): never invalidate tokens for it.
+            return notFoundPause
         case .unknown(let text):
             if status >= 500 { return .retry(.serverError(code), retryAfter: retryAfter) }
             if status == 429 { return .backOffCredential(seconds: retryAfter ?? defaultQuotaBackoff) }
             return .retry(.unknown(text), retryAfter: retryAfter)
         }
     }
+
+    static let notFoundPause = FCMVerdict.pauseCredential(.notFound, message: "FCM answered 404 NOT_FOUND without naming the registration token: check project_id in the service account file and that the Firebase Cloud Messaging API is enabled for the project")
 
     /// The verdict for a refused OAuth exchange: pause the credential with the refusal's
     /// message, which says what to fix.

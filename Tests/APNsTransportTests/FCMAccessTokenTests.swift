@@ -26,9 +26,9 @@ struct CollectingHandler: LogHandler {
         get { metadata[key] }
         set { metadata[key] = newValue }
     }
-    func log(level: Logger.Level, message: Logger.Message, metadata extra: Logger.Metadata?, source: String, file: String, function: String, line: UInt) {
-        let all = metadata.merging(extra ?? [:]) { $1 }
-        logs.lines.withLock { $0.append("\(level) \(message) \(all)") }
+    func log(event: LogEvent) {
+        let all = metadata.merging(event.metadata ?? [:]) { $1 }
+        logs.lines.withLock { $0.append("\(event.level) \(event.message) \(all) \(event.error.map { "\($0)" } ?? "")") }
     }
 }
 
@@ -67,7 +67,6 @@ struct CollectingHandler: LogHandler {
 
     @Test func exchangesOnceAndReusesTheToken() async throws {
         let harness = try await MockHarness.start()
-        defer { Task { try? await harness.stop() } }
         let logs = CollectedLogs()
         let provider = try Self.provider(harness, logger: logs.logger)
         async let a = provider.accessToken()
@@ -84,12 +83,12 @@ struct CollectingHandler: LogHandler {
         #expect(!logs.all.contains(first.value))
         #expect(!logs.all.contains("PRIVATE KEY"))
         #expect(!"\(provider.account)".contains("PRIVATE"))
+        try await harness.stop()
     }
 
     @Test func refreshesAheadOfExpiry() async throws {
         let clock = FakeClock(MockClock.wallSeconds())
         let harness = try await MockHarness.start { $0.clock = { clock.now() }; $0.fcm.accessTokenLifetimeSeconds = 600 }
-        defer { Task { try? await harness.stop() } }
         let provider = try Self.provider(harness, clock: { clock.now() })
         let first = try await provider.accessToken()
         #expect(first.expiresAt == clock.now() + 600)
@@ -105,11 +104,11 @@ struct CollectingHandler: LogHandler {
         #expect(second.value != first.value)
         #expect(provider.exchangeCount == 2)
         #expect(try await Self.send(harness, token: second).0 == 200)
+        try await harness.stop()
     }
 
     @Test func refreshesOnceAfter401() async throws {
         let harness = try await MockHarness.start()
-        defer { Task { try? await harness.stop() } }
         let provider = try Self.provider(harness)
         let first = try await provider.accessToken()
         #expect(try await Self.send(harness, token: first).0 == 200)
@@ -134,11 +133,11 @@ struct CollectingHandler: LogHandler {
         #expect(provider.exchangeCount == 2)
         #expect(try await Self.send(harness, token: tokens[0]).0 == 200)
         #expect(harness.server.fcmRequests().filter { $0.endpoint == "token" }.count == 2)
+        try await harness.stop()
     }
 
     @Test func refusedExchangeSaysWhatToFixAndHidesSecrets() async throws {
         let harness = try await MockHarness.start()
-        defer { Task { try? await harness.stop() } }
         let logs = CollectedLogs()
         // A key the mock does not know for this account: as if it were deleted in the console.
         let provider = try Self.provider(harness, key: "fcm-other-key.pem", logger: logs.logger)
@@ -165,11 +164,11 @@ struct CollectingHandler: LogHandler {
         // A failed exchange is not repeated at once; callers get its error.
         await #expect(throws: FCMTransportError.self) { try await provider.accessToken() }
         #expect(provider.exchangeCount == 1)
+        try await harness.stop()
     }
 
     @Test func tlsIsVerified() async throws {
         let harness = try await MockHarness.start()
-        defer { Task { try? await harness.stop() } }
         let account = try FCMServiceAccount(file: Self.serviceAccountFile(port: harness.port))
         // Without the test CA the mock's certificate is not trusted.
         let provider = try FCMAccessTokenProvider(account: account, logger: Logger(label: "fcm"))
@@ -178,12 +177,13 @@ struct CollectingHandler: LogHandler {
         #expect(error?.isTransient == true)
         #expect("\(error!)".contains("127.0.0.1"))
         #expect(harness.server.fcmRequests().isEmpty)
+        try await harness.stop()
     }
 }
 
 @Suite struct FCMServiceAccountTests {
     static func load(_ json: String) -> FCMTransportError? {
-        do {
+        do throws(FCMTransportError) {
             _ = try FCMServiceAccount(json: Array(json.utf8), file: "/etc/pushq/sa.json")
             return nil
         } catch {
@@ -211,7 +211,8 @@ struct CollectingHandler: LogHandler {
         let assertion = try account.assertion(now: 1_700_000_000)
         let parts = assertion.split(separator: ".")
         #expect(parts.count == 3)
-        let claims = try #require(JSONValue.parse(try #require(Base64URL.decode(parts[1]))))
+        let claimsBytes = try #require(Base64URL.decode(parts[1]))
+        let claims = try #require(JSONValue.parse(claimsBytes))
         #expect(claims["aud"]?.stringValue == "https://oauth2.googleapis.com/token")
         #expect(claims["exp"]?.int64Value == 1_700_003_600)
         #expect(Base64URL.decode(parts[2])?.count == 256)
@@ -247,7 +248,7 @@ struct CollectingHandler: LogHandler {
         let ec = try #require(Self.load(try Self.accountJSON(replacing: "private_key", with: JSONValue.quoted(ecKey))))
         #expect(ec.description.contains("not an RSA key"))
         #expect(!ec.description.contains(String(ecKey.split(separator: "\n")[1])))
-        do {
+        do throws(FCMTransportError) {
             _ = try FCMServiceAccount(file: "/nonexistent/sa.json")
             Issue.record("loaded a missing file")
         } catch {

@@ -15,7 +15,8 @@ import Testing
 
     @Test func emptyObjectAndWhitespace() throws {
         #expect(build("{}") == .success(#"{"message":{"token":""# + Self.token + #""}}"#))
-        #expect(build(" \n{ \n } \n") == .success(#"{"message":{"token":""# + Self.token + #""}}"#))
+        // Whitespace is the producer's and stays, byte for byte.
+        #expect(build(" \n{ \n } \n") == .success(#"{"message":{"token":""# + Self.token + "\" \n }}"))
         let body = try build("\n {\"data\":{}}\n").get()
         #expect(JSONValue.parse(Array(body.utf8))?["message"]?["token"]?.stringValue == Self.token)
         #expect(JSONValue.parse(Array(body.utf8))?["message"]?["data"] == .object([]))

@@ -27,15 +27,17 @@ import Testing
         ("INTERNAL", 500, body("INTERNAL", status: "INTERNAL"), nil, .retry(.serverError(.internalError), retryAfter: nil)),
         ("UNSPECIFIED_ERROR", 500, body("UNSPECIFIED_ERROR", status: "INTERNAL"), nil, .retry(.serverError(.unspecifiedError), retryAfter: nil)),
         ("UNAUTHENTICATED", 401, body("", status: "UNAUTHENTICATED", detail: false), nil, .refreshAccessToken),
-        ("NOT_FOUND bare", 404, body("", status: "NOT_FOUND", detail: false), nil, .invalidateToken(.notFound)),
+        ("NOT_FOUND bare", 404, body("", status: "NOT_FOUND", detail: false), nil, FCMVerdictTests.notFoundPause),
         ("unknown 4xx", 400, body("NEW_THING", status: "FAILED_PRECONDITION"), nil, .retry(.unknown("NEW_THING"), retryAfter: nil)),
         ("unknown 5xx", 502, body("NEW_THING", status: "INTERNAL"), nil, .retry(.serverError(.unknown("NEW_THING")), retryAfter: nil)),
         ("no body 401", 401, [], nil, .refreshAccessToken),
-        ("no body 404", 404, Array("<html>".utf8), nil, .invalidateToken(.unregistered)),
+        ("no body 404", 404, Array("<html>".utf8), nil, FCMVerdictTests.notFoundPause),
         ("no body 429", 429, [], 5, .backOffCredential(seconds: 5)),
         ("no body 502", 502, [], nil, .retry(.serverError(nil), retryAfter: nil)),
         ("no body 418", 418, [], nil, .retry(.unknown("HTTP418"), retryAfter: nil)),
     ]
+
+    static let notFoundPause = FCMVerdict.pauseCredential(.notFound, message: "FCM answered 404 NOT_FOUND without naming the registration token: check project_id in the service account file and that the Firebase Cloud Messaging API is enabled for the project")
 
     @Test(arguments: table.indices)
     func classifiesRow(_ i: Int) {
