@@ -82,7 +82,7 @@ extension MockConnectionHandler {
                 answer = oauthError(400, "invalid_request", "Missing required parameter: assertion")
             }
         }
-        core.updateStats { s in s.fcm.records.append(record) }
+        core.updateStats { s in s.recordFCM(record) }
         return answer
     }
 
@@ -130,7 +130,7 @@ extension MockConnectionHandler {
         }
         let now = core.now()
         let answer: FCMHTTPAnswer = core.state.withLock { s -> FCMHTTPAnswer in
-            defer { s.fcm.records.append(record) }
+            defer { s.recordFCM(record) }
             // /v1/projects/{id}/messages:send
             let parts = path.split(separator: "/", omittingEmptySubsequences: false)
             guard parts.count == 5, parts[1] == "v1", parts[2] == "projects", !parts[3].isEmpty, parts[4] == "messages:send" else {

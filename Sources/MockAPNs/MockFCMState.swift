@@ -53,3 +53,14 @@ struct MockFCMState {
         return answer
     }
 }
+
+extension MockSharedState {
+    /// Keeps an FCM record, under the same switches and cap as APNs records
+    /// (`recordRequests`, `maxRecordedRequests`; `recordBodies` for the body).
+    mutating func recordFCM(_ record: MockFCMRecordedRequest) {
+        guard recordRequests, fcm.records.count < maxRecordedRequests else { return }
+        var record = record
+        if !recordBodies { record.body = nil }
+        fcm.records.append(record)
+    }
+}

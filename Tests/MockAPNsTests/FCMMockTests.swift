@@ -32,8 +32,8 @@ import Testing
     }
 
     /// Exchanges a valid assertion for an access token.
-    static func accessToken(port: Int) throws -> (value: String, expiresIn: Int64) {
-        let response = try Curl.one(port: port, tokenRequest(assertion: try assertion(port: port)))
+    static func accessToken(port: Int, issuedAt: Int64 = MockClock.wallSeconds()) throws -> (value: String, expiresIn: Int64) {
+        let response = try Curl.one(port: port, tokenRequest(assertion: try assertion(port: port, issuedAt: issuedAt)))
         #expect(response.status == 200, "\(response.body)")
         let json = try #require(JSONValue.parse(Array(response.body.utf8)))
         #expect(json["token_type"]?.stringValue == "Bearer")
@@ -121,21 +121,37 @@ import Testing
     @Test func expiredAccessTokensGet401() async throws {
         let clock = TestClock()
         try await withMock({ $0.clock = clock.closure }) { server, port in
-            let token = try Self.accessToken(port: port).value
+            let token = try Self.accessToken(port: port, issuedAt: clock.now).value
             #expect(try Curl.one(port: port, Self.sendRequest(accessToken: token, body: Self.message())).status == 200)
             clock.advance(by: 3600)
             let late = try Curl.one(port: port, Self.sendRequest(accessToken: token, body: Self.message()))
             #expect(late.status == 401)
             #expect(FCMErrorBody.parse(Array(late.body.utf8))?.code == .unauthenticated)
             // Expiring by hand, through the control API.
-            let fresh = try Self.accessToken(port: port).value
+            let fresh = try Self.accessToken(port: port, issuedAt: clock.now).value
             #expect(try Curl.one(port: port, Self.sendRequest(accessToken: fresh, body: Self.message())).status == 200)
             let expire = try Curl.one(port: port, TestRequest(method: "POST", path: "/_mock/fcm/expire-access-tokens", headers: [], body: nil))
             #expect(expire.status == 200)
             #expect(try Curl.one(port: port, Self.sendRequest(accessToken: fresh, body: Self.message())).status == 401)
-            // A shorter lifetime for new tokens.
+            // A shorter lifetime for new tokens, in process and over the control API.
             server.setFCMAccessTokenLifetime(seconds: 30)
-            #expect(try Self.accessToken(port: port).expiresIn == 30)
+            #expect(try Self.accessToken(port: port, issuedAt: clock.now).expiresIn == 30)
+            let lifetime = try Curl.one(port: port, TestRequest(method: "POST", path: "/_mock/fcm/access-token-lifetime", headers: [],
+                                                                 body: Array(#"{"seconds":45}"#.utf8)))
+            #expect(lifetime.status == 200)
+            let short = try Self.accessToken(port: port, issuedAt: clock.now)
+            #expect(short.expiresIn == 45)
+            clock.advance(by: 44)
+            #expect(try Curl.one(port: port, Self.sendRequest(accessToken: short.value, body: Self.message())).status == 200)
+            clock.advance(by: 1)
+            #expect(try Curl.one(port: port, Self.sendRequest(accessToken: short.value, body: Self.message())).status == 401)
+            let zero = try Curl.one(port: port, TestRequest(method: "POST", path: "/_mock/fcm/access-token-lifetime", headers: [],
+                                                             body: Array(#"{"seconds":0}"#.utf8)))
+            #expect(zero.status == 400)
+            // reset() forgets issued tokens and rules.
+            server.reset()
+            #expect(server.fcmRequests().isEmpty)
+            #expect(try Curl.one(port: port, Self.sendRequest(accessToken: short.value, body: Self.message())).status == 401)
         }
     }
 
