@@ -42,15 +42,17 @@ public enum FCMMessageBody {
     }
 
     /// Checks `payload` (a JSON object naming no target) and `token`.
-    public static func check(payload: some Collection<UInt8>, token: some StringProtocol) -> Problem? {
+    public static func check(payload: [UInt8], token: some StringProtocol) -> Problem? {
         guard isValidToken(token) else { return .invalidToken }
-        guard let value = JSONValue.parse(payload) else { return .payloadNotJSON }
-        guard let members = value.objectValue else { return .payloadNotObject }
-        for key in ["token", "topic", "condition"] where members.contains(where: { $0.key == key }) {
-            return .payloadHasTarget(key)
+        switch JSONValue.scanObject(payload, forKeys: targetKeys) {
+        case .notJSON: return .payloadNotJSON
+        case .notObject: return .payloadNotObject
+        case .object(let target?): return .payloadHasTarget(target)
+        case .object(nil): return nil
         }
-        return nil
     }
+
+    private static let targetKeys = ["token", "topic", "condition"]
 
     /// The request body for `payload` sent to `token`.
     ///

@@ -80,8 +80,8 @@ public indirect enum JSONValue: Sendable, Hashable {
 
 /// A recursive-descent parser over UTF-8 bytes.
 struct JSONParser {
-    private let bytes: [UInt8]
-    private var i = 0
+    let bytes: [UInt8]
+    var i = 0
     static let maxDepth = 64
 
     init(_ bytes: [UInt8]) { self.bytes = bytes }
@@ -92,7 +92,7 @@ struct JSONParser {
         while i < bytes.count, bytes[i] == 0x20 || bytes[i] == 0x09 || bytes[i] == 0x0a || bytes[i] == 0x0d { i += 1 }
     }
 
-    private mutating func literal(_ text: StaticString) -> Bool {
+    mutating func literal(_ text: StaticString) -> Bool {
         let n = text.utf8CodeUnitCount
         guard i + n <= bytes.count else { return false }
         for k in 0..<n where bytes[i + k] != text.utf8Start[k] { return false }
@@ -147,7 +147,7 @@ struct JSONParser {
         }
     }
 
-    private mutating func digits() -> Int {
+    mutating func digits() -> Int {
         let start = i
         while i < bytes.count, bytes[i] >= 0x30, bytes[i] <= 0x39 { i += 1 }
         return i - start
@@ -155,22 +155,28 @@ struct JSONParser {
 
     private mutating func number() -> JSONValue? {
         let start = i
+        guard scanNumber() else { return nil }
+        return .number(String(decoding: bytes[start..<i], as: UTF8.self))
+    }
+
+    /// Moves past a number; false if there is none.
+    mutating func scanNumber() -> Bool {
         if i < bytes.count, bytes[i] == UInt8(ascii: "-") { i += 1 }
-        guard i < bytes.count else { return nil }
-        if bytes[i] == UInt8(ascii: "0") { i += 1 } else if digits() == 0 { return nil }
+        guard i < bytes.count else { return false }
+        if bytes[i] == UInt8(ascii: "0") { i += 1 } else if digits() == 0 { return false }
         if i < bytes.count, bytes[i] == UInt8(ascii: ".") {
             i += 1
-            guard digits() > 0 else { return nil }
+            guard digits() > 0 else { return false }
         }
         if i < bytes.count, bytes[i] == UInt8(ascii: "e") || bytes[i] == UInt8(ascii: "E") {
             i += 1
             if i < bytes.count, bytes[i] == UInt8(ascii: "+") || bytes[i] == UInt8(ascii: "-") { i += 1 }
-            guard digits() > 0 else { return nil }
+            guard digits() > 0 else { return false }
         }
-        return .number(String(decoding: bytes[start..<i], as: UTF8.self))
+        return true
     }
 
-    private mutating func hex4() -> UInt32? {
+    mutating func hex4() -> UInt32? {
         guard i + 4 <= bytes.count else { return nil }
         var v: UInt32 = 0
         for _ in 0..<4 {
@@ -189,7 +195,7 @@ struct JSONParser {
     }
 
     /// A string starting at the opening quote; validates UTF-8 and escapes.
-    private mutating func string() -> String? {
+    mutating func string() -> String? {
         i += 1
         var out: [UInt8] = []
         while i < bytes.count {

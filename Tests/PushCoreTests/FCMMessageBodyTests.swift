@@ -48,6 +48,33 @@ import Testing
 }
 
 @Suite struct JSONValueTests {
+    /// scanObject (no tree) must judge every document exactly as parse does.
+    static let corpus: [String] = [
+        "{}", " { } ", #"{"a":1}"#, #"{"a":[1,2,{"b":null}],"c":"x\"y"}"#, #"{"token":"t"}"#, #"{"x":1,"topic":"n"}"#,
+        #"{"\u0074oken":"t"}"#, #"{"condition":1,"token":2}"#, #"{"data":{"token":"nested"}}"#,
+        "[]", "1", "-0.5e+3", #""s""#, "true", "null",
+        "", "{", "}", #"{"a"}"#, #"{"a":}"#, #"{"a":1,}"#, #"{a:1}"#, "{} {}", #"{"a":01}"#, #"{"a":1.}"#,
+        #"{"a":"\x"}"#, #"{"a":"\ud800"}"#, #"{"a":"\udc00"}"#, #"{"a":"\ud83d\ude00"}"#, "{\"a\":\"\u{01}\"}",
+        #"{"a":tru}"#, #"{"a":[1,]}"#, #"{"a":[}"#,
+    ]
+
+    @Test func scanAgreesWithParse() {
+        let keys = ["token", "topic", "condition"]
+        for text in Self.corpus {
+            let bytes = Array(text.utf8)
+            let expected: JSONValue.ObjectScan
+            switch JSONValue.parse(bytes) {
+            case nil: expected = .notJSON
+            case .object(let members)?: expected = .object(firstKey: members.first { keys.contains($0.key) }?.key)
+            case _?: expected = .notObject
+            }
+            #expect(JSONValue.scanObject(bytes, forKeys: keys) == expected, "\(text)")
+        }
+        #expect(JSONValue.scanObject([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d], forKeys: keys) == .notJSON)
+        #expect(JSONValue.scanObject(Array(String(repeating: "[", count: 100).utf8), forKeys: keys) == .notJSON)
+        #expect(JSONValue.scanObject(Array(#"{"\u0074oken":"t"}"#.utf8), forKeys: keys) == .object(firstKey: "token"))
+    }
+
     @Test func parsesAndRejects() {
         #expect(JSONValue.parse(Array(#"{"a":[1,-2.5e3,true,false,null,"x\ny\u00e9\ud83d\ude00"]}"#.utf8))
             == .object([("a", .array([.number("1"), .number("-2.5e3"), .bool(true), .bool(false), .null, .string("x\nyé😀")]))]))
