@@ -130,6 +130,9 @@ struct FCMTokenExchange: Sendable {
             guard rc == CURLE_OK else {
                 let detail = String(decoding: errorBuffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
                 let why = detail.isEmpty ? curlMessage(rc) : "\(curlMessage(rc)): \(detail)"
+                if rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE {
+                    throw FCMTransportError(.tokenEndpointUntrusted, "the FCM token endpoint \(url) is not trusted (\(why)): check token_uri in the service account file, the extra CA file and the system's CA certificates")
+                }
                 throw FCMTransportError(.tokenEndpointUnreachable, "cannot reach the FCM token endpoint \(url): \(why)")
             }
             var status = 0

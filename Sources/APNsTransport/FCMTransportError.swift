@@ -18,6 +18,8 @@ public struct FCMTransportError: Error, Sendable, CustomStringConvertible {
         public static let tokenRefused = Code(name: "tokenRefused")
         /// The token endpoint could not be reached or did not answer in time (libcurl's message).
         public static let tokenEndpointUnreachable = Code(name: "tokenEndpointUnreachable")
+        /// The token endpoint's TLS certificate did not verify against the trusted CAs.
+        public static let tokenEndpointUntrusted = Code(name: "tokenEndpointUntrusted")
         /// A libcurl call failed while setting up the exchange.
         public static let curlSetup = Code(name: "curlSetup")
         /// A configuration value (CA file, timeouts) is missing or malformed.

@@ -173,9 +173,9 @@ struct CollectingHandler: LogHandler {
         // Without the test CA the mock's certificate is not trusted.
         let provider = try FCMAccessTokenProvider(account: account, logger: Logger(label: "fcm"))
         let error = await #expect(throws: FCMTransportError.self) { try await provider.accessToken() }
-        #expect(error?.code == .tokenEndpointUnreachable)
-        #expect(error?.isTransient == true)
-        #expect("\(error!)".contains("127.0.0.1"))
+        #expect(error?.code == .tokenEndpointUntrusted)
+        #expect(error?.isTransient == false)
+        #expect("\(error!)".contains("https://127.0.0.1:\(harness.port)/token is not trusted"))
         #expect(harness.server.fcmRequests().isEmpty)
         try await harness.stop()
     }
@@ -255,5 +255,21 @@ struct CollectingHandler: LogHandler {
             #expect(error.description.contains("/nonexistent/sa.json"))
             #expect(error.description.contains("No such file"))
         }
+    }
+}
+
+extension FCMAccessTokenTests {
+    @Test func unreachableEndpointIsTransient() async throws {
+        // A port nobody listens on: bind one, note it, close it.
+        let harness = try await MockHarness.start()
+        let port = harness.port
+        let account = try FCMServiceAccount(file: Self.serviceAccountFile(port: port))
+        try await harness.stop()
+        let provider = try FCMAccessTokenProvider(account: account, configuration: FCMTokenExchangeConfiguration(extraCAFile: Fixtures.caFile),
+                                                  logger: Logger(label: "fcm"))
+        let error = await #expect(throws: FCMTransportError.self) { try await provider.accessToken() }
+        #expect(error?.code == .tokenEndpointUnreachable)
+        #expect(error?.isTransient == true)
+        #expect("\(error!)".contains("cannot reach the FCM token endpoint https://127.0.0.1:\(port)/token"))
     }
 }
