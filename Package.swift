@@ -78,7 +78,7 @@ let package = Package(
         ),
 
         // Shared by the test targets: a fresh database per test on the cluster of PUSHQ_DATABASE_URL.
-        .target(name: "PushTestSupport", dependencies: ["PushStore", "ChildProcess"]),
+        .target(name: "PushTestSupport", dependencies: ["PushStore", "ChildProcess", .product(name: "Logging", package: "swift-log")]),
 
         // Benchmark: the SQL ceiling (claim + complete without HTTP) and idle-latency inserts (scripts/bench).
         .executableTarget(
