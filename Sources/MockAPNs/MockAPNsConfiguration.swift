@@ -49,6 +49,8 @@ public struct MockAPNsConfiguration: Sendable {
     /// Advertise 1 stream on a new connection until its first request with a valid
     /// token (or certificate) succeeds, then raise to `maxConcurrentStreams`. Defaults to true.
     public var limitStreamsUntilFirstValidToken: Bool
+    /// The FCM HTTP v1 endpoints (token exchange, `messages:send`). Defaults to no accounts.
+    public var fcm: MockFCMConfiguration
     /// Connection faults in force at start (also settable at run time). Defaults to none.
     public var faults: MockConnectionFaults
     /// Record each request (headers, token, times, answer). Defaults to true.
@@ -83,6 +85,7 @@ public struct MockAPNsConfiguration: Sendable {
         self.maxConcurrentStreams = 1000
         self.limitStreamsUntilFirstValidToken = true
         self.faults = MockConnectionFaults()
+        self.fcm = MockFCMConfiguration()
         self.recordRequests = true
         self.recordBodies = true
         self.maxRecordedRequests = 100_000

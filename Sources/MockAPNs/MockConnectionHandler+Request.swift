@@ -22,6 +22,10 @@ extension MockConnectionHandler {
             handleControl(context: context, streamID: streamID, head: head, body: body)
             return
         }
+        if isFCMPath(head) {
+            handleFCM(context: context, streamID: streamID, head: head, headers: headers, body: body)
+            return
+        }
         requestsCompleted += 1
         if streamID > highestCompletedStreamID { highestCompletedStreamID = streamID }
         let verdict = validate(head: head, body: body, context: context)

@@ -15,6 +15,10 @@ import Foundation
 /// | `POST /_mock/faults` | `MockConnectionFaults` (replaces the current ones; idle settings apply to new connections, the others at once, `tokenMaxAgeSeconds` included) | `{"ok":true}` |
 /// | `POST /_mock/refuse` | `{"milliseconds":N}`, N ≥ 1 | `{"ok":true}`, then the listener and every connection (this one too) close; connects are refused until the port is bound again by itself N ms later |
 /// | `GET /_mock/wait?count=N&timeoutMs=T` | | 200 `{"requests":n}` once N requests arrived; 408 `{"reason":"Timeout","requests":n}` after T ms (default 10000) |
+/// | `POST /_mock/fcm/rules` | `{"token":"<registration token>","rule":MockFCMTokenRule}`; `rule` null or absent removes it | `{"ok":true}` |
+/// | `GET /_mock/fcm/requests` | | `[MockFCMRecordedRequest]` |
+/// | `POST /_mock/fcm/access-token-lifetime` | `{"seconds":N}`, N ≥ 1: `expires_in` of tokens issued from now on | `{"ok":true}` |
+/// | `POST /_mock/fcm/expire-access-tokens` | | `{"ok":true}`; every access token issued so far now gets 401 UNAUTHENTICATED |
 ///
 /// Errors: 404 `{"reason":"BadPath"}` for an unknown path, 405 `{"reason":"MethodNotAllowed"}`,
 /// 400 `{"reason":"BadControlRequest","message":"..."}` for a body that does not decode.
@@ -33,6 +37,15 @@ enum MockControlAPI {
 
     struct RefuseRequest: Codable {
         var milliseconds: Int
+    }
+
+    struct FCMRuleRequest: Codable {
+        var token: String
+        var rule: MockFCMTokenRule?
+    }
+
+    struct LifetimeRequest: Codable {
+        var seconds: Int64
     }
 
     static let ok = Result.respond(status: 200, body: #"{"ok":true}"#)
@@ -76,6 +89,23 @@ enum MockControlAPI {
                     return badRequest("wait needs count=N")
                 }
                 return .wait(count: count, timeoutMilliseconds: params["timeoutMs"].flatMap { Int($0) } ?? 10_000)
+            case ("POST", "/_mock/fcm/rules"):
+                let request = try JSONDecoder().decode(FCMRuleRequest.self, from: Data(body))
+                core.setFCMRule(forToken: request.token, request.rule)
+                return ok
+            case ("GET", "/_mock/fcm/requests"):
+                return .respond(status: 200, body: try encode(core.fcmRequests()))
+            case ("POST", "/_mock/fcm/access-token-lifetime"):
+                let request = try JSONDecoder().decode(LifetimeRequest.self, from: Data(body))
+                guard request.seconds >= 1 else { return badRequest("access-token-lifetime needs seconds ≥ 1") }
+                core.setFCMAccessTokenLifetime(seconds: request.seconds)
+                return ok
+            case ("POST", "/_mock/fcm/expire-access-tokens"):
+                core.expireFCMAccessTokens()
+                return ok
+            case (_, "/_mock/fcm/rules"), (_, "/_mock/fcm/requests"), (_, "/_mock/fcm/access-token-lifetime"),
+                 (_, "/_mock/fcm/expire-access-tokens"):
+                return .respond(status: 405, body: #"{"reason":"MethodNotAllowed"}"#)
             case (_, "/_mock/stats"), (_, "/_mock/requests"), (_, "/_mock/reset"), (_, "/_mock/rules"),
                  (_, "/_mock/failure-rate"), (_, "/_mock/answer-all"), (_, "/_mock/faults"),
                  (_, "/_mock/refuse"), (_, "/_mock/wait"):

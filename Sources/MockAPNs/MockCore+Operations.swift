@@ -40,3 +40,23 @@ extension MockCore {
         }
     }
 }
+
+/// FCM operations shared by the in-process API and the control endpoints.
+extension MockCore {
+    func setFCMRule(forToken token: String, _ rule: MockFCMTokenRule?) {
+        state.withLock { s in s.fcm.rules[token] = rule.map { MockFCMState.RuleProgress(rule: $0) } }
+    }
+
+    func fcmRequests() -> [MockFCMRecordedRequest] {
+        state.withLock { $0.fcm.records }
+    }
+
+    func setFCMAccessTokenLifetime(seconds: Int64) {
+        state.withLock { $0.fcm.lifetimeSeconds = seconds }
+    }
+
+    func expireFCMAccessTokens() {
+        let now = self.now()
+        state.withLock { $0.fcm.expireAll(now: now) }
+    }
+}

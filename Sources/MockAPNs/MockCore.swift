@@ -9,6 +9,7 @@ import Synchronization
 final class MockCore: Sendable {
     let configuration: MockAPNsConfiguration
     let verifier: JWTVerifier
+    let fcmVerifier: MockFCMVerifier
     let validator: RequestValidator
     let state: Mutex<MockSharedState>
     let logger: Logger
@@ -21,6 +22,7 @@ final class MockCore: Sendable {
     init(configuration: MockAPNsConfiguration, logger: Logger) throws {
         self.configuration = configuration
         self.verifier = try JWTVerifier(tokenKeys: configuration.tokenKeys, futureSkewSeconds: configuration.jwtFutureSkewSeconds)
+        self.fcmVerifier = try MockFCMVerifier(configuration: configuration.fcm, futureSkewSeconds: configuration.jwtFutureSkewSeconds)
         self.validator = RequestValidator(bundleIDs: configuration.bundleIDs)
         self.state = Mutex(MockSharedState(configuration: configuration))
         self.logger = logger

@@ -24,6 +24,8 @@ struct MockSharedState {
     var faults: MockConnectionFaults
     var stats = MockAPNsStats()
     var records: [MockRecordedRequest] = []
+    /// FCM access tokens, rules and records (`MockConnectionHandler+FCM`).
+    var fcm: MockFCMState
     var nextConnectionID = 1
     var nextWaiterID = 1
     var waiters: [Waiter] = []
@@ -33,6 +35,7 @@ struct MockSharedState {
 
     init(configuration: MockAPNsConfiguration) {
         faults = configuration.faults
+        fcm = MockFCMState(configuration: configuration.fcm)
         recordRequests = configuration.recordRequests
         recordBodies = configuration.recordBodies
         maxRecordedRequests = configuration.maxRecordedRequests
@@ -50,6 +53,7 @@ struct MockSharedState {
         stats.connectionsOpen = open
         stats.listening = listening
         records = []
+        fcm = MockFCMState(configuration: configuration.fcm)
     }
 
     mutating func setFailureRate(_ rate: MockFailureRate?) {

@@ -1,5 +1,6 @@
 import ChildProcess
 import Foundation
+import PushCore
 
 /// The identities `scripts/gen-test-certs` fixtures stand for, so tests, `make run`
 /// and benchmarks agree on them without repeating strings.
@@ -12,6 +13,33 @@ public enum MockTestFixtures {
     public static let teamID = "TESTTEAM01"
     /// The bundle id the fixtures' topics are built on.
     public static let bundleID = "com.example.pushq.test"
+    /// The Firebase project of the FCM test service account (`fcm-key.pem`).
+    public static let fcmProjectID = "pushq-test"
+    /// Its `client_email`.
+    public static let fcmClientEmail = "pushq-sender@pushq-test.iam.gserviceaccount.com"
+    /// Its `private_key_id`.
+    public static let fcmKeyID = "5f0c1d2e3a4b5c6d7e8f90a1b2c3d4e5f6a7b8c9"
+
+    /// The text of a service-account JSON file, as Google's console downloads it, for the
+    /// key in `privateKeyPath` (e.g. `fcm-key.pem`) exchanging tokens at `tokenURI`
+    /// (e.g. `https://127.0.0.1:<mock port>/token`).
+    ///
+    /// - Throws: `MockAPNsError.keyLoadFailed` when the key file cannot be read.
+    public static func fcmServiceAccountJSON(
+        privateKeyPath: String, tokenURI: String, projectID: String = fcmProjectID,
+        clientEmail: String = fcmClientEmail, keyID: String = fcmKeyID
+    ) throws -> String {
+        guard let pem = FileManager.default.contents(atPath: privateKeyPath) else {
+            throw MockAPNsError(.keyLoadFailed, "cannot read \(privateKeyPath)")
+        }
+        let fields: [(String, String)] = [
+            ("type", "service_account"), ("project_id", projectID), ("private_key_id", keyID),
+            ("private_key", String(decoding: pem, as: UTF8.self)), ("client_email", clientEmail),
+            ("client_id", "100000000000000000001"), ("auth_uri", "https://accounts.google.com/o/oauth2/auth"),
+            ("token_uri", tokenURI),
+        ]
+        return "{\n" + fields.map { "  " + JSONValue.quoted($0.0) + ": " + JSONValue.quoted($0.1) }.joined(separator: ",\n") + "\n}\n"
+    }
 
     /// Runs `scripts/gen-test-certs directory` (idempotent; skips files already present).
     ///
@@ -31,7 +59,9 @@ extension MockAPNsConfiguration {
     /// A configuration over the fixtures in `directory` (from `scripts/gen-test-certs`):
     /// `server.pem`/`server.key`, keys `TESTKEY123` (`token-key.pub.pem`) and `OTHERKEY99`
     /// (`other-key.pub.pem`) of team `TESTTEAM01`, bundle id `com.example.pushq.test`,
-    /// client CA `ca.pem` when `certificateAuth` is true. Other fields keep their defaults.
+    /// client CA `ca.pem` when `certificateAuth` is true, and the FCM service account
+    /// `fcmClientEmail` of project `fcmProjectID` (`fcm-key.pub.pem`, key id `fcmKeyID`)
+    /// when that file exists. Other fields keep their defaults.
     public static func testFixtures(directory: String, certificateAuth: Bool = false) -> MockAPNsConfiguration {
         var configuration = MockAPNsConfiguration(
             certificatePath: directory + "/server.pem",
@@ -43,6 +73,12 @@ extension MockAPNsConfiguration {
             bundleIDs: [MockTestFixtures.bundleID]
         )
         if certificateAuth { configuration.clientCAPath = directory + "/ca.pem" }
+        // Fixture directories made before the FCM keys existed lack them: FCM stays off there.
+        if FileManager.default.fileExists(atPath: directory + "/fcm-key.pub.pem") {
+            configuration.fcm.serviceAccounts = [MockFCMServiceAccount(
+                clientEmail: MockTestFixtures.fcmClientEmail, projectID: MockTestFixtures.fcmProjectID,
+                publicKeyPEMPath: directory + "/fcm-key.pub.pem", keyID: MockTestFixtures.fcmKeyID)]
+        }
         return configuration
     }
 }
