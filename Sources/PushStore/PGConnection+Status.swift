@@ -5,7 +5,7 @@ import Foundation
 /// Every figure comes from an index, never from reading the whole of `pushq.notifications`:
 /// the rows that are not final are counted exactly (through the indexes of waiting and held
 /// rows); the final ones exactly up to ``QueueStatus/exactFinalLimit`` rows (through the
-/// index of final rows), above that estimated from the table's live-row count.
+/// index of final rows), above that estimated from the table's size and statistics.
 public struct QueueStatus: Sendable {
     /// Rows per status, all seven statuses present.
     public var counts: [String: Int]
@@ -49,9 +49,15 @@ extension PGConnection {
             if exact {
                 for (s, n) in sample { counts[s] = n }
             } else {
-                // Live rows per the statistics, less the open rows counted above, shared out
-                // in the proportions of the newest final rows.
-                let live = try c.query("SELECT COALESCE((SELECT n_live_tup FROM pg_stat_user_tables WHERE relid = 'pushq.notifications'::regclass), 0)")
+                // Rows in the table as the planner estimates them (rows per page at the last
+                // ANALYZE or VACUUM times the pages now; the live-row counter before any), less
+                // the open rows counted above, shared out in the proportions of the newest final rows.
+                let live = try c.query("""
+                    SELECT CASE WHEN c.reltuples >= 0 AND c.relpages > 0
+                                THEN round(c.reltuples / c.relpages * (pg_relation_size(c.oid) / current_setting('block_size')::int))::bigint
+                                ELSE COALESCE((SELECT n_live_tup FROM pg_stat_user_tables WHERE relid = c.oid), 0) END
+                      FROM pg_class c WHERE c.oid = 'pushq.notifications'::regclass
+                    """)
                 let openRows = counts["queued", default: 0] + counts["sending", default: 0] + counts["retrying", default: 0]
                 let total = max(sampled, (try live.decode(Int.self, 0, 0) ?? 0) - openRows)
                 for (s, n) in sample { counts[s] = Int((Double(total) * Double(n) / Double(sampled)).rounded()) }

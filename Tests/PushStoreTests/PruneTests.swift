@@ -79,13 +79,25 @@ struct PruneTests {
         }
     }
 
-    @Test("a batch deletes at most its limit, oldest first, in a plan through notifications_finished")
+    @Test("a batch deletes at most its limit, oldest first, through notifications_finished and no sequential scan")
     func batchBound() async throws {
         try await TestDatabase.withConnection { c in
             try await Self.insert(c, 2500, status: "sent", finishedAgo: 2 * 86_400)
             try await Self.insert(c, 10, status: "sent", finishedAgo: 10 * 86_400)
             try await c.execute("ANALYZE pushq.notifications")
+            func scans() async throws -> (table: Int, finished: Int) {
+                try await c.query("SELECT pg_stat_force_next_flush()")
+                let r = try await c.query("""
+                    SELECT t.seq_scan, i.idx_scan FROM pg_stat_user_tables t, pg_stat_user_indexes i
+                     WHERE t.relid = 'pushq.notifications'::regclass AND i.indexrelname = 'notifications_finished'
+                    """)
+                return (try r.decode(Int.self, 0, 0) ?? -1, try r.decode(Int.self, 0, 1) ?? -1)
+            }
+            let before = try await scans()
             #expect(try await c.prune(.sent, olderThan: 86_400, limit: 1000) == 1000)
+            let after = try await scans()
+            #expect(after.table == before.table, "no sequential scan of notifications")
+            #expect(after.finished > before.finished, "the batch walked notifications_finished")
             let oldest = try await c.query("SELECT count(*) FROM pushq.notifications WHERE finished_at < now() - interval '9 days'")
             #expect(try oldest.decode(Int.self, 0, 0) == 0, "the oldest rows go first")
             #expect(try await c.prune(.sent, olderThan: 86_400, limit: 1000) == 1000)

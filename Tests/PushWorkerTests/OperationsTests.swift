@@ -36,10 +36,10 @@ struct OperationsTests {
     /// Inserts `count` rows of `status` that finished (or, open, were created) `ago` seconds ago.
     func insert(_ c: PGConnection, _ count: Int, _ status: String, ago: Double) async throws {
         try await c.query("""
-            INSERT INTO pushq.notifications (device_token, payload, status, finished_at, created_at)
+            INSERT INTO pushq.notifications (device_token, payload, status, finished_at, created_at, scheduled_at)
             SELECT lpad(to_hex(g), 64, 'c'), '{}', $2,
                    CASE WHEN $2 IN ('sent', 'failed', 'expired', 'cancelled') THEN now() - $3 * interval '1 second' END,
-                   now() - $3 * interval '1 second'
+                   now() - $3 * interval '1 second', now() - $3 * interval '1 second'
               FROM generate_series(1, $1) g
             """, [count, status, ago])
     }
