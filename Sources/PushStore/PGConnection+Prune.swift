@@ -40,13 +40,9 @@ extension PGConnection {
         try query("SELECT pg_try_advisory_lock($1)", [Self.pruneLockKey]).decode(Bool.self, 0, 0) == true
     }
 
-    /// Releases the pruner's advisory lock (a no-op if this session does not hold it).
+    /// Releases the pruner's advisory lock (if this session does not hold it, PostgreSQL only warns).
     public func unlockPruner() throws(PGError) {
-        try query("""
-            SELECT pg_advisory_unlock($1) FROM pg_locks
-             WHERE locktype = 'advisory' AND pid = pg_backend_pid() AND granted
-               AND classid = (($1::bigint >> 32) & 4294967295)::oid AND objid = ($1::bigint & 4294967295)::oid
-            """, [Self.pruneLockKey])
+        try query("SELECT pg_advisory_unlock($1)", [Self.pruneLockKey])
     }
 
     /// Deletes up to `limit` rows of `pass` older than `seconds`, oldest first, in one
