@@ -26,5 +26,6 @@ extension Migration {
         Migration(version: 4, name: "row_constraints", sql: String(decoding: PackageResources._04_row_constraints_sql, as: UTF8.self)),
         Migration(version: 5, name: "row_constraints_validate",
                   sql: String(decoding: PackageResources._05_row_constraints_validate_sql, as: UTF8.self)),
+        Migration(version: 6, name: "retention_index", sql: String(decoding: PackageResources._06_retention_index_sql, as: UTF8.self)),
     ]
 }

@@ -73,7 +73,14 @@ extension PGConnection {
 
     /// Rows waiting (`queued`/`retrying`) for a credential that no live worker serves, by credential name.
     public func rowsWithoutWorker() throws(PGError) -> [(credential: String, rows: Int)] {
-        let r = try query("""
+        let r = try query(Self.rowsWithoutWorkerSQL, [Self.workerLivenessSeconds])
+        var out: [(credential: String, rows: Int)] = []
+        for i in 0..<r.count { out.append((r.string(i, 0) ?? "", try r.decode(Int.self, i, 1) ?? 0)) }
+        return out
+    }
+
+    /// Waiting rows (through `notifications_due`) of credentials no live worker serves; `$1` is the liveness in seconds.
+    static let rowsWithoutWorkerSQL = """
             WITH served AS (
                 SELECT DISTINCT c->>'name' AS name
                   FROM pushq.workers w, jsonb_array_elements(w.credentials) c
@@ -84,11 +91,7 @@ extension PGConnection {
              WHERE n.status IN ('queued', 'retrying')
                AND COALESCE(n.credential, 'default') NOT IN (SELECT name FROM served WHERE name IS NOT NULL)
              GROUP BY 1 ORDER BY 2 DESC, 1
-            """, [Self.workerLivenessSeconds])
-        var out: [(credential: String, rows: Int)] = []
-        for i in 0..<r.count { out.append((r.string(i, 0) ?? "", try r.decode(Int.self, i, 1) ?? 0)) }
-        return out
-    }
+            """
 
     /// Ends `expired` up to `limit` waiting rows whose `expires_at` has passed, whatever their
     /// credential or endpoint: rows no worker claims (a held endpoint, a credential no live

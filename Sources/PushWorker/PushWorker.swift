@@ -7,14 +7,16 @@ import Synchronization
 
 /// The claim → send → record pipeline of one `pushq worker` process.
 ///
-/// Three loops share the work, each with a PostgreSQL connection of its own (each
+/// Four loops share the work, each with a PostgreSQL connection of its own (each
 /// connection runs libpq on its own thread, never on Swift's cooperative pool):
 /// - **claim**: claims due rows (`FOR UPDATE SKIP LOCKED`), only as many as the HTTP/2
 ///   window has room for plus a prefetch, and hands them to the senders in batches;
 /// - **complete**: takes the senders' answers in batches, decides each row's fate with the
 ///   pure ``Decider`` (PushCore), and writes them back in one fenced transaction per batch,
 ///   with token invalidations and throttles and the endpoints to hold or resume;
-/// - **listen**: waits for the insert trigger's `NOTIFY` so an idle worker claims at once.
+/// - **listen**: waits for the insert trigger's `NOTIFY` so an idle worker claims at once;
+/// - **prune**: every ``WorkerConfiguration/heartbeatSeconds``, if elected (an advisory lock:
+///   one pruner across all workers), deletes final rows past their retention in short batches.
 ///
 /// The claim loop also takes the probes of held endpoints (paused credentials, bursts,
 /// outages) and, every ``WorkerConfiguration/heartbeatSeconds``, marks the worker alive in
@@ -73,7 +75,7 @@ public final class PushWorker: Sendable {
     let workWake = Wakeup()
     /// Answers arrived, or claiming ended.
     let completeWake = Wakeup()
-    /// A stop request (the listener's backoff ends at once).
+    /// A stop request: the listener's backoff and the pruner's rests end at once.
     let stopWake = Wakeup()
     /// The listener's connection, to interrupt its wait on stop.
     let listener = Mutex<PGConnection?>(nil)
@@ -195,6 +197,7 @@ public final class PushWorker: Sendable {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.listenLoop(listenConnection) }
             group.addTask { await self.completeLoop(completeConnection) }
+            group.addTask { await self.pruneLoop() }
             await claimLoop(claimConnection)
             await drainSenders(claimConnection)
             state.withLock { $0.claimingDone = true; $0.claimingDoneAt = .now }

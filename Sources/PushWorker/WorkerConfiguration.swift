@@ -62,6 +62,10 @@ public struct WorkerConfiguration: Sendable {
     /// On SIGTERM/SIGINT, how long to wait for answers in flight before releasing them,
     /// in seconds (`PUSHQ_SHUTDOWN_SECONDS`). Defaults to 5.
     public var shutdownSeconds: Double
+    /// How long final rows are kept before this worker's pruner deletes them, when it is the
+    /// elected one (`PUSHQ_RETAIN_SENT_SECONDS`, `PUSHQ_RETAIN_FINAL_SECONDS`). Defaults to
+    /// one day for `sent` rows and seven days for `failed`, `expired` and `cancelled` rows.
+    public var retention: RetentionPolicy
 
     /// The defaults listed on each property.
     public init(databaseURL: String, workerID: String, credentials: [String: APNsCredential],
@@ -86,6 +90,7 @@ public struct WorkerConfiguration: Sendable {
         self.statementDeadlineSeconds = 25
         self.shutdownRetrySeconds = 30
         self.shutdownSeconds = 5
+        self.retention = RetentionPolicy()
     }
 
     /// How endpoints are held and probed (pauses and outages).
@@ -111,11 +116,7 @@ public struct WorkerConfiguration: Sendable {
     /// - Throws: ``WorkerError`` naming the variable and the form it expects.
     public mutating func applyTuning(from env: [String: String]) throws {
         func number(_ name: String, _ range: ClosedRange<Double>) throws -> Double? {
-            guard let text = env[name], !text.isEmpty else { return nil }
-            guard let value = Double(text), range.contains(value) else {
-                throw WorkerError(.configuration, "\(name) must be a number in \(range.lowerBound)...\(range.upperBound), not \(text)")
-            }
-            return value
+            try Self.number(name, range, env)
         }
         if let v = try number("PUSHQ_CLAIM_BATCH", 1...10_000) { claimBatchSize = Int(v) }
         if let v = try number("PUSHQ_PREFETCH", 0...100_000) { prefetch = Int(v) }
@@ -132,6 +133,26 @@ public struct WorkerConfiguration: Sendable {
             throw WorkerError(.configuration, "PUSHQ_RETRY_CAP_SECONDS (\(cap)) must not be below PUSHQ_RETRY_BASE_SECONDS (\(base))")
         }
         retryPolicy = RetryPolicy(baseSeconds: base, capSeconds: cap, throttleDelaySeconds: retryPolicy.throttleDelaySeconds)
+        retention = try Self.retention(from: env)
+    }
+
+    /// The retention of `PUSHQ_RETAIN_SENT_SECONDS` and `PUSHQ_RETAIN_FINAL_SECONDS` (seconds,
+    /// 0 and up; empty or unset keeps the default), for the worker and `pushq prune`.
+    ///
+    /// - Throws: ``WorkerError`` naming the variable and the form it expects.
+    public static func retention(from env: [String: String]) throws -> RetentionPolicy {
+        let defaults = RetentionPolicy()
+        return RetentionPolicy(
+            sentSeconds: try number("PUSHQ_RETAIN_SENT_SECONDS", 0...315_360_000, env) ?? defaults.sentSeconds,
+            finalSeconds: try number("PUSHQ_RETAIN_FINAL_SECONDS", 0...315_360_000, env) ?? defaults.finalSeconds)
+    }
+
+    private static func number(_ name: String, _ range: ClosedRange<Double>, _ env: [String: String]) throws -> Double? {
+        guard let text = env[name], !text.isEmpty else { return nil }
+        guard let value = Double(text), range.contains(value) else {
+            throw WorkerError(.configuration, "\(name) must be a number in \(range.lowerBound)...\(range.upperBound), not \(text)")
+        }
+        return value
     }
 
     /// Checks the values that depend on each other.

@@ -14,7 +14,7 @@ struct Migrate: AsyncParsableCommand {
     @OptionGroup var database: DatabaseOptions
 
     func run() async throws {
-        let logger = database.makeLogger(label: "pushq.migrate")
+        let logger = try database.makeLogger(label: "pushq.migrate")
         let url = try database.resolvedURL()
         let connection = try await PGConnection.connect(url, logger: logger)
         let applied = try await connection.migrate(logger: logger)

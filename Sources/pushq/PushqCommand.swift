@@ -13,7 +13,7 @@ struct PushqCommand: AsyncParsableCommand {
             Configuration comes from flags, which override PUSHQ_* environment variables.
             """,
         version: PushqVersion.current,
-        subcommands: [Migrate.self, Worker.self, Send.self, Status.self]
+        subcommands: [Migrate.self, Worker.self, Send.self, Status.self, Prune.self]
     )
 }
 
@@ -23,7 +23,7 @@ struct DatabaseOptions: ParsableArguments {
             help: ArgumentHelp("libpq connection URI or conninfo string.", discussion: "Defaults to $PUSHQ_DATABASE_URL."))
     var databaseURL: String?
 
-    @Flag(name: .long, help: "Log debug details.")
+    @Flag(name: .long, help: ArgumentHelp("Log debug details.", discussion: "Overrides $PUSHQ_LOG_LEVEL."))
     var verbose = false
 
     func resolvedURL() throws -> String {
@@ -32,10 +32,14 @@ struct DatabaseOptions: ParsableArguments {
         throw ValidationError("no database given: pass --database-url or set PUSHQ_DATABASE_URL (e.g. postgresql://user@127.0.0.1:5432/pushq)")
     }
 
-    func makeLogger(label: String) -> Logger {
-        LoggingSystem.bootstrapOnce()
+    /// The command's logger, as PUSHQ_LOG_FORMAT and PUSHQ_LOG_LEVEL (or --verbose) say.
+    ///
+    /// - Throws: `ValidationError` for a bad value of either variable.
+    func makeLogger(label: String) throws -> Logger {
+        let settings = try LogSettings.fromEnvironment()
+        LoggingSystem.bootstrapOnce(format: settings.format)
         var logger = Logger(label: label)
-        logger.logLevel = verbose ? .debug : .info
+        logger.logLevel = verbose ? .debug : settings.level
         return logger
     }
 }

@@ -39,7 +39,7 @@ struct Send: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let logger = database.makeLogger(label: "pushq.send")
+        let logger = try database.makeLogger(label: "pushq.send")
         let body: String
         if let alert {
             let data = try JSONSerialization.data(withJSONObject: ["aps": ["alert": alert]], options: [.sortedKeys, .withoutEscapingSlashes])

@@ -4,87 +4,62 @@ import PushStore
 
 struct Status: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Show the queue: counts per status, oldest waiting row, recent failures, invalid tokens, paused credentials, endpoints down, live workers."
+        abstract: "Show the queue: counts per status, oldest waiting row, recent failures, invalid tokens, paused credentials, endpoints down, live workers.",
+        discussion: """
+            Reads indexes only, never the whole table: rows that are not final are counted exactly, \
+            final rows exactly up to 100000 and estimated above that (shown with ~). \
+            --json prints one JSON object for scripts.
+            """
     )
 
     @OptionGroup var database: DatabaseOptions
 
     @Option(help: "How far back 'recent' failure reasons go, in minutes.") var minutes = 60
+    @Flag(help: "Print one JSON object instead of text.") var json = false
 
     func run() async throws {
-        let logger = database.makeLogger(label: "pushq.status")
+        let logger = try database.makeLogger(label: "pushq.status")
         let c = try await PGConnection.connect(try database.resolvedURL(), logger: logger)
-        try await c.closing { try await report($0) }
+        let status = try await c.closing { try await $0.queueStatus(failureMinutes: minutes) }
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
+            print(String(decoding: try encoder.encode(StatusJSON(status, minutes: minutes)), as: UTF8.self))
+        } else {
+            printText(status)
+        }
     }
 
-    /// Prints the report from `c`.
-    private func report(_ c: PGConnection) async throws {
-
-        let counts = try await c.query("""
-            SELECT s.status, COALESCE(n.count, 0) AS count
-              FROM unnest(ARRAY['queued','sending','retrying','sent','failed','expired','cancelled']) WITH ORDINALITY AS s(status, i)
-              LEFT JOIN (SELECT status, count(*) FROM pushq.notifications GROUP BY status) n USING (status)
-             ORDER BY s.i
-            """)
-        print("notifications by status")
-        for i in 0..<counts.count {
-            print("  " + pad(counts.string(i, 0) ?? "", 10) + (counts.string(i, 1) ?? "0"))
+    private func printText(_ s: QueueStatus) {
+        print("notifications by status" + (s.finalCountsExact ? "" : " (~ estimated)"))
+        for name in QueueStatus.statuses {
+            let estimated = !s.finalCountsExact && !["queued", "sending", "retrying"].contains(name)
+            print("  " + pad(name, 10) + (estimated ? "~" : "") + "\(s.counts[name, default: 0])")
         }
-        let oldest = try await c.query("""
-            SELECT round(extract(epoch FROM now() - min(scheduled_at)))::bigint
-              FROM pushq.notifications WHERE status IN ('queued', 'retrying') AND scheduled_at <= now()
-            """)
-        if let age = try oldest.decode(Int64.self, 0, 0) {
-            print("oldest due row waiting: \(age) s")
-        } else {
-            print("oldest due row waiting: none waiting")
-        }
-        let holders = try await c.query("""
-            SELECT locked_by, count(*), sum(CASE WHEN locked_until < now() THEN 1 ELSE 0 END)
-              FROM pushq.notifications WHERE status = 'sending' GROUP BY locked_by ORDER BY 2 DESC LIMIT 10
-            """)
-        if holders.count > 0 {
+        print("oldest due row waiting: " + (s.oldestDueSeconds.map { "\($0) s" } ?? "none waiting"))
+        if !s.holders.isEmpty {
             print("rows held by workers")
-            for i in 0..<holders.count {
-                let lapsed = holders.string(i, 2) ?? "0"
-                print("  " + pad(holders.string(i, 0) ?? "?", 30) + (holders.string(i, 1) ?? "0") + (lapsed == "0" ? "" : " (\(lapsed) with lapsed lease)"))
+            for h in s.holders {
+                print("  " + pad(h.worker, 30) + "\(h.rows)" + (h.lapsed == 0 ? "" : " (\(h.lapsed) with lapsed lease)"))
             }
         }
-        let reasons = try await c.query("""
-            SELECT status, last_reason, count(*)
-              FROM pushq.notifications
-             WHERE status IN ('failed', 'retrying') AND last_reason IS NOT NULL
-               AND COALESCE(finished_at, scheduled_at) > now() - $1 * interval '1 minute'
-             GROUP BY 1, 2 ORDER BY 3 DESC LIMIT 15
-            """, [minutes])
-        print("failure reasons, last \(minutes) min" + (reasons.count == 0 ? ": none" : ""))
-        for i in 0..<reasons.count {
-            print("  " + pad(reasons.string(i, 0) ?? "", 10) + pad(reasons.string(i, 1) ?? "", 28) + (reasons.string(i, 2) ?? ""))
-        }
-        let invalid = try await c.query("""
-            SELECT invalid_reason, count(*) FROM pushq.devices
-             WHERE pushq.token_is_invalid(registered_at, invalidated_at) GROUP BY 1 ORDER BY 2 DESC
-            """)
-        print("invalid tokens" + (invalid.count == 0 ? ": none" : ""))
-        for i in 0..<invalid.count {
-            print("  " + pad(invalid.string(i, 0) ?? "", 16) + (invalid.string(i, 1) ?? ""))
-        }
-        let holds = try await c.holdReports()
-        let pauses = holds.filter { $0.held.kind != .outage }
-        let outages = holds.filter { $0.held.kind == .outage }
+        print("failure reasons, last \(minutes) min" + (s.reasons.isEmpty ? ": none" : ""))
+        for r in s.reasons { print("  " + pad(r.status, 10) + pad(r.reason, 28) + "\(r.rows)") }
+        print("invalid tokens" + (s.invalidTokens.isEmpty ? ": none" : ""))
+        for t in s.invalidTokens { print("  " + pad(t.reason, 16) + "\(t.tokens)") }
+        let pauses = s.holds.filter { $0.held.kind != .outage }
+        let outages = s.holds.filter { $0.held.kind == .outage }
         print("paused credentials" + (pauses.isEmpty ? ": none" : ""))
         for h in pauses { print("  " + describe(h)) }
         print("endpoints down" + (outages.isEmpty ? ": none" : ""))
         for h in outages { print("  " + describe(h)) }
-        let workers = try await c.liveWorkers()
-        print("live workers" + (workers.isEmpty ? ": none" : ""))
-        for w in workers {
+        print("live workers" + (s.workers.isEmpty ? ": none" : ""))
+        for w in s.workers {
             let served = w.credentials.map { c in c.name + (c.topic.map { " (\($0))" } ?? "") }.joined(separator: ", ")
             print("  \(w.id)  pushq \(w.version), up \(Int(-w.startedAt.timeIntervalSinceNow)) s, beat \(Int(w.heartbeatAge)) s ago, default environment \(w.credentials.first?.environment ?? "?"), credentials: \(served)")
         }
-        let orphans = try await c.rowsWithoutWorker()
-        print("waiting for a credential no live worker serves" + (orphans.isEmpty ? ": none" : ""))
-        for o in orphans {
+        print("waiting for a credential no live worker serves" + (s.rowsWithoutWorker.isEmpty ? ": none" : ""))
+        for o in s.rowsWithoutWorker {
             print("  " + pad(o.credential, 16) + "\(o.rows) (they expire at their expires_at; start a worker with this credential)")
         }
     }
@@ -97,5 +72,86 @@ struct Status: AsyncParsableCommand {
 
     private func pad(_ s: String, _ width: Int) -> String {
         s.count >= width ? s + " " : s + String(repeating: " ", count: width - s.count)
+    }
+}
+
+/// `pushq status --json`: the same figures as the text, with snake_case keys (README, "Status").
+struct StatusJSON: Encodable {
+    struct Holder: Encodable { var worker: String; var rows: Int; var lapsed_leases: Int }
+    struct Reason: Encodable { var status: String; var reason: String; var rows: Int }
+    struct Invalid: Encodable { var reason: String; var tokens: Int }
+    struct Hold: Encodable {
+        var credential: String; var environment: String; var kind: String; var reason: String
+        var message: String; var probe_due: Bool; var next_probe_seconds: Int
+    }
+    struct Served: Encodable {
+        var name: String; var environment: String; var topic: String?
+        enum CodingKeys: CodingKey { case name, environment, topic }
+        /// `topic` is null, not left out, when the credential has none.
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(name, forKey: .name)
+            try c.encode(environment, forKey: .environment)
+            try c.encode(topic, forKey: .topic)
+        }
+    }
+    struct Worker: Encodable {
+        var id: String; var host: String; var pid: Int; var version: String
+        var up_seconds: Int; var heartbeat_age_seconds: Double; var credentials: [Served]
+    }
+    struct Orphans: Encodable { var credential: String; var rows: Int }
+
+    var counts: [String: Int]
+    var final_counts_exact: Bool
+    var oldest_due_seconds: Int?
+    var held_by_workers: [Holder]
+    var failure_window_minutes: Int
+    var failure_reasons: [Reason]
+    var invalid_tokens: [Invalid]
+    var holds: [Hold]
+    var workers: [Worker]
+    var rows_without_worker: [Orphans]
+
+    enum CodingKeys: CodingKey {
+        case counts, final_counts_exact, oldest_due_seconds, held_by_workers, failure_window_minutes
+        case failure_reasons, invalid_tokens, holds, workers, rows_without_worker
+    }
+
+    /// Every key is always present: `oldest_due_seconds` is null when nothing waits.
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(counts, forKey: .counts)
+        try c.encode(final_counts_exact, forKey: .final_counts_exact)
+        try c.encode(oldest_due_seconds, forKey: .oldest_due_seconds)
+        try c.encode(held_by_workers, forKey: .held_by_workers)
+        try c.encode(failure_window_minutes, forKey: .failure_window_minutes)
+        try c.encode(failure_reasons, forKey: .failure_reasons)
+        try c.encode(invalid_tokens, forKey: .invalid_tokens)
+        try c.encode(holds, forKey: .holds)
+        try c.encode(workers, forKey: .workers)
+        try c.encode(rows_without_worker, forKey: .rows_without_worker)
+    }
+
+    init(_ s: QueueStatus, minutes: Int) {
+        counts = s.counts
+        final_counts_exact = s.finalCountsExact
+        oldest_due_seconds = s.oldestDueSeconds
+        held_by_workers = s.holders.map { Holder(worker: $0.worker, rows: $0.rows, lapsed_leases: $0.lapsed) }
+        failure_window_minutes = minutes
+        failure_reasons = s.reasons.map { Reason(status: $0.status, reason: $0.reason, rows: $0.rows) }
+        invalid_tokens = s.invalidTokens.map { Invalid(reason: $0.reason, tokens: $0.tokens) }
+        holds = s.holds.map { (h: HoldReport) -> Hold in
+            Hold(credential: h.held.endpoint.credential, environment: h.held.endpoint.environment.rawValue, kind: h.held.kind.rawValue,
+                 reason: h.held.reason, message: h.message, probe_due: h.held.probeDue,
+                 next_probe_seconds: max(0, Int(h.nextProbe.timeIntervalSinceNow.rounded(.up))))
+        }
+        workers = s.workers.map { (w: WorkerRecord) -> Worker in
+            let served: [Served] = w.credentials.map { Served(name: $0.name, environment: $0.environment, topic: $0.topic) }
+            let up = Int(-w.startedAt.timeIntervalSinceNow)
+            let age: Double = (w.heartbeatAge * 10).rounded() / 10
+            return Worker(id: w.id, host: w.host, pid: w.pid, version: w.version, up_seconds: up,
+                          heartbeat_age_seconds: age, credentials: served)
+        }
+        rows_without_worker = s.rowsWithoutWorker.map { Orphans(credential: $0.credential, rows: $0.rows) }
     }
 }

@@ -29,6 +29,11 @@ struct Worker: AsyncParsableCommand {
             PUSHQ_RETRY_BASE_SECONDS [1], PUSHQ_RETRY_CAP_SECONDS [600], PUSHQ_PAUSE_BASE_SECONDS [30], \
             PUSHQ_PAUSE_CAP_SECONDS [900], PUSHQ_OUTAGE_PROBE_BASE_SECONDS [1], PUSHQ_OUTAGE_PROBE_CAP_SECONDS [45], \
             PUSHQ_SHUTDOWN_SECONDS [5].
+
+            Retention: final rows are deleted by whichever worker holds the pruner's advisory lock, \
+            in batches of 1000: sent rows after PUSHQ_RETAIN_SENT_SECONDS [86400], failed, expired and \
+            cancelled rows after PUSHQ_RETAIN_FINAL_SECONDS [604800]. Logs: PUSHQ_LOG_FORMAT [text] \
+            (or json), PUSHQ_LOG_LEVEL [info].
             """
     )
 
@@ -48,7 +53,7 @@ struct Worker: AsyncParsableCommand {
     var workerID: String?
 
     func run() async throws {
-        let logger = database.makeLogger(label: "pushq.worker")
+        let logger = try database.makeLogger(label: "pushq.worker")
         var env = ProcessInfo.processInfo.environment
         if let environment { env["PUSHQ_APNS_ENVIRONMENT"] = environment }
         if let apnsURL { env["PUSHQ_APNS_URL"] = apnsURL }

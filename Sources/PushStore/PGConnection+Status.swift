@@ -1,0 +1,131 @@
+import Foundation
+
+/// The state of the queue, as `pushq status` shows it.
+///
+/// Every figure comes from an index, never from reading the whole of `pushq.notifications`:
+/// the rows that are not final are counted exactly (through the indexes of waiting and held
+/// rows); the final ones exactly up to ``QueueStatus/exactFinalLimit`` rows (through the
+/// index of final rows), above that estimated from the table's size and statistics.
+public struct QueueStatus: Sendable {
+    /// Rows per status, all seven statuses present.
+    public var counts: [String: Int]
+    /// Whether the counts of final statuses are exact (else estimates).
+    public var finalCountsExact: Bool
+    /// Seconds the oldest due waiting row has waited, nil when none waits.
+    public var oldestDueSeconds: Int?
+    /// Workers holding `sending` rows: rows held, and how many of them have a lapsed lease.
+    public var holders: [(worker: String, rows: Int, lapsed: Int)]
+    /// Recent failure reasons: (status, reason, rows), most frequent first.
+    public var reasons: [(status: String, reason: String, rows: Int)]
+    /// Invalid tokens in `pushq.devices` by reason.
+    public var invalidTokens: [(reason: String, tokens: Int)]
+    public var holds: [HoldReport]
+    public var workers: [WorkerRecord]
+    public var rowsWithoutWorker: [(credential: String, rows: Int)]
+
+    /// The statuses in the order they are shown.
+    public static let statuses = ["queued", "sending", "retrying", "sent", "failed", "expired", "cancelled"]
+    /// Final rows are counted exactly up to this many; above it they are estimated.
+    public static let exactFinalLimit = 100_000
+}
+
+extension PGConnection {
+    /// The queue's state in one read-only snapshot (`REPEATABLE READ`), with sequential scans
+    /// off so that even a skewed table is read through its indexes.
+    ///
+    /// - Parameter failureMinutes: how far back the failure reasons go.
+    public func queueStatus(failureMinutes: Int) throws -> QueueStatus {
+        try transaction { c in
+            try c.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            try c.execute("SET LOCAL enable_seqscan = off")
+            var counts = Dictionary(uniqueKeysWithValues: QueueStatus.statuses.map { ($0, 0) })
+            let open = try c.query(Self.openCountsSQL)
+            for i in 0..<open.count { counts[open.string(i, 0) ?? "", default: 0] += try open.decode(Int.self, i, 1) ?? 0 }
+            let final = try c.query(Self.finalSampleSQL, [QueueStatus.exactFinalLimit + 1])
+            var sample: [String: Int] = [:]
+            for i in 0..<final.count { sample[final.string(i, 0) ?? "", default: 0] += try final.decode(Int.self, i, 1) ?? 0 }
+            let sampled = sample.values.reduce(0, +)
+            let exact = sampled <= QueueStatus.exactFinalLimit
+            if exact {
+                for (s, n) in sample { counts[s] = n }
+            } else {
+                // Rows in the table as the planner estimates them (rows per page at the last
+                // ANALYZE or VACUUM times the pages now; the live-row counter before any), less
+                // the open rows counted above, shared out in the proportions of the newest final rows.
+                let live = try c.query("""
+                    SELECT CASE WHEN c.reltuples >= 0 AND c.relpages > 0
+                                THEN round(c.reltuples / c.relpages * (pg_relation_size(c.oid) / current_setting('block_size')::int))::bigint
+                                ELSE COALESCE((SELECT n_live_tup FROM pg_stat_user_tables WHERE relid = c.oid), 0) END
+                      FROM pg_class c WHERE c.oid = 'pushq.notifications'::regclass
+                    """)
+                let openRows = counts["queued", default: 0] + counts["sending", default: 0] + counts["retrying", default: 0]
+                let total = max(sampled, (try live.decode(Int.self, 0, 0) ?? 0) - openRows)
+                for (s, n) in sample { counts[s] = Int((Double(total) * Double(n) / Double(sampled)).rounded()) }
+            }
+            let oldest = try c.query("""
+                SELECT round(extract(epoch FROM now() - min(scheduled_at)))::bigint
+                  FROM pushq.notifications WHERE status IN ('queued', 'retrying') AND scheduled_at <= now()
+                """)
+            let held = try c.query(Self.holdersSQL)
+            var holders: [(worker: String, rows: Int, lapsed: Int)] = []
+            for i in 0..<held.count {
+                holders.append((held.string(i, 0) ?? "?", try held.decode(Int.self, i, 1) ?? 0, try held.decode(Int.self, i, 2) ?? 0))
+            }
+            let r = try c.query(Self.reasonsSQL, [failureMinutes])
+            var reasons: [(status: String, reason: String, rows: Int)] = []
+            for i in 0..<r.count { reasons.append((r.string(i, 0) ?? "", r.string(i, 1) ?? "", try r.decode(Int.self, i, 2) ?? 0)) }
+            let inv = try c.query("""
+                SELECT invalid_reason, count(*) FROM pushq.devices
+                 WHERE pushq.token_is_invalid(registered_at, invalidated_at) GROUP BY 1 ORDER BY 2 DESC
+                """)
+            var invalid: [(reason: String, tokens: Int)] = []
+            for i in 0..<inv.count { invalid.append((inv.string(i, 0) ?? "", try inv.decode(Int.self, i, 1) ?? 0)) }
+            return QueueStatus(counts: counts, finalCountsExact: exact, oldestDueSeconds: try oldest.decode(Int.self, 0, 0),
+                               holders: holders, reasons: reasons, invalidTokens: invalid, holds: try c.holdReports(),
+                               workers: try c.liveWorkers(), rowsWithoutWorker: try c.rowsWithoutWorker())
+        }
+    }
+
+    /// The statements of ``queueStatus(failureMinutes:)`` that read `pushq.notifications`, with
+    /// example parameters: a test checks their plans (no sequential scan).
+    public static var statusStatements: [(sql: String, parameters: [(any PGParameter)?])] {
+        [(openCountsSQL, []), (finalSampleSQL, [QueueStatus.exactFinalLimit + 1]), (holdersSQL, []), (reasonsSQL, [60]),
+         ("SELECT min(scheduled_at) FROM pushq.notifications WHERE status IN ('queued', 'retrying') AND scheduled_at <= now()", []),
+         (rowsWithoutWorkerSQL, [workerLivenessSeconds])]
+    }
+
+    /// Waiting rows through `notifications_due`, held rows through `notifications_lease`.
+    static let openCountsSQL = """
+        SELECT status, count(*) FROM pushq.notifications WHERE status IN ('queued', 'retrying') GROUP BY status
+        UNION ALL
+        SELECT 'sending', count(*) FROM pushq.notifications WHERE status = 'sending'
+        """
+
+    /// The newest final rows, at most `$1`, by status, through `notifications_finished`.
+    static let finalSampleSQL = """
+        SELECT status, count(*) FROM (
+            SELECT status FROM pushq.notifications
+             WHERE status IN ('sent', 'failed', 'expired', 'cancelled')
+             ORDER BY finished_at DESC, created_at DESC LIMIT $1
+        ) newest GROUP BY status
+        """
+
+    static let holdersSQL = """
+        SELECT locked_by, count(*), sum(CASE WHEN locked_until < now() THEN 1 ELSE 0 END)
+          FROM pushq.notifications WHERE status = 'sending' GROUP BY locked_by ORDER BY 2 DESC LIMIT 10
+        """
+
+    /// Recent reasons: retrying rows (by `scheduled_at`, through `notifications_due`) and
+    /// failed rows (by `finished_at`, through `notifications_finished`).
+    static let reasonsSQL = """
+        SELECT status, last_reason, count(*) FROM (
+            SELECT status, last_reason FROM pushq.notifications
+             WHERE status IN ('queued', 'retrying') AND status = 'retrying' AND last_reason IS NOT NULL
+               AND scheduled_at > now() - $1 * interval '1 minute'
+            UNION ALL
+            SELECT status, last_reason FROM pushq.notifications
+             WHERE status = 'failed' AND last_reason IS NOT NULL AND finished_at > now() - $1 * interval '1 minute'
+        ) recent
+         GROUP BY 1, 2 ORDER BY 3 DESC, 2 LIMIT 15
+        """
+}

@@ -1,0 +1,56 @@
+import ArgumentParser
+import Foundation
+import PushCore
+import PushStore
+import PushWorker
+
+struct Prune: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Delete final notifications past their retention, once (for cron).",
+        discussion: """
+            Deletes what a worker's pruner deletes: sent rows finished more than \
+            PUSHQ_RETAIN_SENT_SECONDS ago (default 86400, one day), and failed, expired and \
+            cancelled rows finished more than PUSHQ_RETAIN_FINAL_SECONDS ago (default 604800, seven \
+            days), in batches of 1000 rows, each its own short transaction. Rows that are not final \
+            are never deleted. Only one pruner runs at a time (an advisory lock): if a worker or \
+            another `pushq prune` is pruning, this one does nothing and says so. With --dry-run, \
+            counts the rows it would delete and deletes nothing.
+            """
+    )
+
+    @OptionGroup var database: DatabaseOptions
+
+    @Flag(help: "Count the rows that would be deleted; delete nothing.") var dryRun = false
+
+    func run() async throws {
+        let logger = try database.makeLogger(label: "pushq.prune")
+        let policy: RetentionPolicy
+        do { policy = try WorkerConfiguration.retention(from: ProcessInfo.processInfo.environment) } catch let error as WorkerError {
+            throw ValidationError(error.description)
+        }
+        let c = try await PGConnection.connect(try database.resolvedURL(), logger: logger)
+        defer { Task { await c.close() } }
+        let ages = "sent older than \(Int(policy.sentSeconds)) s, failed/expired/cancelled older than \(Int(policy.finalSeconds)) s"
+        if dryRun {
+            var counts: [PrunePass: Int] = [:]
+            for (pass, age) in policy.passes { counts[pass] = try await c.pruneCandidates(pass, olderThan: age) }
+            print("would delete \(Self.summary(counts)) (\(ages)); deleted nothing (dry run)")
+            return
+        }
+        let started = ContinuousClock.now
+        switch try await Pruner(policy: policy).round(c, rest: { s in try? await Task.sleep(for: .milliseconds(Int(s * 1000))) }) {
+        case .notElected:
+            print("another pruner is running (a worker or another pushq prune); deleted nothing")
+        case .pruned(let deleted, let batches):
+            let took = ContinuousClock.now - started
+            print("deleted \(Self.summary(deleted)) (\(ages)) in \(batches) batch\(batches == 1 ? "" : "es"), \(took.components.seconds) s")
+        }
+    }
+
+    /// "N rows: S sent, E failed/expired/cancelled".
+    static func summary(_ counts: [PrunePass: Int]) -> String {
+        let sent = counts[.sent, default: 0] + counts[.sentUnstamped, default: 0]
+        let ended = counts[.ended, default: 0] + counts[.endedUnstamped, default: 0]
+        return "\(sent + ended) rows: \(sent) sent, \(ended) failed/expired/cancelled"
+    }
+}
