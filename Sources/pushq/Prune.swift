@@ -29,7 +29,11 @@ struct Prune: AsyncParsableCommand {
             throw ValidationError(error.description)
         }
         let c = try await PGConnection.connect(try database.resolvedURL(), logger: logger)
-        defer { Task { await c.close() } }
+        try await c.closing { c in try await prune(c, policy: policy) }
+    }
+
+    /// One dry or real round on `c`.
+    private func prune(_ c: PGConnection, policy: RetentionPolicy) async throws {
         let ages = "sent older than \(Int(policy.sentSeconds)) s, failed/expired/cancelled older than \(Int(policy.finalSeconds)) s"
         if dryRun {
             var counts: [PrunePass: Int] = [:]
