@@ -1,7 +1,7 @@
 # pushq — the two commands: `make run` and `make test`. See README.md.
 SHELL := /bin/bash
 
-.PHONY: run test deps build release bench bench-client bench-sql bench-e2e bench-latency bench-sag pg-start pg-stop clean
+.PHONY: run test deps build release bench bench-client bench-sql bench-e2e bench-latency bench-sag bench-metrics pg-start pg-stop clean
 
 ## run: install what is missing, build, start PostgreSQL and the mock APNs, send samples, show status
 run: deps
@@ -32,6 +32,8 @@ bench-latency: deps
 	ONLY=latency scripts/bench
 bench-sag: deps
 	ONLY=sag scripts/bench
+bench-metrics: deps
+	ONLY=metrics scripts/bench
 
 ## bench-client: APNsSender alone vs the libcurl floor and h2load, against the mock
 bench-client: deps

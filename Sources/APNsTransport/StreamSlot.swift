@@ -206,6 +206,7 @@ final class StreamSlot {
         let status = easy.responseCode()
         if result == CURLE_OK, status > 0 {
             response.status = status
+            response.durationNanoseconds = easy.totalMicroseconds() * 1000
             response.apnsID = responseAPNsID.elementsEqual(request.apnsID.utf8)
                 ? request.apnsID : (responseAPNsID.isEmpty ? nil : String(decoding: responseAPNsID, as: UTF8.self))
             if !responseUniqueID.isEmpty { response.apnsUniqueID = String(decoding: responseUniqueID, as: UTF8.self) }

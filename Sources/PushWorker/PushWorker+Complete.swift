@@ -14,19 +14,27 @@ extension PushWorker {
         var resumed: [Endpoint] = []
         var soonRetries = false
         var sent = 0, retried = 0, failed = 0, expired = 0
+        var tally = WorkerMetrics.Tally()
     }
 
     /// Writes answers back in batches until claiming is over and nothing is held.
     func completeLoop(_ connection: PGConnection) async {
         var decider = Decider(policy: configuration.retryPolicy)
+        var sampledAt = ContinuousClock.now - .seconds(1)
         while true {
-            let (answers, local, held, finished) = state.withLock { s -> ([APNsResponse], [RowCompletion], [Held?], Bool) in
+            tick(.complete)
+            if metrics.isEnabled, ContinuousClock.now - sampledAt >= .seconds(1) {
+                sampledAt = .now
+                metrics.sample(state.withLock { $0.senders }, tokenManagers: tokenManagers)
+            }
+            let (answers, local, held, localHeld, finished) = state.withLock { s -> ([APNsResponse], [RowCompletion], [Held?], [Held?], Bool) in
                 let answers = s.answers
                 let local = s.local
                 s.answers.removeAll(keepingCapacity: true)
                 s.local.removeAll()
                 let held = answers.map { s.held[$0.tag] }
-                return (answers, local, held, s.claimingDone && s.held.isEmpty)
+                let localHeld = metrics.isEnabled ? local.map { s.held[$0.id] } : []
+                return (answers, local, held, localHeld, s.claimingDone && s.held.isEmpty)
             }
             if answers.isEmpty && local.isEmpty {
                 if finished { return }
@@ -44,7 +52,18 @@ extension PushWorker {
             var batch = decide(answers, held: held, decider: &decider)
             batch.completions += local
             batch.failed += local.count
+            if metrics.isEnabled {
+                for (c, h) in zip(local, localHeld) {
+                    guard let h else { continue }
+                    batch.tally.count(c.disposition, outcome: .fail(.unknown(c.disposition.reason ?? "")), status: nil, endpoint: h.endpoint, answered: false)
+                }
+            }
+            let started = ContinuousClock.now
             let written = await write(batch, connection)
+            if written != nil {
+                let took = (ContinuousClock.now - started).components
+                metrics.wrote(batch.tally, nanoseconds: took.seconds * 1_000_000_000 + took.attoseconds / 1_000_000_000)
+            }
             report(written)
             state.withLock { s in
                 if !batch.holds.isEmpty || !(written?.lifted.isEmpty ?? true) { s.holdsChanged = true }
@@ -82,9 +101,15 @@ extension PushWorker {
         let random = { Double.random(in: 0..<1, using: &rng) }
         let decisions = decider.decide(inputs, unitRandom: random)
         let poll = configuration.pollSeconds
+        let counting = metrics.isEnabled
         batch.completions.reserveCapacity(rows.count)
         for (i, (answer, h)) in rows.enumerated() {
             let d = decisions.dispositions[i]
+            if counting {
+                batch.tally.count(d, outcome: inputs[i].outcome, status: answer.status, endpoint: h.endpoint,
+                                  answered: !answer.expiredBeforeSending)
+                metrics.answered(nanoseconds: answer.durationNanoseconds)
+            }
             batch.completions.append(RowCompletion(id: answer.tag, attempt: h.attempt, disposition: d, httpStatus: answer.status,
                                                    apnsUniqueID: answer.apnsUniqueID.flatMap { UUID(uuidString: $0) }))
             switch d.status {
@@ -146,6 +171,7 @@ extension PushWorker {
                 let written = try await connection.complete(
                     batch.completions, invalidations: batch.invalidations, throttles: batch.throttles,
                     holds: batch.holds, resumed: batch.resumed, workerID: configuration.workerID)
+                tick(.complete)
                 if failures > 0 { logger.info("answers recorded after database errors", metadata: ["notifications": "\(batch.completions.count)"]) }
                 return written
             } catch {
@@ -159,6 +185,7 @@ extension PushWorker {
                 }
                 try? await Task.sleep(for: .milliseconds(Int(backoff * 1000)))
                 backoff = min(backoff * 2, 2)
+                tick(.complete)
             }
         }
         logger.error("giving up recording answers at shutdown; the rows return to the queue when their lease runs out",
