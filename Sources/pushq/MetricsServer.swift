@@ -1,6 +1,7 @@
 import Hummingbird
 import Logging
 import Prometheus
+import ServiceLifecycle
 import PushWorker
 
 /// The worker's HTTP listener (`--http-addr`, `PUSHQ_HTTP_ADDR`): `/metrics` in Prometheus'
@@ -12,10 +13,9 @@ struct MetricsServer: Sendable {
     let worker: PushWorker
     let logger: Logger
 
-    /// Serves until the calling task is cancelled.
-    ///
-    /// - Throws: when the address cannot be bound (in use, not local).
-    func run() async throws {
+    /// The listener as a service: it serves from `run()` until a graceful shutdown of its
+    /// `ServiceGroup`; `run()` throws when the address cannot be bound (in use, not local).
+    func service() -> some Service {
         let router = Router()
         let registry = registry, worker = worker
         router.get("metrics") { _, _ -> Response in
@@ -39,7 +39,7 @@ struct MetricsServer: Sendable {
                 logger.info("HTTP listener up: /metrics, /healthz, /readyz", metadata: ["http.address": "\(bound)"])
             },
             logger: logger)
-        try await app.run()
+        return app
     }
 
     /// 200 "ok" without problems, else 503 with one problem a line.

@@ -4,6 +4,7 @@ import Dispatch
 import Foundation
 import Logging
 import Prometheus
+import ServiceLifecycle
 import PushCore
 import PushWorker
 
@@ -101,31 +102,22 @@ struct Worker: AsyncParsableCommand {
         }
     }
 
-    /// Runs the worker and its HTTP listener; the listener stops when the worker does. A
-    /// listener that cannot start (address in use) stops the worker and fails the command.
+    /// Runs the worker and its HTTP listener; the listener shuts down gracefully when the worker
+    /// has stopped. A listener that cannot start (address in use) stops the worker and fails the command.
     static func run(_ worker: PushWorker, with server: MetricsServer) async throws {
+        let services = ServiceGroup(configuration: .init(services: [server.service()], gracefulShutdownSignals: [], logger: server.logger))
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 do {
-                    try await server.run()
-                } catch is CancellationError {
+                    try await services.run()
                 } catch {
                     worker.requestStop()
                     throw CommandFailure("cannot serve HTTP on \(server.address) (--http-addr, PUSHQ_HTTP_ADDR): \(error)")
                 }
             }
-            group.addTask {
-                try await worker.run()
-                throw CancellationError()  // the worker is done: end the listener
-            }
-            do {
-                try await group.next()
-            } catch is CancellationError {
-            }
-            group.cancelAll()
-            do {
-                while try await group.next() != nil {}
-            } catch is CancellationError {}
+            try await worker.run()
+            await services.triggerGracefulShutdown()
+            try await group.waitForAll()
         }
     }
 

@@ -99,14 +99,15 @@ struct MetricsEndpointTests {
                 #expect(Self.value(metrics, "pushq_complete_write_duration_seconds_count") >= 1)
                 #expect(Self.value(metrics, "pushq_apns_provider_token_refreshes_total", ["credential": "default"]) == 1)
                 #expect(Self.value(metrics, "pushq_credential_paused", ["credential": "default"]) == 0)
-                #expect(Self.value(metrics, "pushq_apns_requests_in_flight") == 0)
                 #expect(metrics.contains("# HELP pushq_notifications_finished_total "))
 
                 // The queue gauges come from the worker holding the lock (this one), at its upkeep.
                 let gauges = try await poll(timeout: .seconds(20)) { () -> String? in
                     let text = try await get(base + "/metrics").1
+                    // Connection figures are sampled once a second.
                     return text.contains("\npushq_queue_due_rows ") && Self.value(text, "pushq_queue_due_rows") == 0
-                        && Self.value(text, "pushq_apns_connections_open") == 1 ? text : nil
+                        && Self.value(text, "pushq_apns_connections_open") == 1
+                        && Self.value(text, "pushq_apns_requests_in_flight") == 0 ? text : nil
                 }
                 if gauges == nil { metrics = try await get(base + "/metrics").1 }
                 #expect(gauges != nil, "\(metrics)")
@@ -156,12 +157,13 @@ struct MetricsEndpointTests {
                 try await waitUntilAllFinal(db)
 
                 // Draining: answers held back by the mock keep the worker in its shutdown.
-                mock.answerEverything(with: MockAnswer.normal.delayed(by: 4000))
+                mock.answerEverything(with: MockAnswer.normal.delayed(by: 2000))
+                let before = mock.stats().requests
                 try await insertAlerts(db, count: 5, prefix: "9")
-                try await mock.waitForRequests(count: 5, timeout: .seconds(30))
+                try await mock.waitForRequests(count: before + 5, timeout: .seconds(30))
                 worker.kill(SIGTERM)
                 let draining = try await poll(timeout: .seconds(3)) { () -> String? in
-                    let (status, body) = try await get(base + "/readyz")
+                    guard let (status, body) = try? await get(base + "/readyz") else { return "the listener is gone" }
                     return status == 503 ? body : nil
                 }
                 #expect(draining?.contains("the worker is draining (stop requested)") == true, "\(draining ?? "still ready")")
