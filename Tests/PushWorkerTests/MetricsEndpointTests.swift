@@ -173,6 +173,31 @@ struct MetricsEndpointTests {
         }
     }
 
+    @Test("a GOAWAY from APNs moves pushq_apns_goaways_total and the reopens; every row is still sent once")
+    func goaways() async throws {
+        try await TestDatabase.withConnection { db in
+            try await withMock({ $0.recordBodies = false }) { mock, apnsURL in
+                mock.setFaults(MockConnectionFaults(goawayAfterStreams: 100))
+                try await insertAlerts(db, count: 300, prefix: "6")
+                let (worker, log, base) = try await startWorker(try await databaseURL(db), apnsURL, id: "goaway")
+                try await waitUntilAllFinal(db)
+                #expect(try await statusCounts(db) == ["sent": 300])
+                let sent = mock.stats().goawaysSent
+                #expect(sent >= 1)
+                let seen = try await poll(timeout: .seconds(20)) { () -> String? in
+                    let text = try await get(base + "/metrics").1
+                    return Self.value(text, "pushq_apns_goaways_total") >= 1 && Self.value(text, "pushq_apns_connection_reopens_total") >= 1 ? text : nil
+                }
+                #expect(seen != nil, "mock sent \(sent) GOAWAYs")
+                if let seen {
+                    #expect(Self.value(seen, "pushq_apns_goaways_total") <= Double(sent), "counted more GOAWAYs than the mock sent")
+                }
+                worker.kill(SIGTERM)
+                #expect(await worker.wait() == .exit(0), "\((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
+            }
+        }
+    }
+
     @Test("a bad PUSHQ_HTTP_ADDR is refused naming the variable; an address in use stops the worker with exit 1")
     func badAddress() async throws {
         try await TestDatabase.withConnection { db in
