@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 import PackageDescription
 
 let package = Package(
@@ -16,6 +16,14 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.30.0"),
         // Tests only: property-based tests (no dependencies of its own).
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
+        // Metrics: the worker records through swift-metrics; the pushq executable serves them with
+        // Hummingbird (HTTP/1 only, no TLS; traits off: no swift-configuration) in Prometheus' format.
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        // Tests only: docker-compose.yml and the Prometheus files are read as YAML.
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
     ],
     targets: [
         // C libraries: module map + shim.h only.
@@ -41,7 +49,8 @@ let package = Package(
         // claim -> send -> record pipeline.
         .target(
             name: "PushWorker",
-            dependencies: ["PushStore", "APNsTransport", "PushCore", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["PushStore", "APNsTransport", "PushCore", .product(name: "Logging", package: "swift-log"),
+                           .product(name: "CoreMetrics", package: "swift-metrics")]
         ),
         // SwiftNIO HTTP/2 TLS mock of APNs (tests, make run, benchmarks). Never linked into pushq.
         .target(
@@ -61,6 +70,10 @@ let package = Package(
                 "PushWorker", "PushStore", "APNsTransport", "PushCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .executableTarget(
@@ -90,7 +103,9 @@ let package = Package(
         ),
 
         .testTarget(name: "PushCoreTests", dependencies: ["PushCore", .product(name: "PropertyBased", package: "swift-property-based")]),
-        .testTarget(name: "PushStoreTests", dependencies: ["PushStore", "PushCore", "ChildProcess", "PushTestSupport", .product(name: "PropertyBased", package: "swift-property-based")]),
+        .testTarget(name: "PushStoreTests", dependencies: ["PushStore", "PushCore", "ChildProcess", "PushTestSupport",
+                                                    .product(name: "PropertyBased", package: "swift-property-based"),
+                                                    .product(name: "Yams", package: "Yams")]),
         .testTarget(name: "APNsTransportTests", dependencies: ["APNsTransport", "MockAPNs", "PushCore", "ChildProcess", .product(name: "PropertyBased", package: "swift-property-based")]),
         .testTarget(name: "PushWorkerTests", dependencies: ["PushWorker", "PushStore", "MockAPNs", "APNsTransport", "PushCore", "ChildProcess", "PushTestSupport"]),
         .testTarget(name: "MockAPNsTests", dependencies: ["MockAPNs", "PushCore", "ChildProcess"]),

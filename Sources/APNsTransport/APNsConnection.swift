@@ -44,6 +44,8 @@ final class APNsConnection: @unchecked Sendable {
     /// old connection; the multi is then replaced so the new connection takes the newest token.
     private var connectsOnMulti = 0
     private var needsReopen = false
+    /// Whether ``SenderState``'s `stats.openConnections` counts this connection.
+    private var countedOpen = false
     private var reopenReason = ""
     private var lastActivity: Int64 = 0
     private var notBefore: Int64 = 0
@@ -266,17 +268,26 @@ final class APNsConnection: @unchecked Sendable {
                           [.connectionLost, .connect, .tls].contains(failure.kind), !needsReopen {
                     needsReopen = true
                     reopenReason = "connection lost: \(failure.message)"
+                    if failure.kind == .connectionLost { core.state.withLock { $0.stats.connectionsEndedByServer += 1 } }
                 }
                 results.append(response)
             }
         }
         connectsOnMulti += newConnections
+        var endedByServer = 0
         if connectsOnMulti > 1, !needsReopen {
             needsReopen = true
             reopenReason = "libcurl reconnected"
+            endedByServer = 1
         }
         if newConnections > 0 {
-            core.state.withLock { $0.stats.connectionsOpened += newConnections }
+            let opened = !countedOpen
+            countedOpen = true
+            core.state.withLock { s in
+                s.stats.connectionsOpened += newConnections
+                s.stats.connectionsEndedByServer += endedByServer
+                if opened { s.stats.openConnections += 1 }
+            }
             logger.debug("opened connection", metadata: ["apns.connections.new": "\(newConnections)"])
         }
     }
@@ -315,7 +326,12 @@ final class APNsConnection: @unchecked Sendable {
             multiUsed = false
             connectsOnMulti = 0
             needsReopen = false
-            core.state.withLock { $0.stats.reopens += 1 }
+            let wasOpen = countedOpen
+            countedOpen = false
+            core.state.withLock { s in
+                s.stats.reopens += 1
+                if wasOpen { s.stats.openConnections -= 1 }
+            }
             logger.info("reopening connection", metadata: ["apns.reason": "\(reopenReason)"])
         } catch {
             logger.error("cannot create a new connection handle", metadata: ["error": "\(error)"])
@@ -349,8 +365,15 @@ final class APNsConnection: @unchecked Sendable {
             core.onResults(batch)
             core.state.withLock { $0.inFlight -= batch.count; $0.stats.answered += batch.count }
         }
+<<<<<<< HEAD
         // On this thread, in ownership order: no other thread can wake the multi any more;
         // the easy handles (all detached) are cleaned up, then the multi, closing the connection.
+=======
+        if countedOpen {
+            countedOpen = false
+            core.state.withLock { $0.stats.openConnections -= 1 }
+        }
+>>>>>>> metrics
         core.wakeTargets[index].set(nil)
         freeSlots = []
         allSlots = []

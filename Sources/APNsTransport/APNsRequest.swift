@@ -62,6 +62,9 @@ public struct APNsResponse: Sendable {
     public var token: TokenUse?
     /// The request's `expiration` had passed when a stream came free: it was never sent.
     public var expiredBeforeSending = false
+    /// How long the answered request took (libcurl's total time, from the moment it was
+    /// handed to its connection to the end of the answer), in nanoseconds; 0 without an answer.
+    public var durationNanoseconds: Int64 = 0
 
     /// `request.tag`.
     public var tag: Int64 { request.tag }

@@ -35,6 +35,13 @@ public final class APNsSender: Sendable {
         public var reopens = 0
         /// Times a connection switched to a newer provider token without reopening.
         public var tokenSwitches = 0
+        /// Connections open now: their current handle has opened a TCP+TLS connection that
+        /// was not closed since.
+        public var openConnections = 0
+        /// Connections APNs ended (an HTTP/2 GOAWAY, or the connection dropped): libcurl saw
+        /// the connection lost or had to reconnect. libcurl does not report GOAWAY frames
+        /// themselves, so a GOAWAY and a drop count alike.
+        public var connectionsEndedByServer = 0
         /// Requests waiting for a stream.
         public var pending = 0
         /// Requests handed to libcurl and not yet answered.

@@ -50,6 +50,13 @@ final class CurlEasy {
         return n
     }
 
+    /// `CURLINFO_TOTAL_TIME_T`: the transfer's time so far, in microseconds (0 if unknown).
+    func totalMicroseconds() -> Int64 {
+        var us: curl_off_t = 0
+        _ = ccurl_easy_getinfo_off(handle, CURLINFO_TOTAL_TIME_T, &us)
+        return Int64(us)
+    }
+
     private func check(_ rc: CURLcode, _ name: String) throws {
         guard rc == CURLE_OK else {
             throw APNsTransportError(.curlSetup, "curl_easy_setopt(\(name)) failed: \(curlMessage(rc))")

@@ -231,6 +231,7 @@ final class StreamSlot {
         }
         if result == CURLE_OK, status > 0 {
             response.status = status
+            response.durationNanoseconds = easy.totalMicroseconds() * 1000
             response.apnsID = responseAPNsID.elementsEqual(request.apnsID.utf8)
                 ? request.apnsID : (responseAPNsID.isEmpty ? nil : String(decoding: responseAPNsID, as: UTF8.self))
             if !responseUniqueID.isEmpty { response.apnsUniqueID = String(decoding: responseUniqueID, as: UTF8.self) }

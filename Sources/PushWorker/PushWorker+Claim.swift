@@ -25,6 +25,7 @@ extension PushWorker {
                 logger.error("\(message)", metadata: ["error": "\(error)"])
                 failing = true
             }
+            databaseAnswered(false)
             await workWake.wait(timeout: .milliseconds(Int(backoff * 1000)))
             backoff = min(backoff * 2, 5)
         }
@@ -32,6 +33,7 @@ extension PushWorker {
         var holdsReadAt = ContinuousClock.now - .seconds(3600)
         var upkeepAt = ContinuousClock.now
         while !stopRequested {
+            tick(.claim)
             if ContinuousClock.now >= upkeepAt {
                 await upkeep(connection)
                 upkeepAt = .now + upkeepEvery
@@ -48,6 +50,7 @@ extension PushWorker {
                 if changed || ContinuousClock.now - holdsReadAt > .seconds(1) {
                     holds = try await connection.holds()
                     holdsReadAt = .now
+                    sawHolds(holds)
                     try await probe(holds.filter { $0.probeDue && configuration.credentials[$0.endpoint.credential] != nil },
                                     credentials: credentials, connection)
                 }
@@ -58,7 +61,10 @@ extension PushWorker {
             let scope = ClaimScope(credentials: credentials, held: holds.map(\.endpoint))
             let rows: [ClaimedRow]
             do {
+                let started = ContinuousClock.now
                 rows = try await claim(connection, limit: limit, scope)
+                let took = (ContinuousClock.now - started).components
+                metrics.claimed(rows: rows.count, nanoseconds: took.seconds * 1_000_000_000 + took.attoseconds / 1_000_000_000)
             } catch where StatementFailure(sqlState: error.sqlState) == .deterministic {
                 let (end, lastError) = await hunt(after: error, limit: limit, scope, connection)
                 if case .giveUp(let why) = end {
@@ -74,6 +80,7 @@ extension PushWorker {
                 failing = false
                 backoff = 0.1
             }
+            databaseAnswered(true)
             dispatch(rows)
             if rows.count < limit {
                 // The queue is drained for now: wait for a NOTIFY, a short retry, or the poll.

@@ -50,19 +50,27 @@ extension PushWorker {
                 failed += 1
             }
         }
+        var tally = WorkerMetrics.Tally()
     }
 
     /// Writes answers back in batches until claiming is over and nothing is held.
     func completeLoop(_ connection: PGConnection) async {
         var decider = Decider(policy: configuration.retryPolicy)
+        var sampledAt = ContinuousClock.now - .seconds(1)
         while true {
-            let (answers, local, held, finished) = state.withLock { s -> ([APNsResponse], [RowCompletion], [Held?], Bool) in
+            tick(.complete)
+            if metrics.isEnabled, ContinuousClock.now - sampledAt >= .seconds(1) {
+                sampledAt = .now
+                metrics.sample(state.withLock { $0.senders }, tokenManagers: tokenManagers)
+            }
+            let (answers, local, held, localHeld, finished) = state.withLock { s -> ([APNsResponse], [RowCompletion], [Held?], [Held?], Bool) in
                 let answers = s.answers
                 let local = s.local
                 s.answers.removeAll(keepingCapacity: true)
                 s.local.removeAll()
                 let held = answers.map { s.held[$0.tag] }
-                return (answers, local, held, s.claimingDone && s.held.isEmpty)
+                let localHeld = metrics.isEnabled ? local.map { s.held[$0.id] } : []
+                return (answers, local, held, localHeld, s.claimingDone && s.held.isEmpty)
             }
             if answers.isEmpty && local.isEmpty {
                 if finished { return }
@@ -80,9 +88,20 @@ extension PushWorker {
             var batch = decide(answers, held: held, decider: &decider)
             batch.completions += local
             batch.failed += local.count
+            if metrics.isEnabled {
+                for (c, h) in zip(local, localHeld) {
+                    guard let h else { continue }
+                    batch.tally.count(c.disposition, outcome: .fail(.unknown(c.disposition.reason ?? "")), status: nil, endpoint: h.endpoint, answered: false)
+                }
+            }
+            let started = ContinuousClock.now
             let recorded = await write(batch, connection)
             let written = recorded?.write
-            if let recorded { batch.countEnded(recorded.ended) }
+            if let recorded {
+                batch.countEnded(recorded.ended)
+                let took = (ContinuousClock.now - started).components
+                metrics.wrote(batch.tally, nanoseconds: took.seconds * 1_000_000_000 + took.attoseconds / 1_000_000_000)
+            }
             report(written)
             state.withLock { s in
                 if !batch.holds.isEmpty || !(written?.lifted.isEmpty ?? true) { s.holdsChanged = true }
@@ -120,9 +139,15 @@ extension PushWorker {
         let random = { Double.random(in: 0..<1, using: &rng) }
         let decisions = decider.decide(inputs, unitRandom: random)
         let poll = configuration.pollSeconds
+        let counting = metrics.isEnabled
         batch.completions.reserveCapacity(rows.count)
         for (i, (answer, h)) in rows.enumerated() {
             let d = decisions.dispositions[i]
+            if counting {
+                batch.tally.count(d, outcome: inputs[i].outcome, status: answer.status, endpoint: h.endpoint,
+                                  answered: !answer.expiredBeforeSending)
+                metrics.answered(nanoseconds: answer.durationNanoseconds)
+            }
             batch.completions.append(RowCompletion(id: answer.tag, attempt: h.attempt, disposition: d, httpStatus: answer.status,
                                                    apnsUniqueID: answer.apnsUniqueID.flatMap { UUID(uuidString: $0) }))
             switch d.status {
@@ -209,7 +234,9 @@ extension PushWorker {
         var backoff = 0.05
         while !databaseGivenUp {
             do {
-                return .success(try await body())
+                let value = try await body()
+                tick(.complete)
+                return .success(value)
             } catch {
                 if StatementFailure(sqlState: (error as? PGError)?.sqlState) == .deterministic { return .failure(error) }
                 failures += 1
@@ -222,6 +249,7 @@ extension PushWorker {
                 }
                 try? await Task.sleep(for: .milliseconds(Int(backoff * 1000)))
                 backoff = min(backoff * 2, 2)
+                tick(.complete)
             }
         }
         return nil

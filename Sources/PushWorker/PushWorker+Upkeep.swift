@@ -59,6 +59,7 @@ extension PushWorker {
     /// The worker's periodic upkeep: the heartbeat, expiring waiting rows that no worker claims
     /// (held endpoints, credentials no live worker has), and deleting ended token throttles.
     func upkeep(_ connection: PGConnection) async {
+        tick(.upkeep)
         do {
             if try await !connection.heartbeat(id: configuration.workerID) { await register(connection) }
             var expired = 0
@@ -72,6 +73,7 @@ extension PushWorker {
                 logger.info("expired notifications no worker could send in time", metadata: ["notifications": "\(expired)"])
             }
             try await connection.deleteEndedThrottles()
+            try await readQueueGauges(connection)
         } catch {
             logger.debug("upkeep failed; tried again later", metadata: ["error": "\(error)"])
         }

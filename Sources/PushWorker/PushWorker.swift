@@ -53,6 +53,13 @@ public final class PushWorker: Sendable {
         /// The complete loop wrote or lifted a hold: the claim loop re-reads the holds at once.
         var holdsChanged = false
         var stats = Stats()
+        /// When each loop last ticked (``health()``).
+        var ticks: [WorkerHealth.Loop: ContinuousClock.Instant] = [:]
+        var loopsStartedAt: ContinuousClock.Instant?
+        /// The last statement on the claim connection worked.
+        var databaseConnected = false
+        /// This worker's credentials that are paused, as of the last read of the holds.
+        var pausedCredentials: Set<String> = []
     }
 
     /// Counters since ``run()`` began.
@@ -68,6 +75,9 @@ public final class PushWorker: Sendable {
 
     public let configuration: WorkerConfiguration
     let logger: Logger
+    let metrics: WorkerMetrics
+    /// The token credentials' managers, by credential name (their signing counts are metrics).
+    let tokenManagers: [String: ProviderTokenManager]
     let state = Mutex(State())
     /// Room in the window: answers were written back.
     let roomWake = Wakeup()
@@ -83,9 +93,16 @@ public final class PushWorker: Sendable {
     /// - Parameters:
     ///   - configuration: see ``WorkerConfiguration``; checked by ``run()``.
     ///   - logger: worker events at `info`, per-notification details at `debug`.
-    public init(configuration: WorkerConfiguration, logger: Logger) {
+    ///   - metrics: where to record metrics; defaults to recording nothing.
+    public init(configuration: WorkerConfiguration, logger: Logger, metrics: WorkerMetrics = WorkerMetrics()) {
         self.configuration = configuration
         self.logger = logger
+        self.metrics = metrics
+        var managers: [String: ProviderTokenManager] = [:]
+        for (name, credential) in configuration.credentials {
+            if case .token(let manager) = credential { managers[name] = manager }
+        }
+        self.tokenManagers = managers
     }
 
     /// Counters so far.
@@ -185,6 +202,10 @@ public final class PushWorker: Sendable {
         }
         listener.withLock { $0 = listenConnection }
         if stopRequested { listenConnection.interrupt() }
+        state.withLock { $0.loopsStartedAt = .now; $0.databaseConnected = true }
+        metrics.serves(configuration.credentials.keys.sorted().flatMap { name in
+            [APNsEnvironment.production, .development].map { Endpoint(credential: name, environment: $0) }
+        })
         await register(claimConnection)
 
         logger.info("worker started", metadata: [

@@ -3,6 +3,8 @@ import ArgumentParser
 import Dispatch
 import Foundation
 import Logging
+import Prometheus
+import ServiceLifecycle
 import PushCore
 import PushWorker
 
@@ -34,6 +36,10 @@ struct Worker: AsyncParsableCommand {
             in batches of 1000: sent rows after PUSHQ_RETAIN_SENT_SECONDS [86400], failed, expired and \
             cancelled rows after PUSHQ_RETAIN_FINAL_SECONDS [604800]. Logs: PUSHQ_LOG_FORMAT [text] \
             (or json), PUSHQ_LOG_LEVEL [info].
+
+            With --http-addr (PUSHQ_HTTP_ADDR), e.g. 127.0.0.1:9464, the worker serves /metrics \
+            (Prometheus), /healthz (its loops are alive) and /readyz (PostgreSQL connected, not draining, \
+            a credential not paused); off when unset.
             """
     )
 
@@ -51,6 +57,9 @@ struct Worker: AsyncParsableCommand {
     var caFile: String?
     @Option(help: ArgumentHelp("Worker id written to locked_by.", discussion: "Defaults to $PUSHQ_WORKER_ID, else host:pid."))
     var workerID: String?
+    @Option(help: ArgumentHelp("Serve /metrics, /healthz and /readyz on host:port, e.g. 127.0.0.1:9464.",
+                               discussion: "Defaults to $PUSHQ_HTTP_ADDR; off when neither is set."))
+    var httpAddr: String?
 
     func run() async throws {
         let logger = try database.makeLogger(label: "pushq.worker")
@@ -59,6 +68,8 @@ struct Worker: AsyncParsableCommand {
         if let apnsURL { env["PUSHQ_APNS_URL"] = apnsURL }
         if let caFile { env["PUSHQ_APNS_CA_FILE"] = caFile }
         var configuration: WorkerConfiguration
+        let httpAddress = try httpAddr.flatMap { $0.isEmpty ? nil : try HTTPAddress(parsing: $0, setting: "--http-addr") }
+            ?? Environment.nonEmpty("PUSHQ_HTTP_ADDR").map { try HTTPAddress(parsing: $0, setting: "PUSHQ_HTTP_ADDR") }
         do {
             let sender = try APNsSenderConfiguration.fromEnvironment(env)
             let resolved = try credentials.resolve()
@@ -76,17 +87,44 @@ struct Worker: AsyncParsableCommand {
         } catch let error as WorkerError {
             throw ValidationError(error.description)
         }
-        let worker = PushWorker(configuration: configuration, logger: logger)
+        let registry = PrometheusCollectorRegistry()
+        let metrics = httpAddress == nil ? WorkerMetrics() : WorkerMetrics(factory: PrometheusFactory(registry: registry))
+        let worker = PushWorker(configuration: configuration, logger: logger, metrics: metrics)
         let signals = Self.onTermination { worker.requestStop() }
         defer { for s in signals { s.cancel() } }
         do {
-            try await worker.run()
+            if let httpAddress {
+                var httpLogger = logger
+                httpLogger[metadataKey: "http.address"] = "\(httpAddress)"
+                try await Self.run(worker, with: MetricsServer(address: httpAddress, registry: registry, worker: worker, logger: httpLogger))
+            } else {
+                try await worker.run()
+            }
         } catch let error as WorkerError {
             logger.critical("\(error.description)")
             throw ExitCode(1)
         } catch let error as APNsTransportError {
             logger.critical("cannot set up APNs: \(error.description)")
             throw ExitCode(1)
+        }
+    }
+
+    /// Runs the worker and its HTTP listener; the listener shuts down gracefully when the worker
+    /// has stopped. A listener that cannot start (address in use) stops the worker and fails the command.
+    static func run(_ worker: PushWorker, with server: MetricsServer) async throws {
+        let services = ServiceGroup(configuration: .init(services: [server.service()], gracefulShutdownSignals: [], logger: server.logger))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                do {
+                    try await services.run()
+                } catch {
+                    worker.requestStop()
+                    throw CommandFailure("cannot serve HTTP on \(server.address) (--http-addr, PUSHQ_HTTP_ADDR): \(error)")
+                }
+            }
+            try await worker.run()
+            await services.triggerGracefulShutdown()
+            try await group.waitForAll()
         }
     }
 

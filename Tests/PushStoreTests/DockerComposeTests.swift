@@ -1,10 +1,10 @@
 import Foundation
 import Testing
+import Yams
 
 /// Checks docker-compose.yml against what pushq needs: PostgreSQL, then `pushq migrate`, then
-/// `pushq worker` with the contract's variables. No container engine runs in CI, so the file
-/// is read as text by ``ComposeFile``, a small line-based reader of the YAML subset compose
-/// files use (no YAML library is available).
+/// `pushq worker` with the contract's variables, and Prometheus scraping the workers. No
+/// container engine runs in CI, so the files are read as YAML (Yams) and checked.
 @Suite("docker-compose.yml")
 struct DockerComposeTests {
     /// The APNs variables of the contract (§3) the worker must receive from the host.
@@ -19,9 +19,11 @@ struct DockerComposeTests {
     }
 
     /// Everything wrong with a compose file, one sentence each; empty when it is right.
-    static func problems(in compose: ComposeFile) -> [String] {
+    /// `prometheusConfig` reads a file the Prometheus service mounts (path relative to the
+    /// repository, e.g. `deploy/prometheus/prometheus.yml`); nil when there is none.
+    static func problems(in compose: ComposeFile, prometheusConfig: (String) -> String? = { _ in nil }) -> [String] {
         var problems: [String] = []
-        for name in ["postgres", "migrate", "worker"] where compose.services[name] == nil {
+        for name in ["postgres", "migrate", "worker", "prometheus"] where compose.services[name] == nil {
             problems.append("no service \(name)")
         }
         if let postgres = compose.services["postgres"] {
@@ -50,19 +52,71 @@ struct DockerComposeTests {
             let keyMount = worker.list("volumes").first { $0.contains("PUSHQ_APNS_KEY_FILE") }
             if keyMount?.hasSuffix(":ro") != true { problems.append("worker does not mount the key file read-only") }
         }
+        if let prometheus = compose.services["prometheus"] {
+            problems += prometheusProblems(prometheus, worker: compose.services["worker"], config: prometheusConfig)
+        }
         return problems
     }
 
-    @Test("postgres, migrate and worker, in order, with the contract's variables")
+    /// The Prometheus service: its image, its configuration mounted where `--config.file`
+    /// points, and a scrape job whose targets are the workers on the port of their PUSHQ_HTTP_ADDR.
+    static func prometheusProblems(_ prometheus: ComposeFile.Service, worker: ComposeFile.Service?,
+                                   config: (String) -> String?) -> [String] {
+        var problems: [String] = []
+        if !(prometheus.scalar("image") ?? "").hasPrefix("prom/prometheus") { problems.append("prometheus does not run a prom/prometheus image") }
+        let configPath = prometheus.command.first { $0.hasPrefix("--config.file=") }.map { String($0.dropFirst("--config.file=".count)) }
+            ?? "/etc/prometheus/prometheus.yml"
+        // A bind mount "./host/dir:/container/dir[:ro]" holding the configuration file.
+        let source = prometheus.list("volumes").lazy.compactMap { volume -> String? in
+            let parts = volume.split(separator: ":").map(String.init)
+            guard parts.count >= 2, parts[0].hasPrefix("./") else { return nil }
+            let target = parts[1]
+            if configPath == target { return String(parts[0].dropFirst(2)) }
+            if configPath.hasPrefix(target + "/") { return String(parts[0].dropFirst(2)) + configPath.dropFirst(target.count) }
+            return nil
+        }.first
+        guard let source else {
+            problems.append("prometheus does not mount its configuration \(configPath) from the repository")
+            return problems
+        }
+        guard let text = config(source), let scrape = try? PrometheusConfig(text) else {
+            problems.append("prometheus configuration \(source) is missing or not YAML")
+            return problems
+        }
+        let address = worker?.environment["PUSHQ_HTTP_ADDR"] ?? nil
+        guard let address, let port = address.split(separator: ":").last.flatMap({ Int($0) }) else {
+            problems.append("worker does not set PUSHQ_HTTP_ADDR")
+            return problems
+        }
+        if !address.hasPrefix("0.0.0.0:") && !address.hasPrefix("[::]:") {
+            problems.append("worker listens on \(address): Prometheus in another container cannot reach it")
+        }
+        if !scrape.targets.contains(where: { $0.host == "worker" && $0.port == port }) {
+            problems.append("no scrape target is worker:\(port) (the port of the worker's PUSHQ_HTTP_ADDR)")
+        }
+        for rules in scrape.ruleFiles {
+            let dir = (source as NSString).deletingLastPathComponent
+            if config(rules.hasPrefix("/") ? rules : dir + "/" + rules) == nil && !rules.hasPrefix("/") {
+                problems.append("rule file \(rules) is not beside \(source)")
+            }
+        }
+        return problems
+    }
+
+    static func repositoryFile(_ path: String) -> String? {
+        try? load(path)
+    }
+
+    @Test("postgres, migrate and worker, in order, with the contract's variables; Prometheus scrapes the workers")
     func repositoryComposeFile() throws {
-        let compose = ComposeFile(try Self.load("docker-compose.yml"))
-        #expect(Self.problems(in: compose) == [])
-        #expect(compose.services.keys.sorted() == ["migrate", "postgres", "worker"])
+        let compose = try ComposeFile(try Self.load("docker-compose.yml"))
+        #expect(Self.problems(in: compose, prometheusConfig: Self.repositoryFile) == [])
+        #expect(compose.services.keys.sorted() == ["migrate", "postgres", "prometheus", "worker"])
     }
 
     @Test("the checks catch a broken file")
-    func brokenFileIsCaught() {
-        let compose = ComposeFile("""
+    func brokenFileIsCaught() throws {
+        let compose = try ComposeFile("""
             services:
               postgres:
                 image: redis:7
@@ -77,11 +131,22 @@ struct DockerComposeTests {
                 environment:
                   - PUSHQ_DATABASE_URL=postgresql://db/pushq
                   - PUSHQ_APNS_TEAM_ID
+                  - PUSHQ_HTTP_ADDR=127.0.0.1:9464
                   # - PUSHQ_APNS_KEY_ID
                 volumes:
                   - ${PUSHQ_APNS_KEY_FILE}:/key.p8
+              prometheus:
+                image: prom/prometheus:v2.53.0
+                volumes:
+                  - ./deploy/prometheus:/etc/prometheus:ro
             """)
-        let problems = Self.problems(in: compose)
+        let config = """
+            scrape_configs:
+              - job_name: pushq
+                static_configs:
+                  - targets: ["worker:9100"]
+            """
+        let problems = Self.problems(in: compose, prometheusConfig: { $0 == "deploy/prometheus/prometheus.yml" ? config : nil })
         #expect(problems.contains("postgres does not run a postgres image"))
         #expect(problems.contains("postgres has no healthcheck"))
         #expect(problems.contains("migrate runs [\"pushq\", \"worker\"], not pushq migrate"))
@@ -91,13 +156,17 @@ struct DockerComposeTests {
         #expect(problems.contains("worker lacks PUSHQ_APNS_KEY_ID"))
         #expect(!problems.contains("worker lacks PUSHQ_APNS_TEAM_ID"))
         #expect(problems.contains("worker does not mount the key file read-only"))
-        #expect(ComposeFile("services:\n  worker:\n    image: x\n").services.keys.sorted() == ["worker"])
-        #expect(Self.problems(in: ComposeFile("version: '3'\n")).contains("no service postgres"))
+        #expect(problems.contains("worker listens on 127.0.0.1:9464: Prometheus in another container cannot reach it"))
+        #expect(problems.contains("no scrape target is worker:9464 (the port of the worker's PUSHQ_HTTP_ADDR)"))
+        #expect(try ComposeFile("services:\n  worker:\n    image: x\n").services.keys.sorted() == ["worker"])
+        #expect(Self.problems(in: try ComposeFile("version: '3'\n")).contains("no service postgres"))
+        let unmounted = try ComposeFile("services:\n  prometheus:\n    image: prom/prometheus\n")
+        #expect(Self.problems(in: unmounted).contains("prometheus does not mount its configuration /etc/prometheus/prometheus.yml from the repository"))
     }
 
     @Test("the reader understands the forms compose allows")
-    func readerForms() {
-        let compose = ComposeFile("""
+    func readerForms() throws {
+        let compose = try ComposeFile("""
             # comment
             services:
               a:
@@ -126,7 +195,22 @@ struct DockerComposeTests {
         #expect(compose.services["b"]?.command == ["pushq", "worker"])
         #expect(compose.services["b"]?.dependsOn == ["c": "service_started"])
         #expect(compose.services["b"]?.environmentNames == ["Y", "Z"])
+        #expect(compose.services["b"]?.environment["Y"] == "2")
         #expect(compose.services["c"]?.scalar("image") == "postgres:15")
+        let scrape = try PrometheusConfig("""
+            rule_files: [alerts.yml]
+            scrape_configs:
+              - job_name: a
+                static_configs:
+                  - targets: ["worker:9464", "other:80"]
+              - job_name: b
+                dns_sd_configs:
+                  - names: [worker]
+                    type: A
+                    port: 9500
+            """)
+        #expect(scrape.targets.map { "\($0.host):\($0.port)" } == ["worker:9464", "other:80", "worker:9500"])
+        #expect(scrape.ruleFiles == ["alerts.yml"])
     }
 
     @Test("the image's runtime stage has the C libraries pushq links")
@@ -143,171 +227,101 @@ struct DockerComposeTests {
     }
 }
 
-/// The services of a compose file, read line by line.
-///
-/// Understands block mappings and lists by indentation, inline `[a, b]` lists and `{k: v}`
-/// maps, quoted scalars and `#` comments: the subset compose files are written in. Anchors,
-/// multi-line strings and the like are not needed here and not handled.
+/// The services of a compose file, parsed by Yams.
 struct ComposeFile {
     struct Service {
-        /// Each key of the service: its inline value (after `key:`), and the lines nested under it,
-        /// dedented to the key's children.
-        var entries: [String: (inline: String, block: [Line])] = [:]
+        /// The service's keys and their parsed values.
+        var entries: [String: Any] = [:]
 
         func scalar(_ key: String) -> String? {
-            guard let inline = entries[key]?.inline, !inline.isEmpty else { return nil }
-            return ComposeFile.unquote(inline)
+            entries[key].flatMap(ComposeFile.text)
         }
 
-        /// A list value: inline `[a, b]`, or `- item` lines.
+        /// A list value (`[a, b]` or `- item` lines), each item as text.
         func list(_ key: String) -> [String] {
-            guard let entry = entries[key] else { return [] }
-            if entry.inline.hasPrefix("[") { return ComposeFile.flowItems(entry.inline) }
-            return entry.block.filter { $0.indent == entry.block.first?.indent && $0.text.hasPrefix("- ") }
-                .map { ComposeFile.unquote(String($0.text.dropFirst(2))) }
-        }
-
-        /// The keys of a mapping value: inline `{k: v}`, or `key:` lines at the first level.
-        func mappingKeys(_ key: String) -> [(key: String, children: [Line])] {
-            guard let entry = entries[key] else { return [] }
-            if entry.inline.hasPrefix("{") {
-                return ComposeFile.flowItems(entry.inline).map { (ComposeFile.splitKey($0)?.key ?? $0, []) }
-            }
-            guard let level = entry.block.first?.indent else { return [] }
-            var out: [(String, [Line])] = []
-            for line in entry.block {
-                if line.indent == level, let (k, _) = ComposeFile.splitKey(line.text) {
-                    out.append((k, []))
-                } else if line.indent > level, !out.isEmpty {
-                    out[out.count - 1].1.append(line)
-                }
-            }
-            return out
+            (entries[key] as? [Any])?.compactMap(ComposeFile.text) ?? []
         }
 
         /// `command`, as an argument vector (a string is split on spaces, as compose does).
         var command: [String] {
-            if let entry = entries["command"], entry.inline.isEmpty || entry.inline.hasPrefix("[") { return list("command") }
+            if entries["command"] is [Any] { return list("command") }
             return (scalar("command") ?? "").split(separator: " ").map(String.init)
         }
 
         /// `depends_on`: service name → condition (nil in the short form or without one).
         var dependsOn: [String: String?] {
             var out: [String: String?] = [:]
-            if let entry = entries["depends_on"], entry.inline.hasPrefix("[") || entry.block.first?.text.hasPrefix("- ") == true {
-                for name in list("depends_on") { out[name] = .some(nil) }
-                return out
-            }
-            for (name, children) in mappingKeys("depends_on") {
-                let condition = children.compactMap { ComposeFile.splitKey($0.text) }.first { $0.key == "condition" }
-                out[name] = .some(condition.map { ComposeFile.unquote($0.value) })
+            if let names = entries["depends_on"] as? [Any] {
+                for name in names.compactMap(ComposeFile.text) { out[name] = .some(nil) }
+            } else if let map = entries["depends_on"] as? [String: Any] {
+                for (name, value) in map {
+                    out[name] = .some((value as? [String: Any])?["condition"].flatMap(ComposeFile.text))
+                }
             }
             return out
         }
 
-        /// The variable names of `environment`, list form (`- NAME[=value]`) or mapping form.
-        var environmentNames: Set<String> {
-            guard let entry = entries["environment"] else { return [] }
-            if entry.inline.hasPrefix("[") || entry.block.first?.text.hasPrefix("- ") == true {
-                return Set(list("environment").map { String($0.split(separator: "=", maxSplits: 1).first ?? "") })
+        /// `environment`: name → value (nil for a name passed through from the host), list form
+        /// (`- NAME[=value]`) or mapping form.
+        var environment: [String: String?] {
+            var out: [String: String?] = [:]
+            if let items = entries["environment"] as? [Any] {
+                for item in items.compactMap(ComposeFile.text) {
+                    let parts = item.split(separator: "=", maxSplits: 1).map(String.init)
+                    out[parts.first ?? ""] = .some(parts.count > 1 ? parts[1] : nil)
+                }
+            } else if let map = entries["environment"] as? [String: Any] {
+                for (name, value) in map { out[name] = .some(ComposeFile.text(value)) }
             }
-            return Set(mappingKeys("environment").map(\.key))
+            return out
         }
-    }
 
-    struct Line {
-        var indent: Int
-        var text: String
+        var environmentNames: Set<String> { Set(environment.keys) }
     }
 
     var services: [String: Service] = [:]
 
-    init(_ text: String) {
-        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).compactMap(Self.line)
-        guard let start = lines.firstIndex(where: { $0.indent == 0 && $0.text == "services:" }) else { return }
-        let body = lines[(start + 1)...].prefix { $0.indent > 0 }
-        guard let serviceIndent = body.first?.indent else { return }
-        var current: String?
-        var keyIndent: Int?
-        var lastKey: String?
-        for line in body {
-            if line.indent == serviceIndent, let (name, _) = Self.splitKey(line.text) {
-                current = name
-                keyIndent = nil
-                lastKey = nil
-                services[name] = Service()
-                continue
-            }
-            guard let name = current, line.indent > serviceIndent else { continue }
-            if keyIndent == nil { keyIndent = line.indent }
-            if line.indent == keyIndent, let (key, value) = Self.splitKey(line.text) {
-                services[name]?.entries[key] = (value, [])
-                lastKey = key
-            } else if line.indent > keyIndent!, let key = lastKey {
-                services[name]?.entries[key]?.block.append(line)
-            }
+    /// - Throws: when `text` is not YAML.
+    init(_ text: String) throws {
+        let root = try Yams.load(yaml: text) as? [String: Any]
+        for (name, value) in (root?["services"] as? [String: Any]) ?? [:] {
+            services[name] = Service(entries: value as? [String: Any] ?? [:])
         }
     }
 
-    /// A line without its comment, with its indentation; nil for a blank or comment-only line.
-    static func line(_ raw: Substring) -> Line? {
-        var text = ""
-        var quote: Character?
-        var previous: Character = " "
-        for c in raw {
-            if let q = quote {
-                if c == q { quote = nil }
-            } else if c == "\"" || c == "'" {
-                quote = c
-            } else if c == "#" && previous.isWhitespace {
-                break
-            }
-            text.append(c)
-            previous = c
+    /// A scalar as text (numbers and booleans as written); nil for null, a list or a mapping.
+    static func text(_ value: Any) -> String? {
+        switch value {
+        case let s as String: return s
+        case let i as Int: return String(i)
+        case let d as Double: return String(d)
+        case let b as Bool: return String(b)
+        default: return nil
         }
-        let indent = text.prefix { $0 == " " }.count
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
-        return trimmed.isEmpty ? nil : Line(indent: indent, text: trimmed)
     }
+}
 
-    /// `key: value` or `key:` → (key, value); nil when the line is not a mapping entry.
-    static func splitKey(_ text: String) -> (key: String, value: String)? {
-        guard !text.hasPrefix("- "), let colon = text.range(of: ":"),
-              colon.upperBound == text.endIndex || text[colon.upperBound] == " " else { return nil }
-        let key = unquote(String(text[..<colon.lowerBound]))
-        let value = text[colon.upperBound...].trimmingCharacters(in: .whitespaces)
-        return key.isEmpty ? nil : (key, value)
-    }
+/// The parts of a Prometheus configuration the compose checks need.
+struct PrometheusConfig {
+    /// Every scrape target: `static_configs` targets and `dns_sd_configs` names with their port.
+    var targets: [(host: String, port: Int)] = []
+    var ruleFiles: [String] = []
 
-    /// The items of `[a, "b"]` or `{a: 1, b: 2}`, unquoted (commas inside quotes kept).
-    static func flowItems(_ text: String) -> [String] {
-        let inner = text.dropFirst().dropLast()
-        var items: [String] = []
-        var item = ""
-        var quote: Character?
-        for c in inner {
-            if let q = quote {
-                if c == q { quote = nil }
-                item.append(c)
-            } else if c == "\"" || c == "'" {
-                quote = c
-                item.append(c)
-            } else if c == "," {
-                items.append(item)
-                item = ""
-            } else {
-                item.append(c)
+    /// - Throws: when `text` is not YAML.
+    init(_ text: String) throws {
+        let root = try Yams.load(yaml: text) as? [String: Any] ?? [:]
+        ruleFiles = (root["rule_files"] as? [Any])?.compactMap(ComposeFile.text) ?? []
+        for job in (root["scrape_configs"] as? [[String: Any]]) ?? [] {
+            for group in (job["static_configs"] as? [[String: Any]]) ?? [] {
+                for target in (group["targets"] as? [Any])?.compactMap(ComposeFile.text) ?? [] {
+                    let parts = target.split(separator: ":")
+                    if parts.count == 2, let port = Int(parts[1]) { targets.append((String(parts[0]), port)) }
+                }
+            }
+            for dns in (job["dns_sd_configs"] as? [[String: Any]]) ?? [] {
+                guard let port = dns["port"] as? Int else { continue }
+                for name in (dns["names"] as? [Any])?.compactMap(ComposeFile.text) ?? [] { targets.append((name, port)) }
             }
         }
-        items.append(item)
-        return items.map { unquote($0) }.filter { !$0.isEmpty }
-    }
-
-    static func unquote(_ text: String) -> String {
-        let t = text.trimmingCharacters(in: .whitespaces)
-        if t.count >= 2, let first = t.first, first == t.last, first == "\"" || first == "'" {
-            return String(t.dropFirst().dropLast())
-        }
-        return t
     }
 }

@@ -1,0 +1,20 @@
+extension Outcome {
+    /// The `kind` label of `pushq_retries_total` for a row this outcome leaves `retrying`.
+    ///
+    /// `transport` (no answer: timeout, reset, refused), `server_error` (5xx),
+    /// `too_many_requests` (429), `idle_timeout`, `unknown_reason`, `connection` (resent at once
+    /// on a fresh connection or token), `held` (waiting for a paused credential or an endpoint
+    /// that is down). Outcomes that are not retries by themselves (a sent or failed answer the
+    /// ``Decider`` turned into a wait) are `held` too.
+    public var retryLabel: String {
+        switch self {
+        case .retry(.outcomeUnknown): return "transport"
+        case .retry(.serverError): return "server_error"
+        case .retry(.tooManyRequests): return "too_many_requests"
+        case .retry(.idleTimeout): return "idle_timeout"
+        case .retry(.unknownReason): return "unknown_reason"
+        case .retryNow: return "connection"
+        case .pauseCredential, .sent, .fail, .invalidateToken, .expiredBeforeSending: return "held"
+        }
+    }
+}

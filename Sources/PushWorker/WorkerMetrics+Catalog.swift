@@ -1,0 +1,53 @@
+extension WorkerMetrics {
+    /// One metric the worker exports: its Prometheus name, help text and, for histograms, buckets.
+    public struct Metric: Sendable {
+        public var name: String
+        public var help: String
+        /// Bucket upper bounds (seconds for durations); empty for counters and gauges.
+        public var buckets: [Double] = []
+    }
+
+    /// The metrics' definitions.
+    enum Catalog {
+        static let durationBuckets: [Double] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
+
+        static let finished = Metric(name: "pushq_notifications_finished_total",
+                                     help: "Notifications that reached a final status (outcome sent, failed or expired), by last reason, credential and environment.")
+        static let retries = Metric(name: "pushq_retries_total", help: "Attempts that left the row retrying, by kind of retry.")
+        static let invalidations = Metric(name: "pushq_token_invalidations_total",
+                                          help: "Device tokens recorded invalid in pushq.devices, by APNs reason.")
+        static let requests = Metric(name: "pushq_apns_requests_total",
+                                     help: "Answers from APNs by HTTP status (status \"none\": no answer came).")
+        static let requestDuration = Metric(name: "pushq_apns_request_duration_seconds",
+                                            help: "Time from handing a request to its connection to APNs' answer.", buckets: durationBuckets)
+        static let openConnections = Metric(name: "pushq_apns_connections_open", help: "HTTP/2 connections to APNs open now.")
+        static let goaways = Metric(name: "pushq_apns_goaways_total",
+                                    help: "Connections APNs ended (an HTTP/2 GOAWAY or a dropped connection) that the worker replaced.")
+        static let reopens = Metric(name: "pushq_apns_connection_reopens_total",
+                                    help: "Connections the worker closed and replaced (token expiry, 5xx, idle, after a GOAWAY).")
+        static let tokenRefreshes = Metric(name: "pushq_apns_provider_token_refreshes_total",
+                                           help: "Provider tokens (JWT) signed, by credential.")
+        static let inFlight = Metric(name: "pushq_apns_requests_in_flight", help: "Requests sent to APNs and not yet answered.")
+        static let claimBatch = Metric(name: "pushq_claim_batch_rows", help: "Rows taken by one claim statement.",
+                                       buckets: [1, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000])
+        static let claimDuration = Metric(name: "pushq_claim_duration_seconds", help: "Time of one claim statement.", buckets: durationBuckets)
+        static let writeDuration = Metric(name: "pushq_complete_write_duration_seconds",
+                                          help: "Time to write back one batch of answers (one transaction).", buckets: durationBuckets)
+        static let paused = Metric(name: "pushq_credential_paused",
+                                   help: "1 while a credential is paused in an environment (APNs rejected it, or a BadDeviceToken burst).")
+        static let down = Metric(name: "pushq_endpoint_down", help: "1 while APNs cannot be reached, or answers only 5xx, for a credential and environment.")
+        static let dueRows = Metric(name: "pushq_queue_due_rows",
+                                    help: "Rows queued or retrying whose scheduled_at has come (exported by the one worker holding the queue-gauges lock; saturates at 1000000).")
+        static let oldestDueAge = Metric(name: "pushq_queue_oldest_due_age_seconds",
+                                         help: "Age of the oldest due row's scheduled_at, 0 when none is due (exported by the one worker holding the queue-gauges lock).")
+    }
+
+    /// Every metric the worker exports, by name.
+    public static let catalog: [String: Metric] = {
+        typealias C = Catalog
+        return Dictionary(uniqueKeysWithValues: [
+            C.finished, C.retries, C.invalidations, C.requests, C.requestDuration, C.openConnections, C.goaways, C.reopens,
+            C.tokenRefreshes, C.inFlight, C.claimBatch, C.claimDuration, C.writeDuration, C.paused, C.down, C.dueRows, C.oldestDueAge,
+        ].map { ($0.name, $0) })
+    }()
+}
