@@ -365,15 +365,12 @@ final class APNsConnection: @unchecked Sendable {
             core.onResults(batch)
             core.state.withLock { $0.inFlight -= batch.count; $0.stats.answered += batch.count }
         }
-<<<<<<< HEAD
-        // On this thread, in ownership order: no other thread can wake the multi any more;
-        // the easy handles (all detached) are cleaned up, then the multi, closing the connection.
-=======
         if countedOpen {
             countedOpen = false
             core.state.withLock { $0.stats.openConnections -= 1 }
         }
->>>>>>> metrics
+        // On this thread, in ownership order: no other thread can wake the multi any more;
+        // the easy handles (all detached) are cleaned up, then the multi, closing the connection.
         core.wakeTargets[index].set(nil)
         freeSlots = []
         allSlots = []

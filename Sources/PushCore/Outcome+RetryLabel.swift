@@ -14,7 +14,7 @@ extension Outcome {
         case .retry(.idleTimeout): return "idle_timeout"
         case .retry(.unknownReason): return "unknown_reason"
         case .retryNow: return "connection"
-        case .pauseCredential, .sent, .fail, .invalidateToken, .expiredBeforeSending: return "held"
+        case .pauseCredential, .sent, .fail, .failLocally, .invalidateToken, .expiredBeforeSending: return "held"
         }
     }
 }
