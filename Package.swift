@@ -107,7 +107,8 @@ let package = Package(
                                                     .product(name: "PropertyBased", package: "swift-property-based"),
                                                     .product(name: "Yams", package: "Yams")]),
         .testTarget(name: "APNsTransportTests", dependencies: ["APNsTransport", "MockAPNs", "PushCore", "ChildProcess", .product(name: "PropertyBased", package: "swift-property-based")]),
-        .testTarget(name: "PushWorkerTests", dependencies: ["PushWorker", "PushStore", "MockAPNs", "APNsTransport", "PushCore", "ChildProcess", "PushTestSupport"]),
+        .testTarget(name: "PushWorkerTests", dependencies: ["PushWorker", "PushStore", "MockAPNs", "APNsTransport", "PushCore", "ChildProcess", "PushTestSupport",
+                                                     .product(name: "PropertyBased", package: "swift-property-based")]),
         .testTarget(name: "MockAPNsTests", dependencies: ["MockAPNs", "PushCore", "ChildProcess"]),
     ],
     swiftLanguageModes: [.v6]

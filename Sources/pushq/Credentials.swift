@@ -53,38 +53,27 @@ struct CredentialOptions: ParsableArguments {
         return (out, topics)
     }
 
-    struct Entry: Decodable {
-        var team_id: String?
-        var key_id: String?
-        var key_file: String?
-        var cert_file: String?
-        var cert_password: String?
-        var topic: String?
-    }
-
+    /// Reads the credentials file and loads every credential it names (``CredentialsFile``
+    /// checks its shape first).
     static func load(file: String) throws -> [String: (credential: APNsCredential, topic: String?)] {
-        let data: Data
-        do { data = try Data(contentsOf: URL(fileURLWithPath: file)) } catch {
+        let bytes: [UInt8]
+        do { bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: file))) } catch {
             throw ValidationError("cannot read PUSHQ_CREDENTIALS_FILE \(file): \(error.localizedDescription)")
         }
-        let entries: [String: Entry]
-        do { entries = try JSONDecoder().decode([String: Entry].self, from: data) } catch {
-            throw ValidationError("PUSHQ_CREDENTIALS_FILE \(file) is not a JSON object of credentials: \(error)")
+        let parsed: CredentialsFile
+        do { parsed = try CredentialsFile.parse(bytes, file: file) } catch {
+            throw ValidationError(error.description)
         }
         var out: [String: (credential: APNsCredential, topic: String?)] = [:]
-        for (name, e) in entries.sorted(by: { $0.key < $1.key }) {
-            if let topic = e.topic, topic.isEmpty || topic.utf8.contains(where: { $0 <= 0x20 || $0 >= 0x7f }) {
-                throw ValidationError("credential \(name) in \(file): topic must be a bundle id such as com.example.app, not \"\(topic)\"")
-            }
+        for (name, spec) in parsed.specs.sorted(by: { $0.key < $1.key }) {
             do {
-                if let team = e.team_id, let key = e.key_id, let path = e.key_file {
-                    out[name] = (try APNsCredential.token(teamID: team, keyID: key, keyFile: path), e.topic)
-                } else if let cert = e.cert_file {
-                    let certificate = APNsClientCertificate.detectingFormat(file: cert, password: e.cert_password)
+                switch spec.kind {
+                case .token(let team, let key, let path):
+                    out[name] = (try APNsCredential.token(teamID: team, keyID: key, keyFile: path), spec.topic)
+                case .certificate(let cert, let password):
+                    let certificate = APNsClientCertificate.detectingFormat(file: cert, password: password)
                     try certificate.validate()
-                    out[name] = (.certificate(certificate), e.topic)
-                } else {
-                    throw ValidationError("needs team_id, key_id and key_file, or cert_file")
+                    out[name] = (.certificate(certificate), spec.topic)
                 }
             } catch {
                 throw ValidationError("credential \(name) in \(file): \(error)")

@@ -1,0 +1,107 @@
+import Foundation
+
+/// What a credentials file (`PUSHQ_CREDENTIALS_FILE`) asks for, checked for shape before any
+/// key or certificate file is read.
+///
+/// The file is a JSON object of credentials by name:
+/// `{"NAME": {"team_id": "…", "key_id": "…", "key_file": "…", "topic": "…"},
+///   "OTHER": {"cert_file": "…", "cert_password": "…", "topic": "…"}}`.
+/// ``parse(_:file:)`` is pure (no file is opened) so that any bytes can be tried on it; the
+/// `pushq` command then loads each ``Spec``'s key or certificate. Errors name the file and the
+/// credential, never a password.
+///
+/// Self-contained (Foundation only): `scripts/fuzz credentials` compiles this file alone.
+public struct CredentialsFile: Sendable, Equatable {
+    /// One credential: how it authenticates, and its default topic.
+    public struct Spec: Sendable, Equatable {
+        public enum Kind: Sendable, Equatable {
+            /// Token auth: an ES256 `.p8` key.
+            case token(teamID: String, keyID: String, keyFile: String)
+            /// Certificate auth: a PKCS#12 or PEM client certificate.
+            case certificate(file: String, password: String?)
+        }
+
+        public var kind: Kind
+        /// The bundle id for this credential's rows whose topic is NULL.
+        public var topic: String?
+
+        public init(kind: Kind, topic: String?) {
+            self.kind = kind
+            self.topic = topic
+        }
+    }
+
+    /// A credentials file that cannot be used, with a message naming the file (and the credential).
+    public struct Failure: Error, Sendable, Equatable, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// The credentials by name.
+    public var specs: [String: Spec]
+
+    /// Parses the bytes of the credentials file `file` (the name is only used in errors).
+    ///
+    /// - Throws: ``Failure`` when the bytes are not a JSON object of objects, when an entry has
+    ///   neither `team_id`, `key_id` and `key_file` nor `cert_file`, when a value is not a string,
+    ///   or when a `topic` is empty or holds a space or a control character.
+    public static func parse(_ bytes: [UInt8], file: String) throws(Failure) -> CredentialsFile {
+        let entries: [String: Entry]
+        do {
+            entries = try JSONDecoder().decode([String: Entry].self, from: Data(bytes))
+        } catch {
+            throw Failure(description: "PUSHQ_CREDENTIALS_FILE \(file) is not a JSON object of credentials: \(Self.describe(error))")
+        }
+        var specs: [String: Spec] = [:]
+        for (name, e) in entries.sorted(by: { $0.key < $1.key }) {
+            if let topic = e.topic, topic.isEmpty || topic.utf8.contains(where: { $0 <= 0x20 || $0 >= 0x7f }) {
+                throw Failure(description: "credential \(name) in \(file): topic must be a bundle id such as com.example.app, not \(Self.quoted(topic))")
+            }
+            if let team = e.team_id, let key = e.key_id, let path = e.key_file {
+                if e.cert_file != nil {
+                    throw Failure(description: "credential \(name) in \(file): both a key (key_file) and a certificate (cert_file): choose one")
+                }
+                specs[name] = Spec(kind: .token(teamID: team, keyID: key, keyFile: path), topic: e.topic)
+            } else if let cert = e.cert_file {
+                specs[name] = Spec(kind: .certificate(file: cert, password: e.cert_password), topic: e.topic)
+            } else {
+                throw Failure(description: "credential \(name) in \(file): needs team_id, key_id and key_file, or cert_file")
+            }
+        }
+        return CredentialsFile(specs: specs)
+    }
+
+    private struct Entry: Decodable {
+        var team_id: String?
+        var key_id: String?
+        var key_file: String?
+        var cert_file: String?
+        var cert_password: String?
+        var topic: String?
+    }
+
+    /// A decoding error in one line, with the path of the value at fault but never a value
+    /// (a password may be the one that is malformed).
+    private static func describe(_ error: any Error) -> String {
+        guard let error = error as? DecodingError else { return "the JSON cannot be read" }
+        func path(_ context: DecodingError.Context) -> String {
+            let keys = context.codingPath.map(\.stringValue).joined(separator: ".")
+            return keys.isEmpty ? "the top level" : keys
+        }
+        switch error {
+        case .typeMismatch(_, let context): return "\(path(context)) has the wrong type (credentials are objects of strings)"
+        case .valueNotFound(_, let context): return "\(path(context)) is null"
+        case .keyNotFound(let key, _): return "\(key.stringValue) is missing"
+        case .dataCorrupted(let context): return context.codingPath.isEmpty ? "it is not valid JSON" : "\(path(context)) cannot be read"
+        @unknown default: return "the JSON cannot be read"
+        }
+    }
+
+    /// `topic` quoted for a message, at most 64 characters, control characters escaped.
+    private static func quoted(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars.prefix(64) {
+            out += scalar.value < 0x20 || scalar.value == 0x7f ? scalar.escaped(asASCII: true) : String(scalar)
+        }
+        return out + (text.unicodeScalars.count > 64 ? "…\"" : "\"")
+    }
+}
