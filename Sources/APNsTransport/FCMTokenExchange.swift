@@ -43,7 +43,10 @@ struct FCMTokenExchange: Sendable {
             throw FCMTransportError(.configuration, "the token exchange's timeouts must be positive (timeouts are always on)")
         }
         if let extra = configuration.extraCAFile {
-            caBundle = try Self.caBundle(adding: extra, libcurl: libcurl)
+            // The same file, read by the same rule, as the APNs connections' extra CA.
+            do { caBundle = try APNsSender.caBundle(adding: extra, libcurl: libcurl) } catch {
+                throw FCMTransportError(.configuration, "\(error) (the extra CA is also trusted for the FCM token endpoint)")
+            }
         } else {
             caBundle = nil
         }
@@ -51,25 +54,6 @@ struct FCMTokenExchange: Sendable {
         self.requestTimeoutMilliseconds = Int(configuration.requestTimeout * 1000)
         self.connectTimeoutMilliseconds = Int(configuration.connectTimeout * 1000)
         self.verbose = configuration.curlVerbose
-    }
-
-    /// The extra CA as a `CURLOPT_CAINFO_BLOB`, trusted in addition to the system roots: the
-    /// same rule as ``APNsSender``'s (libcurl's CA directory, else the bundle file, supplies them).
-    static func caBundle(adding extraFile: String, libcurl: LibcurlInfo) throws(FCMTransportError) -> [UInt8] {
-        let extra: [UInt8]
-        do { extra = try readWholeFile(extraFile) } catch {
-            throw FCMTransportError(.configuration, "cannot read the CA file \(error) for the FCM token endpoint")
-        }
-        guard String(decoding: extra, as: UTF8.self).contains("-----BEGIN CERTIFICATE-----") else {
-            throw FCMTransportError(.configuration, "the CA file \(extraFile) for the FCM token endpoint holds no PEM certificate")
-        }
-        if libcurl.defaultCAPath != nil { return extra }
-        var bundle: [UInt8] = []
-        if let system = libcurl.defaultCAInfo, let roots = try? readWholeFile(system) {
-            bundle = roots
-            bundle.append(UInt8(ascii: "\n"))
-        }
-        return bundle + extra
     }
 
     /// POSTs `assertion` and reads the answer.

@@ -14,23 +14,7 @@ final class ECPublicKey: @unchecked Sendable {
     ///
     /// - Throws: `MockAPNsError.keyLoadFailed` naming `path` and OpenSSL's message.
     init(pemPath path: String, pem: [UInt8]) throws {
-        func readKey(_ read: (OpaquePointer) -> OpaquePointer?) -> OpaquePointer? {
-            pem.withUnsafeBytes { raw -> OpaquePointer? in
-                guard let bio = BIO_new_mem_buf(raw.baseAddress, Int32(raw.count)) else { return nil }
-                defer { BIO_free(bio) }
-                return read(bio)
-            }
-        }
-        let key = readKey { PEM_read_bio_PUBKEY($0, nil, nil, nil) }
-            ?? readKey { PEM_read_bio_PrivateKey($0, nil, nil, nil) }
-        guard let key else {
-            throw MockAPNsError(.keyLoadFailed, "cannot read a P-256 key from \(path): \(openSSLErrorMessage())")
-        }
-        guard EVP_PKEY_get_base_id(key) == EVP_PKEY_EC else {
-            EVP_PKEY_free(key)
-            throw MockAPNsError(.keyLoadFailed, "\(path) is not an EC (P-256) key")
-        }
-        self.pkey = key
+        pkey = try readVerifyingKey(pemPath: path, pem: pem, baseID: EVP_PKEY_EC, kind: "a P-256 key")
     }
 
     deinit { EVP_PKEY_free(pkey) }

@@ -13,6 +13,20 @@ extension MockTestFixtures {
     /// - Returns: the JWT, without `bearer `.
     /// - Throws: `MockAPNsError.keyLoadFailed` when the key cannot be read or used.
     public static func providerToken(privateKeyPath: String, keyID: String, teamID: String, issuedAt: Int64) throws -> String {
+        let header = MockBase64URL.encode(Array(#"{"alg":"ES256","kid":"\#(keyID)"}"#.utf8))
+        let claims = MockBase64URL.encode(Array(#"{"iss":"\#(teamID)","iat":\#(issuedAt)}"#.utf8))
+        let der = try signSHA256(privateKeyPath: privateKeyPath, message: Array("\(header).\(claims)".utf8))
+        guard let raw = rawSignature(der: der) else {
+            throw MockAPNsError(.keyLoadFailed, "unexpected signature from \(privateKeyPath) (not P-256?)")
+        }
+        return "\(header).\(claims).\(MockBase64URL.encode(raw))"
+    }
+
+    /// Signs `message` with SHA-256 and the PEM private key at `privateKeyPath` (RSASSA-PKCS1-v1_5
+    /// for an RSA key, DER ECDSA for an EC key).
+    ///
+    /// - Throws: `MockAPNsError.keyLoadFailed` when the key cannot be read or used.
+    static func signSHA256(privateKeyPath: String, message: [UInt8]) throws -> [UInt8] {
         guard let pem = FileManager.default.contents(atPath: privateKeyPath) else {
             throw MockAPNsError(.keyLoadFailed, "cannot read \(privateKeyPath)")
         }
@@ -23,28 +37,20 @@ extension MockTestFixtures {
         }
         guard let key else { throw MockAPNsError(.keyLoadFailed, "\(privateKeyPath) is not a PEM private key: \(openSSLErrorMessage())") }
         defer { EVP_PKEY_free(key) }
-
-        let header = MockBase64URL.encode(Array(#"{"alg":"ES256","kid":"\#(keyID)"}"#.utf8))
-        let claims = MockBase64URL.encode(Array(#"{"iss":"\#(teamID)","iat":\#(issuedAt)}"#.utf8))
-        let signingInput = Array("\(header).\(claims)".utf8)
-
         guard let ctx = EVP_MD_CTX_new() else { throw MockAPNsError(.keyLoadFailed, "EVP_MD_CTX_new failed") }
         defer { EVP_MD_CTX_free(ctx) }
         guard EVP_DigestSignInit(ctx, nil, EVP_sha256(), nil, key) == 1 else {
             throw MockAPNsError(.keyLoadFailed, "cannot sign with \(privateKeyPath): \(openSSLErrorMessage())")
         }
         var length = 0
-        guard EVP_DigestSign(ctx, nil, &length, signingInput, signingInput.count) == 1 else {
+        guard EVP_DigestSign(ctx, nil, &length, message, message.count) == 1 else {
             throw MockAPNsError(.keyLoadFailed, "cannot sign with \(privateKeyPath): \(openSSLErrorMessage())")
         }
-        var der = [UInt8](repeating: 0, count: length)
-        guard EVP_DigestSign(ctx, &der, &length, signingInput, signingInput.count) == 1 else {
+        var signature = [UInt8](repeating: 0, count: length)
+        guard EVP_DigestSign(ctx, &signature, &length, message, message.count) == 1 else {
             throw MockAPNsError(.keyLoadFailed, "cannot sign with \(privateKeyPath): \(openSSLErrorMessage())")
         }
-        guard let raw = rawSignature(der: Array(der.prefix(length))) else {
-            throw MockAPNsError(.keyLoadFailed, "unexpected signature from \(privateKeyPath) (not P-256?)")
-        }
-        return "\(header).\(claims).\(MockBase64URL.encode(raw))"
+        return Array(signature.prefix(length))
     }
 
     /// DER `ECDSA-Sig-Value` → raw r‖s, 32 bytes each.

@@ -16,21 +16,10 @@ enum HTTPDate {
         guard parts.count == 6, parts[0].hasSuffix(","), parts[5] == "GMT",
               let day = Int64(parts[1]), (1...31).contains(day),
               let monthIndex = months.firstIndex(of: String(parts[2])),
-              let year = Int64(parts[3]), year >= 1970 else { return nil }
+              let year = Int64(parts[3]), (1970...9999).contains(year) else { return nil }
         let clock = parts[4].split(separator: ":")
         guard clock.count == 3, let h = Int64(clock[0]), let m = Int64(clock[1]), let s = Int64(clock[2]),
               (0...23).contains(h), (0...59).contains(m), (0...60).contains(s) else { return nil }
-        return (daysFromCivil(year: year, month: Int64(monthIndex) + 1, day: day) * 86_400) + h * 3600 + m * 60 + s
-    }
-
-    /// Days since 1970-01-01 (Howard Hinnant's algorithm).
-    static func daysFromCivil(year: Int64, month: Int64, day: Int64) -> Int64 {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let mp = (month + 9) % 12
-        let doy = (153 * mp + 2) / 5 + day - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146_097 + doe - 719_468
+        return Int64(CivilCalendar.days(year: Int(year), month: monthIndex + 1, day: Int(day))) * 86_400 + h * 3600 + m * 60 + s
     }
 }

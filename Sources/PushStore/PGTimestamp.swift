@@ -1,4 +1,5 @@
 import Foundation
+import PushCore
 
 /// Conversion between `Date` and PostgreSQL's ISO `timestamptz` text.
 ///
@@ -46,7 +47,7 @@ enum PGTimestamp {
             offset = sign == 0x2B ? seconds : -seconds
         }
         guard bytes.isEmpty else { return nil }
-        let days = daysFromCivil(year: year, month: month, day: day)
+        let days = CivilCalendar.days(year: year, month: month, day: day)
         let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offset
         return Date(timeIntervalSince1970: Double(seconds) + fraction)
     }
@@ -58,7 +59,7 @@ enum PGTimestamp {
         let fraction = micros - seconds * 1_000_000
         var days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         seconds -= days * 86_400
-        let (y, m, d) = civilFromDays(Int(days))
+        let (y, m, d) = CivilCalendar.date(days: Int(days))
         days = 0
         func pad(_ v: Int64, _ width: Int) -> String {
             let s = String(v)
@@ -66,28 +67,5 @@ enum PGTimestamp {
         }
         return "\(pad(Int64(y), 4))-\(pad(Int64(m), 2))-\(pad(Int64(d), 2)) "
             + "\(pad(seconds / 3600, 2)):\(pad(seconds % 3600 / 60, 2)):\(pad(seconds % 60, 2)).\(pad(fraction, 6))+00"
-    }
-
-    // Howard Hinnant's civil-calendar algorithms (proleptic Gregorian).
-    static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let mp = (month + 9) % 12
-        let doy = (153 * mp + 2) / 5 + day - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146_097 + doe - 719_468
-    }
-
-    static func civilFromDays(_ z0: Int) -> (Int, Int, Int) {
-        let z = z0 + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let d = doy - (153 * mp + 2) / 5 + 1
-        let m = mp < 10 ? mp + 3 : mp - 9
-        return (yoe + era * 400 + (m <= 2 ? 1 : 0), m, d)
     }
 }

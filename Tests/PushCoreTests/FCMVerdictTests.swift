@@ -112,5 +112,8 @@ import Testing
         #expect(FCMVerdict.retryAfterSeconds("soon", now: now) == nil)
         #expect(FCMVerdict.retryAfterSeconds(nil, now: now) == nil)
         #expect(FCMVerdict.retryAfterSeconds("", now: now) == nil)
+        // A year whose seconds do not fit an Int64 is no date (it used to trap on overflow).
+        #expect(FCMVerdict.retryAfterSeconds("Wed, 21 Oct 9223372036854775807 07:29:30 GMT", now: now) == nil)
+        #expect(FCMVerdict.retryAfterSeconds("Fri, 31 Dec 9999 23:59:59 GMT", now: now) == 86_400)
     }
 }
