@@ -236,9 +236,16 @@ struct JSONParser {
 }
 
 extension JSONValue {
-    /// `s` as a JSON string literal, quotes included (escapes `"`, `\` and control characters).
+    /// `s` as a JSON string literal, quotes included (escapes `"`, `\`, control characters and DEL).
     public static func quoted(_ s: String) -> String {
-        var out = "\""
+        var out = ""
+        appendQuoted(s, to: &out)
+        return out
+    }
+
+    /// Appends `s` as a JSON string literal to `out` (see ``quoted(_:)``), without a copy per value.
+    public static func appendQuoted(_ s: String, to out: inout String) {
+        out += "\""
         for scalar in s.unicodeScalars {
             switch scalar {
             case "\"": out += "\\\""
@@ -246,12 +253,12 @@ extension JSONValue {
             case "\n": out += "\\n"
             case "\r": out += "\\r"
             case "\t": out += "\\t"
-            case _ where scalar.value < 0x20:
+            case _ where scalar.value < 0x20 || scalar.value == 0x7f:
                 let hex = String(scalar.value, radix: 16)
                 out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
             default: out.unicodeScalars.append(scalar)
             }
         }
-        return out + "\""
+        out += "\""
     }
 }

@@ -113,20 +113,7 @@ public struct PushqLogHandler: LogHandler {
     }
 
     private static func appendJSON(string s: String, to out: inout String) {
-        out += "\""
-        for u in s.unicodeScalars {
-            switch u {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case let c where c.value < 0x20 || c.value == 0x7f:
-                out += "\\u" + String(repeating: "0", count: 4 - String(c.value, radix: 16).count) + String(c.value, radix: 16)
-            default: out.unicodeScalars.append(u)
-            }
-        }
-        out += "\""
+        JSONValue.appendQuoted(s, to: &out)
     }
 
     private static func jsonTime(_ date: Date) -> String {

@@ -84,5 +84,6 @@ import Testing
         #expect(JSONValue.parse(Array(String(repeating: "[", count: 100).utf8) + Array(String(repeating: "]", count: 100).utf8)) == nil)
         #expect(JSONValue.parse([0x22, 0xff, 0x22]) == nil)
         #expect(JSONValue.quoted("a\"b\\c\n\u{01}") == #""a\"b\\c\n\u0001""#)
+        #expect(JSONValue.quoted("x\u{7f}é") == #""x\u007fé""#)
     }
 }
