@@ -175,7 +175,7 @@ public struct Decider: Sendable {
     }
 
     static func outageMessage(_ e: Endpoint, reason: String) -> String {
-        "APNs is unreachable or failing for credential \(e.credential) in \(e.environment.rawValue) (\(reason)): its notifications wait with their attempts given back, and one probe goes out at growing intervals until APNs answers"
+        "\(e.serviceName) is unreachable or failing for credential \(e.credential) in \(e.channel) (\(reason)): its notifications wait with their attempts given back, and one probe goes out at growing intervals until \(e.serviceName) answers"
     }
 
     static func burstMessage(_ e: Endpoint, reason: String) -> String {

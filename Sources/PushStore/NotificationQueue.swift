@@ -220,7 +220,7 @@ extension PGConnection {
                                                thr.map { $0.delaySeconds }])
             }
             for (h, seconds) in holds {
-                let r = try c.query(Self.holdSQL, [h.endpoint.credential, h.endpoint.environment.rawValue, h.kind.rawValue,
+                let r = try c.query(Self.holdSQL, [h.endpoint.credential, h.endpoint.channel, h.kind.rawValue,
                                                    h.reason, h.message, seconds, workerID])
                 if r.count > 0 { write.heldNow.append(h) }
             }
@@ -229,7 +229,7 @@ extension PGConnection {
                     DELETE FROM pushq.credential_pauses p USING unnest($1::text[], $2::text[]) AS r(credential, environment)
                      WHERE p.credential = r.credential AND p.environment = r.environment
                     RETURNING p.credential, p.environment, p.kind, p.reason
-                    """, [resumed.map(\.credential), resumed.map(\.environment.rawValue)])
+                    """, [resumed.map(\.credential), resumed.map(\.channel)])
                 write.lifted = try Self.decodeHolds(r)
             }
             return write

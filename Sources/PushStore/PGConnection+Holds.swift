@@ -48,7 +48,7 @@ extension PGConnection {
             UPDATE pushq.credential_pauses
                SET paused_until = now() + $3 * interval '1 second', failures = failures + 1, paused_by = $5
              WHERE credential = $1 AND environment = $2 AND failures = $4 AND paused_until <= now()
-            """, [endpoint.credential, endpoint.environment.rawValue, seconds, failures, workerID]).affectedRows == 1
+            """, [endpoint.credential, endpoint.channel, seconds, failures, workerID]).affectedRows == 1
     }
 
     /// Lifts the hold of `endpoint` that this worker's probe found nothing to send with (no
@@ -56,7 +56,7 @@ extension PGConnection {
     /// after the probe was taken), so a hold written since stands.
     public func liftIdleHold(_ endpoint: Endpoint, failures: Int) throws(PGError) {
         try query("DELETE FROM pushq.credential_pauses WHERE credential = $1 AND environment = $2 AND failures = $3",
-                  [endpoint.credential, endpoint.environment.rawValue, failures])
+                  [endpoint.credential, endpoint.channel, failures])
     }
 
     /// The holds with their messages and next probe, for `pushq status`.
@@ -77,13 +77,13 @@ extension PGConnection {
     }
 
     /// The holds of `r` with the index of the row each came from (rows naming an unknown
-    /// environment or kind are passed over).
+    /// environment (channel) or kind are passed over).
     private static func decodeHoldRows(_ r: PGResult) throws(PGError) -> [(row: Int, held: HeldEndpoint)] {
         var out: [(row: Int, held: HeldEndpoint)] = []
         for i in 0..<r.count {
-            guard let environment = APNsEnvironment(rawValue: r.string(i, 1) ?? ""),
+            guard let endpoint = Endpoint(credential: r.string(i, 0) ?? "", channel: r.string(i, 1) ?? ""),
                   let kind = HoldKind(rawValue: r.string(i, 2) ?? "") else { continue }
-            out.append((i, HeldEndpoint(endpoint: Endpoint(credential: r.string(i, 0) ?? "", environment: environment), kind: kind,
+            out.append((i, HeldEndpoint(endpoint: endpoint, kind: kind,
                                         reason: r.string(i, 3) ?? "",
                                         failures: r.columnCount > 4 ? try r.decode(Int.self, i, 4) ?? 1 : 1,
                                         probeDue: r.columnCount > 5 ? try r.decode(Bool.self, i, 5) ?? false : false)))

@@ -96,7 +96,7 @@ public final class WorkerMetrics: Sendable {
                 let counter = s.finished[key] ?? {
                     let c = Counter(label: Catalog.finished.name, dimensions: [
                         ("outcome", key.outcome.rawValue), ("reason", key.reason),
-                        ("credential", key.endpoint.credential), ("environment", key.endpoint.environment.rawValue)], factory: factory)
+                        ("credential", key.endpoint.credential), ("environment", key.endpoint.channel)], factory: factory)
                     s.finished[key] = c
                     return c
                 }()
@@ -141,7 +141,7 @@ public final class WorkerMetrics: Sendable {
                 flying += stats.inFlight
                 let last = s.senderTotals[endpoint] ?? SenderTotals()
                 s.senderTotals[endpoint] = SenderTotals(goaways: stats.connectionsEndedByServer, reopens: stats.reopens)
-                let dims = [("credential", endpoint.credential), ("environment", endpoint.environment.rawValue)]
+                let dims = [("credential", endpoint.credential), ("environment", endpoint.channel)]
                 let goaways = s.goaways[endpoint] ?? Counter(label: Catalog.goaways.name, dimensions: dims, factory: factory)
                 let reopens = s.reopens[endpoint] ?? Counter(label: Catalog.reopens.name, dimensions: dims, factory: factory)
                 s.goaways[endpoint] = goaways
@@ -194,7 +194,7 @@ public final class WorkerMetrics: Sendable {
 
     private func gauges(_ endpoint: Endpoint, _ s: inout State) -> (paused: Gauge, down: Gauge) {
         if let g = s.holdGauges[endpoint] { return g }
-        let dims = [("credential", endpoint.credential), ("environment", endpoint.environment.rawValue)]
+        let dims = [("credential", endpoint.credential), ("environment", endpoint.channel)]
         let g = (Gauge(label: Catalog.paused.name, dimensions: dims, factory: factory),
                  Gauge(label: Catalog.down.name, dimensions: dims, factory: factory))
         s.holdGauges[endpoint] = g

@@ -67,7 +67,7 @@ struct Status: AsyncParsableCommand {
     private func describe(_ h: HoldReport) -> String {
         let left = max(0, Int(h.nextProbe.timeIntervalSinceNow.rounded(.up)))
         let probe = h.held.probeDue ? "probe due" : "next probe in \(left) s"
-        return "\(h.held.endpoint.credential) (\(h.held.endpoint.environment.rawValue)): \(h.held.reason), \(probe) — \(h.message)"
+        return "\(h.held.endpoint.credential) (\(h.held.endpoint.channel)): \(h.held.reason), \(probe) — \(h.message)"
     }
 
     private func pad(_ s: String, _ width: Int) -> String {
@@ -141,7 +141,7 @@ struct StatusJSON: Encodable {
         failure_reasons = s.reasons.map { Reason(status: $0.status, reason: $0.reason, rows: $0.rows) }
         invalid_tokens = s.invalidTokens.map { Invalid(reason: $0.reason, tokens: $0.tokens) }
         holds = s.holds.map { (h: HoldReport) -> Hold in
-            Hold(credential: h.held.endpoint.credential, environment: h.held.endpoint.environment.rawValue, kind: h.held.kind.rawValue,
+            Hold(credential: h.held.endpoint.credential, environment: h.held.endpoint.channel, kind: h.held.kind.rawValue,
                  reason: h.held.reason, message: h.message, probe_due: h.held.probeDue,
                  next_probe_seconds: max(0, Int(h.nextProbe.timeIntervalSinceNow.rounded(.up))))
         }
