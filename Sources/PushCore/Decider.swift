@@ -151,12 +151,13 @@ public struct Decider: Sendable {
                 }
             } else if a.outcome.isBurstSuspect {
                 let reason = d.reason ?? APNsReason.badDeviceToken.rawValue
+                let burstReason = a.endpoint.provider == .fcm ? reason + "_BURST" : reason + "Burst"
                 if !state.burst.canJudge {
                     // Too few answers to tell a bad token from a wrong environment: wait, 1-16 s.
                     d = .waiting(reason: reason, delay: policy.baseSeconds * (1 + 15 * min(max(unitRandom(), 0), 1)))
                 } else if state.burst.isBurst {
                     d = .waiting(reason: reason, delay: policy.soonDelay(unitRandom: unitRandom))
-                    hold(HoldRequest(endpoint: a.endpoint, kind: .burst, reason: reason + "Burst",
+                    hold(HoldRequest(endpoint: a.endpoint, kind: .burst, reason: burstReason,
                                      message: Self.burstMessage(a.endpoint, reason: reason)))
                 }
             } else if case .retryNow(.renewProviderToken) = a.outcome, state.expiredFreshTokens.count >= freshTokensToPause {
@@ -166,6 +167,14 @@ public struct Decider: Sendable {
             } else if case .pauseCredential(let reason) = a.outcome {
                 hold(HoldRequest(endpoint: a.endpoint, kind: .credential, reason: reason,
                                  message: Self.credentialMessage(a.endpoint, reason: reason)))
+            } else if case .fcm(.pauseCredential(let code, let message)) = a.outcome {
+                hold(HoldRequest(endpoint: a.endpoint, kind: .credential, reason: code.rawValue,
+                                 message: "credential \(a.endpoint.credential) (FCM): " + message + "; its notifications wait"))
+            } else if case .fcm(.backOffCredential(let seconds)) = a.outcome {
+                // FCM's project quota: the whole credential waits as long as FCM said, its rows
+                // keeping their attempts; then one probe tells whether the quota is back.
+                hold(HoldRequest(endpoint: a.endpoint, kind: .outage, reason: FCMErrorCode.quotaExceeded.rawValue,
+                                 message: Self.quotaMessage(a.endpoint, seconds: seconds), seconds: d.retryDelay))
             }
             if d.status == .sent, !resumed.contains(a.endpoint) { resumed.append(a.endpoint) }
             out.dispositions.append(d)
@@ -178,8 +187,15 @@ public struct Decider: Sendable {
         "\(e.serviceName) is unreachable or failing for credential \(e.credential) in \(e.channel) (\(reason)): its notifications wait with their attempts given back, and one probe goes out at growing intervals until \(e.serviceName) answers"
     }
 
+    static func quotaMessage(_ e: Endpoint, seconds: Int64) -> String {
+        "FCM answered QUOTA_EXCEEDED for credential \(e.credential): the Firebase project's sending quota is used up; its notifications wait \(seconds) s (FCM's Retry-After) with their attempts given back, then one probe checks the quota"
+    }
+
     static func burstMessage(_ e: Endpoint, reason: String) -> String {
-        "most recent answers for credential \(e.credential) in \(e.environment.rawValue) were \(reason): the tokens probably belong to the other environment or app (check PUSHQ_APNS_ENVIRONMENT, the rows' environment and topic); its notifications wait and no token was invalidated"
+        if e.provider == .fcm {
+            return "most recent answers for FCM credential \(e.credential) were \(reason): the tokens probably belong to another Firebase project (check project_id in the service account file and the app's sender id); its notifications wait"
+        }
+        return "most recent answers for credential \(e.credential) in \(e.environment.rawValue) were \(reason): the tokens probably belong to the other environment or app (check PUSHQ_APNS_ENVIRONMENT, the rows' environment and topic); its notifications wait and no token was invalidated"
     }
 
     static func credentialMessage(_ e: Endpoint, reason: String) -> String {

@@ -108,6 +108,58 @@ public struct Disposition: Sendable, Hashable {
                                retryDelay: policy.delay(attempt: attempts, kind: .serverError(nil), unitRandom: unitRandom))
         case .pauseCredential(let text):
             return .waiting(reason: text, delay: policy.soonDelay(unitRandom: unitRandom))
+        case .fcm(let verdict):
+            return decide(fcm: verdict, reason: reason, attempts: attempts, maxAttempts: maxAttempts, lastReason: lastReason,
+                          policy: policy, unitRandom: unitRandom)
+        }
+    }
+
+    /// ``decide(outcome:reason:attempts:maxAttempts:lastReason:policy:unitRandom:)`` for FCM's answers.
+    ///
+    /// - A token FCM says is gone (`UNREGISTERED`, or `INVALID_ARGUMENT` naming the token) is
+    ///   recorded in `pushq.devices` with that code as its reason; the row ends `failed`.
+    /// - A retry waits for the backoff, and at least FCM's `Retry-After`.
+    /// - `QUOTA_EXCEEDED` waits for its `Retry-After` (at least the retry base), its attempt given
+    ///   back; the ``Decider`` holds the whole credential as long.
+    /// - `UNAUTHENTICATED` that reaches the worker (the sender already refreshed the access
+    ///   token once and resent) is resent soon, its attempt given back unless the previous
+    ///   attempt ended the same way, as for APNs' connection-level failures.
+    static func decide(fcm verdict: FCMVerdict, reason: String?, attempts: Int, maxAttempts: Int, lastReason: String?,
+                       policy: RetryPolicy, unitRandom: () -> Double) -> Disposition {
+        switch verdict {
+        case .sent:
+            return Disposition(status: .sent, reason: nil)
+        case .invalidateToken(let code):
+            return Disposition(status: .failed, reason: code.rawValue, invalidation: Invalidation(reason: code.rawValue, atMilliseconds: nil))
+        case .fail(let code):
+            return Disposition(status: .failed, reason: code.rawValue)
+        case .retry(let kind, let retryAfter):
+            let text: String
+            let policyKind: Outcome.RetryKind
+            switch kind {
+            case .serverError(let code):
+                text = code?.rawValue ?? reason ?? "HTTP5xx"
+                policyKind = .serverError(nil)
+            case .unknown(let code):
+                text = code
+                policyKind = .unknownReason(code)
+            }
+            let limit = min(maxAttempts, kind.attemptLimit ?? maxAttempts)
+            if attempts >= limit { return Disposition(status: .failed, reason: text) }
+            let delay = max(policy.delay(attempt: attempts, kind: policyKind, unitRandom: unitRandom), Double(retryAfter ?? 0))
+            return Disposition(status: .retrying, reason: text, retryDelay: delay)
+        case .backOffCredential(let seconds):
+            return .waiting(reason: FCMErrorCode.quotaExceeded.rawValue, delay: max(Double(seconds), policy.baseSeconds))
+        case .refreshAccessToken:
+            let text = FCMErrorCode.unauthenticated.rawValue
+            guard lastReason == text else {
+                return Disposition(status: .retrying, reason: text, retryDelay: policy.soonDelay(unitRandom: unitRandom), refundsAttempt: true)
+            }
+            if attempts >= maxAttempts { return Disposition(status: .failed, reason: text) }
+            return Disposition(status: .retrying, reason: text,
+                               retryDelay: policy.delay(attempt: attempts, kind: .serverError(nil), unitRandom: unitRandom))
+        case .pauseCredential(let code, _):
+            return .waiting(reason: code.rawValue, delay: policy.soonDelay(unitRandom: unitRandom))
         }
     }
 

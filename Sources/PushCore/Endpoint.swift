@@ -65,11 +65,15 @@ public struct HoldRequest: Sendable, Hashable {
     public var reason: String
     /// One sentence for operators: what happened and what to check.
     public var message: String
+    /// Seconds until the first probe when the service said how long to wait (FCM's
+    /// `Retry-After` on QUOTA_EXCEEDED); nil to follow ``HoldPolicy``.
+    public var seconds: Double?
 
-    public init(endpoint: Endpoint, kind: HoldKind, reason: String, message: String) {
+    public init(endpoint: Endpoint, kind: HoldKind, reason: String, message: String, seconds: Double? = nil) {
         self.endpoint = endpoint
         self.kind = kind
         self.reason = reason
         self.message = message
+        self.seconds = seconds
     }
 }

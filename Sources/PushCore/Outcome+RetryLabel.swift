@@ -3,8 +3,9 @@ extension Outcome {
     ///
     /// `transport` (no answer: timeout, reset, refused), `server_error` (5xx),
     /// `too_many_requests` (429), `idle_timeout`, `unknown_reason`, `connection` (resent at once
-    /// on a fresh connection or token), `held` (waiting for a paused credential or an endpoint
-    /// that is down). Outcomes that are not retries by themselves (a sent or failed answer the
+    /// on a fresh connection or token, or after an FCM access-token refresh), `quota` (FCM's
+    /// QUOTA_EXCEEDED: the whole credential backs off), `held` (waiting for a paused credential
+    /// or an endpoint that is down). Outcomes that are not retries by themselves (a sent or failed answer the
     /// ``Decider`` turned into a wait) are `held` too.
     public var retryLabel: String {
         switch self {
@@ -15,6 +16,14 @@ extension Outcome {
         case .retry(.unknownReason): return "unknown_reason"
         case .retryNow: return "connection"
         case .pauseCredential, .sent, .fail, .failLocally, .invalidateToken, .expiredBeforeSending: return "held"
+        case .fcm(let verdict):
+            switch verdict {
+            case .retry(.serverError, _): return "server_error"
+            case .retry(.unknown, _): return "unknown_reason"
+            case .backOffCredential: return "quota"
+            case .refreshAccessToken: return "connection"
+            case .sent, .fail, .invalidateToken, .pauseCredential: return "held"
+            }
         }
     }
 }

@@ -27,6 +27,11 @@ public enum Outcome: Sendable, Hashable {
     /// `expires_at` passed while the notification waited for a stream: it was never sent
     /// and ends `expired`.
     case expiredBeforeSending
+    /// FCM's answer to a notification of the `fcm` provider (see ``FCMVerdict``, and
+    /// ``Disposition/decide(outcome:reason:attempts:maxAttempts:lastReason:policy:unitRandom:)``
+    /// for what becomes of the row). A request to FCM that got no answer is ``retry(_:)``
+    /// `.outcomeUnknown`, as for APNs.
+    case fcm(FCMVerdict)
 
     /// Why a notification is retried after a backoff.
     public enum RetryKind: Sendable, Hashable {
@@ -68,6 +73,7 @@ public enum Outcome: Sendable, Hashable {
         switch self {
         case .retryNow, .pauseCredential, .expiredBeforeSending: return false
         case .sent, .retry, .invalidateToken, .fail, .failLocally: return true
+        case .fcm(let verdict): return verdict.consumesAttempt
         }
     }
 
@@ -76,15 +82,22 @@ public enum Outcome: Sendable, Hashable {
         switch self {
         case .sent, .invalidateToken, .fail, .failLocally, .expiredBeforeSending: return true
         case .retry, .retryNow, .pauseCredential: return false
+        case .fcm(let verdict):
+            switch verdict {
+            case .sent, .invalidateToken, .fail: return true
+            case .retry, .backOffCredential, .refreshAccessToken, .pauseCredential: return false
+            }
         }
     }
 
     /// Whether many of these across one credential in a short time point at a wrong
     /// environment or topic rather than at bad tokens (`BadDeviceToken`,
-    /// `DeviceTokenNotForTopic`): the worker should then pause the credential instead.
+    /// `DeviceTokenNotForTopic`; FCM's `SENDER_ID_MISMATCH`, tokens of another Firebase
+    /// project): the worker should then pause the credential instead.
     public var isBurstSuspect: Bool {
         switch self {
         case .invalidateToken(.badDeviceToken, _), .fail(.deviceTokenNotForTopic): return true
+        case .fcm(let verdict): return verdict.isBurstSuspect
         default: return false
         }
     }
@@ -175,6 +188,8 @@ extension Outcome {
             return .reachable
         case .expiredBeforeSending:
             return .none
+        case .fcm(let verdict):
+            return verdict.healthSignal
         }
     }
 

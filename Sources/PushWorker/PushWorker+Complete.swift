@@ -169,7 +169,7 @@ extension PushWorker {
             }
         }
         let policy = configuration.holdPolicy
-        batch.holds = decisions.holds.map { ($0, policy.interval($0.kind, probes: 0, unitRandom: random)) }
+        batch.holds = decisions.holds.map { ($0, $0.seconds ?? policy.interval($0.kind, probes: 0, unitRandom: random)) }
         // An accepted notification lifts a hold, whichever worker wrote it (a DELETE that finds
         // nothing costs one index probe per batch).
         batch.resumed = decisions.resumed
