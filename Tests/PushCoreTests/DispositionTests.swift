@@ -77,11 +77,15 @@ import Testing
             .retry(.outcomeUnknown(.tls)), .retry(.outcomeUnknown(.connectionLost)), .retry(.tooManyRequests),
             .retry(.idleTimeout), .retry(.unknownReason("X")), .retryNow(.renewProviderToken),
             .retryNow(.freshConnection(.shutdown)), .pauseCredential("InvalidProviderToken"),
+            .fcm(.sent), .fcm(.invalidateToken(.unregistered)), .fcm(.fail(.invalidArgument)),
+            .fcm(.retry(.serverError(.unavailable), retryAfter: nil)), .fcm(.retry(.serverError(nil), retryAfter: 0)),
+            .fcm(.retry(.unknown("X"), retryAfter: 30)), .fcm(.backOffCredential(seconds: 0)), .fcm(.refreshAccessToken),
+            .fcm(.pauseCredential(.permissionDenied, message: "m")),
         ]
         for outcome in outcomes {
             for max in 1...4 {
                 for attempts in 1...max {
-                    for last in [nil, "ExpiredProviderToken", "Shutdown"] as [String?] {
+                    for last in [nil, "ExpiredProviderToken", "Shutdown", "UNAUTHENTICATED"] as [String?] {
                         for random in [0.0, 0.999] {
                             let d = decide(outcome, reason: "R", attempts: attempts, max: max, last: last, random: random)
                             if d.status == .retrying {
