@@ -5,7 +5,10 @@ import Foundation
 ///
 /// The file is a JSON object of credentials by name:
 /// `{"NAME": {"team_id": "…", "key_id": "…", "key_file": "…", "topic": "…"},
-///   "OTHER": {"cert_file": "…", "cert_password": "…", "topic": "…"}}`.
+///   "OTHER": {"cert_file": "…", "cert_password": "…", "topic": "…"},
+///   "ANDROID": {"type": "fcm", "service_account_file": "…"}}`.
+/// `type` is `apns` (the default) or `fcm`; names are per provider (a row's `provider` and
+/// `credential` pick one).
 /// ``parse(_:file:)`` is pure (no file is opened) so that any bytes can be tried on it; the
 /// `pushq` command then loads each ``Spec``'s key or certificate. Errors name the file and the
 /// credential, never a password.
@@ -19,6 +22,14 @@ public struct CredentialsFile: Sendable, Equatable {
             case token(teamID: String, keyID: String, keyFile: String)
             /// Certificate auth: a PKCS#12 or PEM client certificate.
             case certificate(file: String, password: String?)
+            /// FCM: a Google service account JSON file (OAuth 2.0 for server-to-server).
+            case fcm(serviceAccountFile: String)
+        }
+
+        /// The provider this credential sends through.
+        public var provider: String {
+            if case .fcm = kind { return "fcm" }
+            return "apns"
         }
 
         public var kind: Kind
@@ -41,9 +52,10 @@ public struct CredentialsFile: Sendable, Equatable {
 
     /// Parses the bytes of the credentials file `file` (the name is only used in errors).
     ///
-    /// - Throws: ``Failure`` when the bytes are not a JSON object of objects, when an entry has
-    ///   neither `team_id`, `key_id` and `key_file` nor `cert_file`, when a value is not a string,
-    ///   or when a `topic` is empty or holds a space or a control character.
+    /// - Throws: ``Failure`` when the bytes are not a JSON object of objects, when an APNs entry
+    ///   has neither `team_id`, `key_id` and `key_file` nor `cert_file`, when an FCM entry has no
+    ///   `service_account_file` or has an APNs member, when `type` is neither `apns` nor `fcm`,
+    ///   when a value is not a string, or when a `topic` is empty or holds a space or a control character.
     public static func parse(_ bytes: [UInt8], file: String) throws(Failure) -> CredentialsFile {
         let entries: [String: Entry]
         do {
@@ -55,6 +67,25 @@ public struct CredentialsFile: Sendable, Equatable {
         for (name, e) in entries.sorted(by: { $0.key < $1.key }) {
             if let topic = e.topic, topic.isEmpty || topic.utf8.contains(where: { $0 <= 0x20 || $0 >= 0x7f }) {
                 throw Failure(description: "credential \(name) in \(file): topic must be a bundle id such as com.example.app, not \(Self.quoted(topic))")
+            }
+            switch e.type {
+            case nil, "apns":
+                if e.service_account_file != nil {
+                    throw Failure(description: "credential \(name) in \(file): service_account_file is for FCM: add \"type\": \"fcm\"")
+                }
+            case "fcm":
+                let apnsMembers = [("team_id", e.team_id), ("key_id", e.key_id), ("key_file", e.key_file), ("cert_file", e.cert_file),
+                                   ("cert_password", e.cert_password), ("topic", e.topic)].filter { $0.1 != nil }.map(\.0)
+                if !apnsMembers.isEmpty {
+                    throw Failure(description: "credential \(name) in \(file): \(apnsMembers.joined(separator: ", ")) is for APNs, not for an FCM credential")
+                }
+                guard let path = e.service_account_file, !path.isEmpty else {
+                    throw Failure(description: "credential \(name) in \(file): an FCM credential needs service_account_file (the service account's JSON key file)")
+                }
+                specs[name] = Spec(kind: .fcm(serviceAccountFile: path), topic: nil)
+                continue
+            case let other?:
+                throw Failure(description: "credential \(name) in \(file): type must be apns or fcm, not \(Self.quoted(other))")
             }
             if let team = e.team_id, let key = e.key_id, let path = e.key_file {
                 if e.cert_file != nil {
@@ -71,6 +102,8 @@ public struct CredentialsFile: Sendable, Equatable {
     }
 
     private struct Entry: Decodable {
+        var type: String?
+        var service_account_file: String?
         var team_id: String?
         var key_id: String?
         var key_file: String?

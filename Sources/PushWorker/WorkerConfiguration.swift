@@ -13,6 +13,13 @@ public struct WorkerConfiguration: Sendable {
     /// The credentials this worker can send with, by name; rows whose `credential` is NULL use `"default"`.
     /// Rows naming a credential this worker lacks are left for a worker that has it.
     public var credentials: [String: APNsCredential]
+    /// The FCM credentials (service accounts) this worker can send with, by name; rows with
+    /// provider `fcm` whose `credential` is NULL use `"default"` (`PUSHQ_FCM_SERVICE_ACCOUNT_FILE`).
+    /// Names are per provider. Defaults to none.
+    public var fcmCredentials: [String: FCMServiceAccount]
+    /// A base URL replacing `https://fcm.googleapis.com` (`PUSHQ_FCM_URL`), for a mock or a proxy.
+    /// The OAuth token endpoint is the service account's `token_uri`. Defaults to nil.
+    public var fcmBaseURL: String?
     /// `apns-topic` for rows whose `topic` is NULL (`PUSHQ_APNS_TOPIC`), suffix added per push type,
     /// unless their credential has a topic of its own in ``credentialTopics``.
     public var defaultTopic: String?
@@ -73,6 +80,8 @@ public struct WorkerConfiguration: Sendable {
         self.databaseURL = databaseURL
         self.workerID = workerID
         self.credentials = credentials
+        self.fcmCredentials = [:]
+        self.fcmBaseURL = nil
         self.defaultTopic = defaultTopic
         self.credentialTopics = [:]
         self.sender = sender
@@ -159,8 +168,11 @@ public struct WorkerConfiguration: Sendable {
     ///
     /// - Throws: ``WorkerError`` `.configuration` saying which value to change.
     public func validate() throws {
-        guard !credentials.isEmpty else {
-            throw WorkerError(.configuration, "no APNs credential: set PUSHQ_APNS_TEAM_ID, PUSHQ_APNS_KEY_ID and PUSHQ_APNS_KEY_FILE (token auth) or PUSHQ_APNS_CERT_FILE (certificate auth)")
+        guard !credentials.isEmpty || !fcmCredentials.isEmpty else {
+            throw WorkerError(.configuration, "no credential: set PUSHQ_APNS_TEAM_ID, PUSHQ_APNS_KEY_ID and PUSHQ_APNS_KEY_FILE (APNs token auth), PUSHQ_APNS_CERT_FILE (APNs certificate auth), PUSHQ_FCM_SERVICE_ACCOUNT_FILE (FCM) or PUSHQ_CREDENTIALS_FILE")
+        }
+        if let url = fcmBaseURL, !url.lowercased().hasPrefix("https://") {
+            throw WorkerError(.configuration, "PUSHQ_FCM_URL must be an https:// URL (FCM is HTTP/2 over TLS), not \(url)")
         }
         guard leaseSeconds > sender.requestTimeout + 5 else {
             throw WorkerError(.configuration, "PUSHQ_LEASE_SECONDS (\(leaseSeconds)) must exceed the request timeout (\(sender.requestTimeout) s) by more than 5 s, or rows would be taken again while still in flight")

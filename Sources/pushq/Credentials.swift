@@ -3,7 +3,14 @@ import APNsTransport
 import Foundation
 import PushWorker
 
-/// APNs credential flags, shared by `pushq worker` (and `make run`).
+/// The credentials a worker can send with: APNs ones with their default topics, and FCM ones.
+struct ResolvedCredentials {
+    var apns: [String: APNsCredential] = [:]
+    var topics: [String: String] = [:]
+    var fcm: [String: FCMServiceAccount] = [:]
+}
+
+/// APNs and FCM credential flags, shared by `pushq worker` (and `make run`).
 struct CredentialOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Apple team id (token auth).", discussion: "Defaults to $PUSHQ_APNS_TEAM_ID."))
     var teamID: String?
@@ -17,17 +24,29 @@ struct CredentialOptions: ParsableArguments {
     var certPassword: String?
     @Option(help: ArgumentHelp("JSON file naming several credentials (for the rows' credential column).", discussion: """
         Defaults to $PUSHQ_CREDENTIALS_FILE. Form: {"NAME": {"team_id": "...", "key_id": "...", "key_file": "...", "topic": "..."}, \
-        "OTHER": {"cert_file": "...", "cert_password": "...", "topic": "..."}}. "topic" (optional) is the bundle id for that \
+        "OTHER": {"cert_file": "...", "cert_password": "...", "topic": "..."}, \
+        "ANDROID": {"type": "fcm", "service_account_file": "..."}}. "topic" (optional, APNs) is the bundle id for that \
         credential's rows whose topic is NULL (else --topic). A credential named "default" there replaces the one from the \
-        flags above. Every credential is loaded and checked at start.
+        flags above (of its provider). Every credential is loaded and checked at start.
         """))
     var credentialsFile: String?
+    @Option(help: ArgumentHelp("Firebase service account JSON key file: the default FCM credential.",
+                               discussion: "Defaults to $PUSHQ_FCM_SERVICE_ACCOUNT_FILE. Rows with provider 'fcm' and no credential use it."))
+    var fcmServiceAccountFile: String?
 
-    /// The credentials by name (the flags/variables give `"default"`), and the default topics
-    /// the credentials file gives some of them.
-    func resolve() throws -> (credentials: [String: APNsCredential], topics: [String: String]) {
+    /// The credentials by name (the flags/variables give `"default"` of each provider), and
+    /// the default topics the credentials file gives some APNs ones.
+    func resolve() throws -> ResolvedCredentials {
+        var resolved = ResolvedCredentials()
         var out: [String: APNsCredential] = [:]
         var topics: [String: String] = [:]
+        if let file = fcmServiceAccountFile ?? Environment.nonEmpty("PUSHQ_FCM_SERVICE_ACCOUNT_FILE") {
+            do {
+                resolved.fcm[WorkerConfiguration.defaultCredentialName] = try FCMServiceAccount(file: file)
+            } catch {
+                throw ValidationError("PUSHQ_FCM_SERVICE_ACCOUNT_FILE: \(error)")
+            }
+        }
         let team = teamID ?? Environment.nonEmpty("PUSHQ_APNS_TEAM_ID")
         let key = keyID ?? Environment.nonEmpty("PUSHQ_APNS_KEY_ID")
         let keyPath = keyFile ?? Environment.nonEmpty("PUSHQ_APNS_KEY_FILE")
@@ -45,17 +64,21 @@ struct CredentialOptions: ParsableArguments {
             out[WorkerConfiguration.defaultCredentialName] = .certificate(APNsClientCertificate.detectingFormat(file: cert, password: password))
         }
         if let file = credentialsFile ?? Environment.nonEmpty("PUSHQ_CREDENTIALS_FILE") {
-            for (name, entry) in try Self.load(file: file) {
+            let loaded = try Self.load(file: file)
+            for (name, entry) in loaded.apns {
                 out[name] = entry.credential
                 topics[name] = entry.topic
             }
+            for (name, account) in loaded.fcm { resolved.fcm[name] = account }
         }
-        return (out, topics)
+        resolved.apns = out
+        resolved.topics = topics
+        return resolved
     }
 
     /// Reads the credentials file and loads every credential it names (``CredentialsFile``
     /// checks its shape first).
-    static func load(file: String) throws -> [String: (credential: APNsCredential, topic: String?)] {
+    static func load(file: String) throws -> (apns: [String: (credential: APNsCredential, topic: String?)], fcm: [String: FCMServiceAccount]) {
         let bytes: [UInt8]
         do { bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: file))) } catch {
             throw ValidationError("cannot read PUSHQ_CREDENTIALS_FILE \(file): \(error.localizedDescription)")
@@ -65,6 +88,7 @@ struct CredentialOptions: ParsableArguments {
             throw ValidationError(error.description)
         }
         var out: [String: (credential: APNsCredential, topic: String?)] = [:]
+        var fcm: [String: FCMServiceAccount] = [:]
         for (name, spec) in parsed.specs.sorted(by: { $0.key < $1.key }) {
             do {
                 switch spec.kind {
@@ -74,11 +98,13 @@ struct CredentialOptions: ParsableArguments {
                     let certificate = APNsClientCertificate.detectingFormat(file: cert, password: password)
                     try certificate.validate()
                     out[name] = (.certificate(certificate), spec.topic)
+                case .fcm(let path):
+                    fcm[name] = try FCMServiceAccount(file: path)
                 }
             } catch {
                 throw ValidationError("credential \(name) in \(file): \(error)")
             }
         }
-        return out
+        return (out, fcm)
     }
 }

@@ -53,7 +53,10 @@ struct Worker: AsyncParsableCommand {
     var environment: String?
     @Option(help: ArgumentHelp("Base URL replacing Apple's hosts (a mock or a proxy).", discussion: "Defaults to $PUSHQ_APNS_URL."))
     var apnsURL: String?
-    @Option(help: ArgumentHelp("Extra trusted CA certificate (PEM), e.g. a mock's.", discussion: "Defaults to $PUSHQ_APNS_CA_FILE."))
+    @Option(help: ArgumentHelp("Base URL replacing https://fcm.googleapis.com (a mock or a proxy).", discussion: "Defaults to $PUSHQ_FCM_URL."))
+    var fcmURL: String?
+    @Option(help: ArgumentHelp("Extra trusted CA certificate (PEM), e.g. a mock's; trusted for APNs, FCM and FCM's token endpoint.",
+                               discussion: "Defaults to $PUSHQ_APNS_CA_FILE."))
     var caFile: String?
     @Option(help: ArgumentHelp("Worker id written to locked_by.", discussion: "Defaults to $PUSHQ_WORKER_ID, else host:pid."))
     var workerID: String?
@@ -76,10 +79,12 @@ struct Worker: AsyncParsableCommand {
             configuration = WorkerConfiguration(
                 databaseURL: try database.resolvedURL(),
                 workerID: workerID ?? Environment.nonEmpty("PUSHQ_WORKER_ID") ?? Self.defaultWorkerID(),
-                credentials: resolved.credentials,
+                credentials: resolved.apns,
                 defaultTopic: topic ?? Environment.nonEmpty("PUSHQ_APNS_TOPIC"),
                 sender: sender)
             configuration.credentialTopics = resolved.topics
+            configuration.fcmCredentials = resolved.fcm
+            configuration.fcmBaseURL = fcmURL.flatMap { $0.isEmpty ? nil : $0 } ?? Environment.nonEmpty("PUSHQ_FCM_URL")
             try configuration.applyTuning(from: env)
             try configuration.validate()
         } catch let error as APNsTransportError {

@@ -58,6 +58,16 @@ import Testing
         }
     }
 
+    @Test("FCM entries beside APNs ones, and an explicit apns type")
+    func fcmEntries() throws {
+        let file = #"{"android": {"type": "fcm", "service_account_file": "/etc/pushq/firebase.json"}, "ios": {"type": "apns", "cert_file": "/c.p12"}}"#
+        let parsed = try CredentialsFile.parse(Array(file.utf8), file: "f")
+        #expect(parsed.specs["android"] == CredentialsFile.Spec(kind: .fcm(serviceAccountFile: "/etc/pushq/firebase.json"), topic: nil))
+        #expect(parsed.specs["android"]?.provider == "fcm")
+        #expect(parsed.specs["ios"] == CredentialsFile.Spec(kind: .certificate(file: "/c.p12", password: nil), topic: nil))
+        #expect(parsed.specs["ios"]?.provider == "apns")
+    }
+
     @Test("each refusal names the file and the credential", arguments: [
         (#"[1, 2]"#, "is not a JSON object of credentials"),
         (#"{"a": {"team_id": "T", "key_id": "K"}}"#, "credential a in f: needs team_id, key_id and key_file, or cert_file"),
@@ -65,6 +75,13 @@ import Testing
         (#"{"a": {"cert_file": "/c", "topic": ""}}"#, #"credential a in f: topic must be a bundle id"#),
         (#"{"a": {"cert_file": "/c", "team_id": "T", "key_id": "K", "key_file": "/k"}}"#, "credential a in f: both a key (key_file) and a certificate (cert_file)"),
         (#"{"a": {"cert_file": 7}}"#, "a.cert_file has the wrong type"),
+        (#"{"a": {"type": "fcm"}}"#, "credential a in f: an FCM credential needs service_account_file"),
+        (#"{"a": {"type": "fcm", "service_account_file": ""}}"#, "credential a in f: an FCM credential needs service_account_file"),
+        (#"{"a": {"type": "fcm", "service_account_file": "/s.json", "topic": "com.x"}}"#, "credential a in f: topic is for APNs"),
+        (#"{"a": {"type": "fcm", "service_account_file": "/s.json", "key_file": "/k", "team_id": "T"}}"#,
+         "credential a in f: team_id, key_file is for APNs"),
+        (#"{"a": {"service_account_file": "/s.json"}}"#, #"credential a in f: service_account_file is for FCM: add "type": "fcm""#),
+        (#"{"a": {"type": "gcm", "service_account_file": "/s.json"}}"#, #"credential a in f: type must be apns or fcm, not "gcm""#),
     ])
     func refusals(file: String, message: String) {
         #expect {
