@@ -19,6 +19,10 @@ struct APNsMockCommand: AsyncParsableCommand {
         POST /_mock/rules, POST /_mock/failure-rate, POST /_mock/answer-all (a MockAnswer, or null),
         POST /_mock/faults (tokenMaxAgeSeconds included), POST /_mock/refuse {"milliseconds":N}
         (close the listener and every connection, listen again N ms later), GET /_mock/wait?count=N&timeoutMs=T.
+
+        FCM HTTP v1 on the same port: POST /token (OAuth 2.0 JWT bearer exchange for the service \
+        accounts it knows: with --certs-dir, the fixtures' account of project pushq-test) and \
+        POST /v1/projects/{id}/messages:send.
         """
     )
 
@@ -57,11 +61,21 @@ struct APNsMockCommand: AsyncParsableCommand {
     var refuseForMs: Int?
     @Option(help: "Token answered 410 Unregistered, timestamp now (repeatable).") var unregistered: [String] = []
     @Option(help: "JSON file {\"<token>\": MockTokenRule, ...} of per-token rules.") var rulesFile: String?
+    @Option(help: "JSON file {\"<registration token>\": MockFCMTokenRule, ...} of per-token FCM rules, e.g. {\"tok\": {\"then\": {\"kind\": \"error\", \"code\": \"UNREGISTERED\"}}}.")
+    var fcmRulesFile: String?
+    @Option(help: "Print the service account JSON of --certs-dir's FCM test account (fcm-key.pem, project pushq-test) whose token_uri is this URL, e.g. https://127.0.0.1:PORT/token, and exit.")
+    var printFcmServiceAccount: String?
     @Option(help: "Log level (trace, debug, info, notice, warning, error, critical).") var logLevel = "info"
     @Flag(help: "Print a provider token (JWT) signed with --certs-dir's token-key.p8 (key TESTKEY123, team TESTTEAM01), issued now, and exit: for h2load and scripts.")
     var printToken = false
 
     func run() async throws {
+        if let tokenURI = printFcmServiceAccount {
+            guard let certsDir else { throw ValidationError("--print-fcm-service-account needs --certs-dir") }
+            let json = try MockTestFixtures.fcmServiceAccountJSON(privateKeyPath: certsDir + "/fcm-key.pem", tokenURI: tokenURI)
+            FileHandle.standardOutput.write(Data(json.utf8))
+            return
+        }
         if printToken {
             guard let certsDir else { throw ValidationError("--print-token needs --certs-dir") }
             let jwt = try MockTestFixtures.providerToken(
@@ -154,6 +168,13 @@ struct APNsMockCommand: AsyncParsableCommand {
             }
             let rules = try JSONDecoder().decode([String: MockTokenRule].self, from: data)
             for (token, rule) in rules { server.setRule(forToken: token, rule) }
+        }
+        if let fcmRulesFile {
+            guard let data = FileManager.default.contents(atPath: fcmRulesFile) else {
+                throw ValidationError("cannot read --fcm-rules-file \(fcmRulesFile)")
+            }
+            let rules = try JSONDecoder().decode([String: MockFCMTokenRule].self, from: data)
+            for (token, rule) in rules { server.setFCMRule(forToken: token, rule) }
         }
     }
 
