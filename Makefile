@@ -1,7 +1,7 @@
 # pushq — the two commands: `make run` and `make test`. See README.md.
 SHELL := /bin/bash
 
-.PHONY: run test deps build release bench bench-client bench-sql bench-e2e bench-latency bench-sag bench-prune bench-bounded bench-metrics pg-start pg-stop clean
+.PHONY: run test deps build release bench bench-client bench-sql bench-e2e bench-latency bench-sag bench-prune bench-bounded bench-metrics bench-fcm pg-start pg-stop clean
 
 ## run: install what is missing, build, start PostgreSQL and the mock APNs, send samples, show status
 run: deps
@@ -38,6 +38,8 @@ bench-bounded: deps
 	ONLY=bounded scripts/bench
 bench-metrics: deps
 	ONLY=metrics scripts/bench
+bench-fcm: deps
+	ONLY=fcm scripts/bench
 
 ## bench-client: APNsSender alone vs the libcurl floor and h2load, against the mock
 bench-client: deps

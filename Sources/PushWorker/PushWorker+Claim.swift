@@ -51,7 +51,7 @@ extension PushWorker {
                     holds = try await connection.holds()
                     holdsReadAt = .now
                     sawHolds(holds)
-                    try await probe(holds.filter { $0.probeDue && configuration.credentials[$0.endpoint.credential] != nil },
+                    try await probe(holds.filter { $0.probeDue && configuration.serves($0.endpoint) },
                                     credentials: credentials, connection)
                 }
             } catch {

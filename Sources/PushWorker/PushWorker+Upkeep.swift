@@ -27,6 +27,12 @@ extension PushWorker {
                 throw WorkerError(.configuration, "credential \(name): \(error)")
             }
         }
+        for (name, account) in configuration.fcmCredentials.sorted(by: { $0.key < $1.key }) {
+            // Signs one OAuth assertion: a key OpenSSL cannot use stops the worker now, naming the file.
+            do { _ = try account.assertion(now: Int64(Date().timeIntervalSince1970)) } catch {
+                throw WorkerError(.configuration, "FCM credential \(name): \(error)")
+            }
+        }
     }
 
     /// What this worker serves, as registered in `pushq.workers`.
@@ -34,6 +40,8 @@ extension PushWorker {
         configuration.credentials.keys.sorted().map { name in
             ServedCredential(name: name, environment: configuration.sender.environment.rawValue,
                              topic: configuration.credentialTopics[name] ?? configuration.defaultTopic)
+        } + configuration.fcmCredentials.keys.sorted().map { name in
+            ServedCredential(name: name, environment: Endpoint.fcmChannel, topic: nil)
         }
     }
 

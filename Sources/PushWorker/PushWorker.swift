@@ -187,7 +187,8 @@ public final class PushWorker: Sendable {
         // Fail fast on a CA file, certificate or libcurl that cannot be used, before waiting for
         // the database. APNs itself is not contacted: one that cannot be reached is an outage,
         // and the rows wait for it.
-        _ = try sender(for: Endpoint(credential: WorkerConfiguration.defaultCredentialName, environment: configuration.sender.environment))
+        let firstAPNs = Endpoint(credential: WorkerConfiguration.defaultCredentialName, environment: configuration.sender.environment)
+        if configuration.serves(firstAPNs) { _ = try sender(for: firstAPNs) }
         guard let claimConnection = await connect(purpose: "claim") else { return }
         let version = try await claimConnection.schemaVersion() ?? 0
         let needed = Migration.all.map(\.version).max() ?? 0
@@ -203,9 +204,7 @@ public final class PushWorker: Sendable {
         listener.withLock { $0 = listenConnection }
         if stopRequested { listenConnection.interrupt() }
         state.withLock { $0.loopsStartedAt = .now; $0.databaseConnected = true }
-        metrics.serves(configuration.credentials.keys.sorted().flatMap { name in
-            [APNsEnvironment.production, .development].map { Endpoint(credential: name, environment: $0) }
-        })
+        metrics.serves(configuration.endpoints)
         await register(claimConnection)
 
         logger.info("worker started", metadata: [
@@ -213,6 +212,7 @@ public final class PushWorker: Sendable {
             "worker.version": "\(PushqVersion.current)",
             "worker.window": "\(configuration.sender.connections)x\(configuration.sender.streamsPerConnection)",
             "worker.credentials": "\(configuration.credentials.keys.sorted().joined(separator: ","))",
+            "worker.fcm_credentials": "\(configuration.fcmCredentials.keys.sorted().joined(separator: ","))",
             "worker.environment": "\(configuration.sender.environment.rawValue)",
         ])
         await withTaskGroup(of: Void.self) { group in

@@ -117,6 +117,20 @@ public struct WorkerConfiguration: Sendable {
     /// The name rows with a NULL `credential` use.
     public static let defaultCredentialName = "default"
 
+    /// Whether this worker has the credential of `endpoint` (of its provider).
+    public func serves(_ endpoint: Endpoint) -> Bool {
+        switch endpoint.provider {
+        case .apns: return credentials[endpoint.credential] != nil
+        case .fcm: return fcmCredentials[endpoint.credential] != nil
+        }
+    }
+
+    /// Every endpoint this worker can send to: each APNs credential in both environments, each FCM credential.
+    public var endpoints: [Endpoint] {
+        credentials.keys.sorted().flatMap { name in APNsEnvironment.allCases.map { Endpoint(credential: name, environment: $0) } }
+            + fcmCredentials.keys.sorted().map { Endpoint.fcm($0) }
+    }
+
     /// Rows in flight plus claimed ahead: the most rows this worker holds at once.
     public var holdLimit: Int { sender.connections * sender.streamsPerConnection + prefetch }
 
