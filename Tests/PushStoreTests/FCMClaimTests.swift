@@ -73,9 +73,9 @@ struct FCMClaimTests {
         try await TestDatabase.withConnection { c in
             let shared = Self.hex("c")  // a string both providers accept
             try await c.query("""
-                INSERT INTO pushq.devices (device_token, environment, provider, invalidated_at, invalid_reason) VALUES
-                  ($1, 'production', 'fcm', now(), 'UNREGISTERED'),
-                  ($2, 'production', 'apns', now(), 'Unregistered')
+                INSERT INTO pushq.devices (device_token, environment, provider, registered_at, invalidated_at, invalid_reason) VALUES
+                  ($1, 'production', 'fcm', NULL, now(), 'UNREGISTERED'),
+                  ($2, 'production', 'apns', NULL, now(), 'Unregistered')
                 """, [Self.fcmToken, shared])
             try await c.complete([], invalidations: [], throttles: [TokenThrottle(deviceToken: Self.hex("d"), environment: .development, delaySeconds: 300)],
                                  holds: [], resumed: [], workerID: "w0")

@@ -65,7 +65,8 @@ struct FCMSchemaTests {
             let error = await #expect(throws: PGError.self) { try await Self.insert(c, row.columns) }
             #expect(error?.sqlState == "23514")
             #expect(error?.constraint == row.constraint)
-            #expect(try await c.query("SELECT count(*) FROM pushq.notifications").decode(Int.self, 0, 0) == 0)
+            let count = try await c.query("SELECT count(*) FROM pushq.notifications").decode(Int.self, 0, 0)
+            #expect(count == 0)
         }
     }
 
@@ -196,7 +197,7 @@ struct FCMSchemaTests {
                   ($2, 'production',  'fcm',  'alice', 'ignored.for.fcm'),
                   ($3, 'production',  'fcm',  'alice', NULL)
                 """, [Self.apnsToken, Self.fcmToken, "Zz:1"])
-            try await c.query("INSERT INTO pushq.devices (device_token, provider, user_ref, invalidated_at, invalid_reason) VALUES ('Gone:1', 'fcm', 'alice', now(), 'UNREGISTERED')")
+            try await c.query("INSERT INTO pushq.devices (device_token, provider, user_ref, registered_at, invalidated_at, invalid_reason) VALUES ('Gone:1', 'fcm', 'alice', NULL, now(), 'UNREGISTERED')")
             // Version 1 calls: positional and named, APNs devices only.
             let old = try await c.query("""
                 SELECT * FROM pushq.enqueue_for_user('alice', '{"aps":{"alert":"a"}}', NULL, 'voip', 10, NULL, 'c1', NULL, now(), 5, '{"m":1}')

@@ -62,7 +62,7 @@ struct MigrationUpgradeTests {
                                                  environment, credential, topic, push_type, priority, collapse_id, metadata,
                                                  locked_by, locked_until, sent_at, finished_at, apns_unique_id)
                 SELECT CASE WHEN g % 7 = 1 THEN upper(lpad(to_hex(g), 64, 'c')) ELSE lpad(to_hex(g), 64, 'a') END,
-                       CASE WHEN g % 11 = 0 THEN '{"aps":{"alert":"v6"},  "k" : [1, 2]}' ELSE '{"aps":{"alert":"v6"}}' END,
+                       CASE WHEN g % 11 = 0 THEN '{"aps":{"alert":"v6"},  "k" : [1, 2]}' ELSE '{"aps":{"alert":"v6"}}' END::json,
                        s.status, CASE WHEN s.status = 'queued' THEN 0 ELSE 1 + g % 3 END,
                        CASE WHEN s.status IN ('sent', 'failed') THEN (ARRAY[200, 410])[1 + g % 2] END,
                        CASE WHEN s.status = 'failed' THEN 'Unregistered' WHEN s.status = 'retrying' THEN 'InternalServerError' END,
