@@ -125,7 +125,7 @@ struct MigrationRowConstraintTests {
             try await reader.execute("COMMIT")  // before any expectation can end the test: the migration waits for it
             #expect(producerError == nil, "the INSERT waited behind the migration: \(String(describing: producerError))")
             #expect(took < .seconds(5))
-            #expect(try await applied == [4, 5, 6])
+            #expect(try await applied == Migration.all.map(\.version).filter { $0 >= 4 })
             #expect(try await observer.query("SELECT count(*) FROM pushq.notifications").decode(Int.self, 0, 0) == 1)
             for c in [migrator, reader, observer, producer] { await c.close() }
         }
