@@ -374,6 +374,10 @@ extension PGConnection {
         INSERT INTO pushq.devices AS d (device_token, environment, provider, registered_at, invalidated_at, invalid_reason)
         SELECT v.token, v.environment, v.provider, NULL, COALESCE(to_timestamp(v.ms / 1000.0), now()), v.reason
           FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[]) AS v(token, environment, ms, reason, provider)
+         -- (device_token, environment) is unique too (old producers' ON CONFLICT): a token the other
+         -- provider has registered (an APNs token sent through FCM by mistake) is that provider's.
+         WHERE NOT EXISTS (SELECT 1 FROM pushq.devices o
+                            WHERE o.device_token = v.token AND o.environment = v.environment AND o.provider <> v.provider)
         ON CONFLICT (device_token, environment, provider) DO UPDATE
            SET invalid_reason = CASE WHEN d.invalidated_at IS NULL OR EXCLUDED.invalidated_at >= d.invalidated_at
                                      THEN EXCLUDED.invalid_reason ELSE d.invalid_reason END,

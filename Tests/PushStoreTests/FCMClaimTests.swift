@@ -136,4 +136,23 @@ struct FCMClaimTests {
             #expect(try await claim(c).map(\.verdict) == [.tokenInvalidated])
         }
     }
+
+    @Test("an APNs token sent through FCM by mistake: FCM's invalidation leaves the APNs registration alone and the write-back goes through")
+    func crossProviderInvalidation() async throws {
+        try await TestDatabase.withConnection { c in
+            let apns = Self.hex("a")
+            try await c.query("INSERT INTO pushq.devices (device_token, user_ref) VALUES ($1, 'alice')", [apns])
+            try await c.query("INSERT INTO pushq.notifications (provider, device_token, payload) VALUES ('fcm', $1, '{}')", [apns])
+            let row = try #require(try await claim(c).first)
+            let write = try await c.complete([
+                RowCompletion(id: row.id, attempt: row.attempts, disposition: Disposition(status: .failed, reason: "INVALID_ARGUMENT"),
+                              httpStatus: 400, apnsUniqueID: nil),
+            ], invalidations: [
+                TokenInvalidation(deviceToken: apns, environment: .production, reason: "INVALID_ARGUMENT", atMilliseconds: nil, provider: .fcm),
+            ], holds: [], resumed: [], workerID: "w1")
+            #expect(write.updated == 1)
+            let d = try await c.query("SELECT provider, invalidated_at IS NULL FROM pushq.devices")
+            #expect(d.count == 1 && d.string(0, 0) == "apns" && d.string(0, 1) == "t")
+        }
+    }
 }
