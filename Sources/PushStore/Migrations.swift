@@ -27,5 +27,12 @@ extension Migration {
         Migration(version: 5, name: "row_constraints_validate",
                   sql: String(decoding: PackageResources._05_row_constraints_validate_sql, as: UTF8.self)),
         Migration(version: 6, name: "retention_index", sql: String(decoding: PackageResources._06_retention_index_sql, as: UTF8.self)),
+        Migration(version: 7, name: "provider", sql: String(decoding: PackageResources._07_provider_sql, as: UTF8.self)),
+        Migration(version: 8, name: "provider_validate", sql: String(decoding: PackageResources._08_provider_validate_sql, as: UTF8.self)),
+        Migration(version: 9, name: "devices_token_environment_index",
+                  sql: String(decoding: PackageResources._09_devices_token_environment_index_sql, as: UTF8.self)),
+        Migration(version: 10, name: "devices_provider_key_index",
+                  sql: String(decoding: PackageResources._10_devices_provider_key_index_sql, as: UTF8.self)),
+        Migration(version: 11, name: "devices_provider_key", sql: String(decoding: PackageResources._11_devices_provider_key_sql, as: UTF8.self)),
     ]
 }

@@ -17,15 +17,19 @@ public struct ClaimedRow: Sendable {
         /// Its token is throttled (429): back to `retrying` until the throttle ends, attempt
         /// not counted. Not to be sent now.
         case throttled
-        /// Now `sending`, held by this worker, but its `push_type` or `environment` is one this
-        /// worker does not know (a value added to the schema after this version, or a check
-        /// constraint dropped): not to be sent; the worker ends it `failed`/`InvalidRow` like an
-        /// answer. ``pushType`` and ``environment`` are then placeholders (`alert`, the default).
+        /// Now `sending`, held by this worker, but its `provider`, or an APNs row's `push_type` or
+        /// `environment`, is one this worker does not know (a value added to the schema after this
+        /// version, or a check constraint dropped): not to be sent; the worker ends it
+        /// `failed`/`InvalidRow` like an answer. ``provider``, ``pushType`` and ``environment`` are
+        /// then placeholders (`apns`, `alert`, the default). An FCM row is never unreadable for its
+        /// `push_type` or `environment`, which it does not use.
         case unreadable
     }
 
     public var id: Int64
     public var verdict: Verdict
+    /// `provider`: which service sends the row.
+    public var provider: Provider
     public var deviceToken: String
     /// The stored JSON, byte for byte (empty unless `verdict == .send`).
     public var payload: [UInt8]
@@ -37,9 +41,9 @@ public struct ClaimedRow: Sendable {
     public var collapseID: String?
     /// `apns_id`, lower-case canonical text.
     public var apnsID: String
-    /// `environment`, or the worker's default.
+    /// `environment`, or the worker's default; `.production` (a placeholder) for FCM rows.
     public var environment: APNsEnvironment
-    /// `credential`, or `"default"`.
+    /// `credential`, or `"default"` (a name of the row's provider).
     public var credential: String
     /// `attempts` including the one this claim started.
     public var attempts: Int
@@ -58,33 +62,45 @@ public struct RowCompletion: Sendable {
     public var httpStatus: Int?
     /// `apns-unique-id`, if APNs sent one.
     public var apnsUniqueID: UUID?
+    /// `fcm_message_name`: the `name` FCM answered a 200 with (`projects/…/messages/…`).
+    public var messageName: String?
 
-    public init(id: Int64, attempt: Int, disposition: Disposition, httpStatus: Int?, apnsUniqueID: UUID?) {
+    public init(id: Int64, attempt: Int, disposition: Disposition, httpStatus: Int?, apnsUniqueID: UUID?, messageName: String? = nil) {
         self.id = id
         self.attempt = attempt
         self.disposition = disposition
         self.httpStatus = httpStatus
         self.apnsUniqueID = apnsUniqueID
+        self.messageName = messageName
     }
 }
 
-/// A token to record as invalid in `pushq.devices`.
+/// A token to record as invalid in `pushq.devices`: an APNs token lower-case in its environment,
+/// an FCM token as given (case-sensitive) with environment `production`.
 public struct TokenInvalidation: Sendable, Hashable {
     public var deviceToken: String
+    /// The APNs environment; always `.production` for FCM.
     public var environment: APNsEnvironment
+    /// `Unregistered`, `ExpiredToken`, `BadDeviceToken` (APNs); `UNREGISTERED`, `INVALID_ARGUMENT` (FCM).
     public var reason: String
     /// Milliseconds since the epoch; nil for "now" (database clock).
     public var atMilliseconds: Int64?
+    public var provider: Provider
 
-    public init(deviceToken: String, environment: APNsEnvironment, reason: String, atMilliseconds: Int64?) {
+    public init(deviceToken: String, environment: APNsEnvironment, reason: String, atMilliseconds: Int64?, provider: Provider = .apns) {
         self.deviceToken = deviceToken
-        self.environment = environment
+        self.environment = provider == .fcm ? .production : environment
         self.reason = reason
         self.atMilliseconds = atMilliseconds
+        self.provider = provider
     }
+
+    /// The token as `pushq.devices` keys it: lower-case for APNs, as given for FCM.
+    var storedToken: String { provider == .fcm ? deviceToken : deviceToken.lowercased() }
 }
 
-/// A token APNs throttled (429): other rows for it wait until `delay` seconds from now.
+/// A token APNs throttled (429): other rows for it wait until `delay` seconds from now (APNs
+/// rows only: the claim never checks throttles for FCM rows).
 public struct TokenThrottle: Sendable, Hashable {
     public var deviceToken: String
     public var environment: APNsEnvironment
@@ -101,34 +117,41 @@ extension PGConnection {
     /// Claims up to `limit` due rows in one statement, for this worker, with the database clock.
     ///
     /// Due rows are `queued`/`retrying` with `scheduled_at <= now()`, and `sending` rows whose
-    /// lease ran out (their worker died), of the given credentials and not held. Each is
+    /// lease ran out (their worker died), of the given credentials of their provider and not held. Each is
     /// locked with `FOR UPDATE SKIP LOCKED` (concurrent workers take different rows), then:
     /// expired ones end `expired`, ones whose token is invalid end `failed`/`TokenInvalidated`,
-    /// ones whose attempts are used up end `failed`, ones whose token is throttled go back to
+    /// ones whose attempts are used up end `failed`, ones whose (APNs) token is throttled go back to
     /// `retrying` until the throttle ends, and the rest become `sending`, held by `workerID`
     /// until now + `leaseSeconds`, `attempts` + 1. The statement commits before anything is sent.
     ///
     /// Odd data cannot make it fail: an `expires_at` of 'infinity' is no expiry (``ClaimedRow/expiresAt``
     /// nil), '-infinity' has passed; `attempts` + 1 cannot overflow, as only a row with `attempts` <
     /// `max_attempts` (a smallint) is sent. A row that still makes it fail (SQLSTATE class 22 or 23)
-    /// fails the whole statement: see ``claimHeads(credentials:defaultEnvironment:held:only:excluding:)``
+    /// fails the whole statement: see ``claimHeads(credentials:fcmCredentials:defaultEnvironment:held:only:excluding:)``
     /// and ``endClaimErrors(ids:)``.
     ///
+    /// A token is invalid when `pushq.devices` has it invalid for the row's provider: an APNs
+    /// row's token lower-case in the row's environment, an FCM row's token exactly (FCM tokens
+    /// are case-sensitive; FCM has no environment).
+    ///
     /// - Parameters:
-    ///   - credentials: names this worker can send with (`"default"` for NULL).
-    ///   - defaultEnvironment: the environment of rows whose `environment` is NULL.
+    ///   - credentials: APNs credential names this worker can send with (`"default"` for NULL).
+    ///   - fcmCredentials: FCM credential names this worker can send with (`"default"` for NULL).
+    ///   - defaultEnvironment: the environment of APNs rows whose `environment` is NULL.
     ///   - held: endpoints not to claim (every endpoint with a row in `pushq.credential_pauses`).
-    ///   - only: claim rows of this endpoint alone (a probe); `credentials` and `held` are then ignored.
+    ///     A row's endpoint is its credential and channel: `fcm` for FCM rows, the environment
+    ///     (or `defaultEnvironment`) for APNs rows.
+    ///   - only: claim rows of this endpoint alone (a probe); `credentials`, `fcmCredentials`
+    ///     and `held` are then ignored.
     ///   - row: claim this row alone, if it is due (finding a row that makes claims fail).
     ///   - excluding: rows not to claim (rows known to make claims fail).
-    public func claim(limit: Int, workerID: String, leaseSeconds: Double, credentials: [String],
+    public func claim(limit: Int, workerID: String, leaseSeconds: Double, credentials: [String], fcmCredentials: [String] = [],
                       defaultEnvironment: APNsEnvironment, held: [Endpoint] = [], only: Endpoint? = nil,
                       row: Int64? = nil, excluding: [Int64] = []) throws(PGError) -> [ClaimedRow] {
-        let names = only.map { [$0.credential] } ?? credentials
-        var parameters: [(any PGParameter)?] = [limit, workerID, leaseSeconds, names.filter { $0 != "default" },
-                                                 defaultEnvironment.rawValue, names.contains("default")]
+        var parameters: [(any PGParameter)?] = [limit, workerID, leaseSeconds, defaultEnvironment.rawValue]
+        parameters += ClaimRouting(apns: credentials, fcm: fcmCredentials, only: only).parameters
         var sql = Self.claimSQL
-        var filter = ClaimFilter(next: 7, environment: "$5", defaultEnvironment: defaultEnvironment)
+        var filter = ClaimFilter(next: 9, environment: "$4", defaultEnvironment: defaultEnvironment)
         filter.add(held: held, only: only, row: row, excluding: excluding)
         if !filter.sql.isEmpty {
             sql = sql.replacingOccurrences(of: "/*FILTER*/", with: filter.sql)
@@ -143,12 +166,15 @@ extension PGConnection {
             guard var verdict = ClaimedRow.Verdict(rawValue: result.string(r, 1) ?? "") else {
                 throw PGError(code: .invalidValue, message: "claim returned a row with an unknown verdict")
             }
+            let provider = Provider(rawValue: result.string(r, 15) ?? "")
             let pushType = PushType(rawValue: result.string(r, 5) ?? "")
             let environment = APNsEnvironment(rawValue: result.string(r, 10) ?? "")
-            if verdict == .send && (pushType == nil || environment == nil) { verdict = .unreadable }
+            let readable = provider == .fcm || (provider == .apns && pushType != nil && environment != nil)
+            if verdict == .send && !readable { verdict = .unreadable }
             rows.append(ClaimedRow(
                 id: try result.decode(Int64.self, r, 0) ?? 0,
                 verdict: verdict,
+                provider: provider ?? .apns,
                 deviceToken: result.string(r, 2) ?? "",
                 payload: verdict == .send ? result.bytes(r, 3) ?? [] : [],
                 topic: result.string(r, 4),
@@ -157,7 +183,7 @@ extension PGConnection {
                 expiresAt: try result.decode(Int64.self, r, 7),
                 collapseID: result.string(r, 8),
                 apnsID: result.string(r, 9) ?? "",
-                environment: environment ?? defaultEnvironment,
+                environment: provider == .fcm ? .production : environment ?? defaultEnvironment,
                 credential: result.string(r, 11) ?? "",
                 attempts: try result.decode(Int.self, r, 12) ?? 0,
                 maxAttempts: try result.decode(Int.self, r, 13) ?? 1,
@@ -189,12 +215,14 @@ extension PGConnection {
             completions.map(\.id), completions.map(\.attempt), completions.map(\.disposition.status.rawValue),
             completions.map(\.httpStatus), completions.map(\.disposition.reason), completions.map(\.apnsUniqueID),
             completions.map(\.disposition.retryDelay), completions.map(\.disposition.refundsAttempt), workerID,
+            completions.map(\.messageName),
         ]
         let hasRows = !completions.isEmpty
-        // ON CONFLICT may touch a row once per statement: one invalidation per (token, environment), the latest.
+        // ON CONFLICT may touch a row once per statement: one invalidation per (token, environment,
+        // provider), the latest.
         var latest: [String: TokenInvalidation] = [:]
         for inv in invalidations {
-            let key = inv.deviceToken.lowercased() + "/" + inv.environment.rawValue
+            let key = inv.storedToken + "/" + inv.environment.rawValue + "/" + inv.provider.rawValue
             if let old = latest[key], (old.atMilliseconds ?? .max) >= (inv.atMilliseconds ?? .max) { continue }
             latest[key] = inv
         }
@@ -212,8 +240,8 @@ extension PGConnection {
                 write.updated = try c.query(Self.completeSQL, rowParameters).affectedRows
             }
             if !invs.isEmpty {
-                try c.query(Self.invalidateSQL, [invs.map { $0.deviceToken.lowercased() }, invs.map { $0.environment.rawValue },
-                                                 invs.map { $0.atMilliseconds }, invs.map { $0.reason }])
+                try c.query(Self.invalidateSQL, [invs.map(\.storedToken), invs.map { $0.environment.rawValue },
+                                                 invs.map { $0.atMilliseconds }, invs.map { $0.reason }, invs.map { $0.provider.rawValue }])
             }
             if !thr.isEmpty {
                 try c.query(Self.throttleSQL, [thr.map { $0.deviceToken.lowercased() }, thr.map { $0.environment.rawValue },
@@ -257,7 +285,7 @@ extension PGConnection {
               FROM pushq.notifications n
              WHERE n.status IN ('queued', 'retrying')
                AND n.scheduled_at <= now()
-               AND (n.credential = ANY($4::text[]) OR (n.credential IS NULL AND $6))
+               \(ClaimRouting.sql(from: 5))
                /*FILTER*/
              ORDER BY n.scheduled_at, n.id
              LIMIT $1
@@ -267,7 +295,7 @@ extension PGConnection {
               FROM pushq.notifications n
              WHERE n.status = 'sending'
                AND n.locked_until < now()
-               AND (n.credential = ANY($4::text[]) OR (n.credential IS NULL AND $6))
+               \(ClaimRouting.sql(from: 5))
                /*FILTER*/
              ORDER BY n.locked_until
              LIMIT $1
@@ -275,15 +303,23 @@ extension PGConnection {
         ), picked AS MATERIALIZED (
             SELECT n.id,
                    CASE WHEN n.expires_at <= now() THEN 'expired'
-                        WHEN EXISTS (SELECT 1 FROM pushq.devices d
-                                      WHERE d.device_token = lower(n.device_token)
-                                        AND d.environment = COALESCE(n.environment, $5)
-                                        AND pushq.token_is_invalid(d.registered_at, d.invalidated_at)) THEN 'failed'
+                        WHEN n.provider = 'fcm' AND EXISTS (
+                                 SELECT 1 FROM pushq.devices d
+                                  WHERE d.device_token = n.device_token
+                                    AND d.provider = 'fcm'
+                                    AND pushq.token_is_invalid(d.registered_at, d.invalidated_at)) THEN 'failed'
+                        WHEN n.provider = 'apns' AND EXISTS (
+                                 SELECT 1 FROM pushq.devices d
+                                  WHERE d.device_token = lower(n.device_token)
+                                    AND d.environment = COALESCE(n.environment, $4)
+                                    AND d.provider = 'apns'
+                                    AND pushq.token_is_invalid(d.registered_at, d.invalidated_at)) THEN 'failed'
                         WHEN n.attempts >= n.max_attempts THEN 'exhausted'
-                        WHEN EXISTS (SELECT 1 FROM pushq.token_throttles t
-                                      WHERE t.device_token = lower(n.device_token)
-                                        AND t.environment = COALESCE(n.environment, $5)
-                                        AND t.until > now()) THEN 'throttled'
+                        WHEN n.provider = 'apns' AND EXISTS (
+                                 SELECT 1 FROM pushq.token_throttles t
+                                  WHERE t.device_token = lower(n.device_token)
+                                    AND t.environment = COALESCE(n.environment, $4)
+                                    AND t.until > now()) THEN 'throttled'
                         ELSE 'sending' END AS verdict
               FROM pushq.notifications n
              WHERE n.id IN (SELECT id FROM due UNION ALL SELECT id FROM lapsed)
@@ -301,7 +337,7 @@ extension PGConnection {
                scheduled_at = CASE WHEN p.verdict <> 'throttled' THEN n.scheduled_at
                                    ELSE (SELECT max(t.until) FROM pushq.token_throttles t
                                           WHERE t.device_token = lower(n.device_token)
-                                            AND t.environment = COALESCE(n.environment, $5)) END,
+                                            AND t.environment = COALESCE(n.environment, $4)) END,
                finished_at  = CASE WHEN p.verdict IN ('sending', 'throttled') THEN NULL ELSE now() END
           FROM picked p
          WHERE n.id = p.id
@@ -309,8 +345,8 @@ extension PGConnection {
                   CASE WHEN p.verdict = 'sending' THEN n.payload END,
                   n.topic, n.push_type, n.priority,
                   CASE WHEN isfinite(n.expires_at) THEN floor(extract(epoch FROM n.expires_at))::bigint END,
-                  n.collapse_id, n.apns_id, COALESCE(n.environment, $5), COALESCE(n.credential, 'default'),
-                  n.attempts, n.max_attempts, n.last_reason
+                  n.collapse_id, n.apns_id, COALESCE(n.environment, $4), COALESCE(n.credential, 'default'),
+                  n.attempts, n.max_attempts, n.last_reason, n.provider
         """
 
     static let completeSQL = """
@@ -321,22 +357,28 @@ extension PGConnection {
                last_status = u.http,
                last_reason = u.reason,
                apns_unique_id = COALESCE(u.unique_id, n.apns_unique_id),
+               fcm_message_name = COALESCE(u.message_name, n.fcm_message_name),
                sent_at = CASE WHEN u.status = 'sent' THEN now() ELSE n.sent_at END,
                finished_at = CASE WHEN u.status = 'retrying' AND (n.expires_at IS NULL OR n.expires_at > now() + u.delay * interval '1 second')
                                   THEN NULL ELSE now() END,
                scheduled_at = CASE WHEN u.status = 'retrying' THEN now() + u.delay * interval '1 second' ELSE n.scheduled_at END,
                locked_by = NULL,
                locked_until = NULL
-          FROM unnest($1::bigint[], $2::integer[], $3::text[], $4::smallint[], $5::text[], $6::uuid[], $7::float8[], $8::boolean[])
-               AS u(id, attempt, status, http, reason, unique_id, delay, refund)
+          FROM unnest($1::bigint[], $2::integer[], $3::text[], $4::smallint[], $5::text[], $6::uuid[], $7::float8[], $8::boolean[],
+                      $10::text[])
+               AS u(id, attempt, status, http, reason, unique_id, delay, refund, message_name)
          WHERE n.id = u.id AND n.status = 'sending' AND n.locked_by = $9 AND n.attempts = u.attempt
         """
 
     static let invalidateSQL = """
-        INSERT INTO pushq.devices AS d (device_token, environment, registered_at, invalidated_at, invalid_reason)
-        SELECT v.token, v.environment, NULL, COALESCE(to_timestamp(v.ms / 1000.0), now()), v.reason
-          FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[]) AS v(token, environment, ms, reason)
-        ON CONFLICT (device_token, environment) DO UPDATE
+        INSERT INTO pushq.devices AS d (device_token, environment, provider, registered_at, invalidated_at, invalid_reason)
+        SELECT v.token, v.environment, v.provider, NULL, COALESCE(to_timestamp(v.ms / 1000.0), now()), v.reason
+          FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[]) AS v(token, environment, ms, reason, provider)
+         -- (device_token, environment) is unique too (old producers' ON CONFLICT): a token the other
+         -- provider has registered (an APNs token sent through FCM by mistake) is that provider's.
+         WHERE NOT EXISTS (SELECT 1 FROM pushq.devices o
+                            WHERE o.device_token = v.token AND o.environment = v.environment AND o.provider <> v.provider)
+        ON CONFLICT (device_token, environment, provider) DO UPDATE
            SET invalid_reason = CASE WHEN d.invalidated_at IS NULL OR EXCLUDED.invalidated_at >= d.invalidated_at
                                      THEN EXCLUDED.invalid_reason ELSE d.invalid_reason END,
                invalidated_at = GREATEST(d.invalidated_at, EXCLUDED.invalidated_at)

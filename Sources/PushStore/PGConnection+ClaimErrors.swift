@@ -2,18 +2,17 @@ import PushCore
 
 extension PGConnection {
     /// The rows a claim of one row would take, with the same filters as
-    /// ``claim(limit:workerID:leaseSeconds:credentials:defaultEnvironment:held:only:row:excluding:)``:
+    /// ``claim(limit:workerID:leaseSeconds:credentials:fcmCredentials:defaultEnvironment:held:only:row:excluding:)``:
     /// the first due row in claim order, then the first `sending` row whose lease ran out.
     ///
     /// When a claim of one row fails, one of these makes it fail. Reads only: no row is locked or
     /// changed, and nothing is computed from the rows' data, so the rows that break a claim
     /// cannot break this.
     /// - Returns: zero, one or two ids.
-    public func claimHeads(credentials: [String], defaultEnvironment: APNsEnvironment, held: [Endpoint] = [],
-                           only: Endpoint? = nil, excluding: [Int64] = []) throws(PGError) -> [Int64] {
-        let names = only.map { [$0.credential] } ?? credentials
-        var parameters: [(any PGParameter)?] = [names.filter { $0 != "default" }, names.contains("default")]
-        var filter = ClaimFilter(next: 3, environment: nil, defaultEnvironment: defaultEnvironment)
+    public func claimHeads(credentials: [String], fcmCredentials: [String] = [], defaultEnvironment: APNsEnvironment,
+                           held: [Endpoint] = [], only: Endpoint? = nil, excluding: [Int64] = []) throws(PGError) -> [Int64] {
+        var parameters = ClaimRouting(apns: credentials, fcm: fcmCredentials, only: only).parameters
+        var filter = ClaimFilter(next: 5, environment: nil, defaultEnvironment: defaultEnvironment)
         filter.add(held: held, only: only, row: nil, excluding: excluding)
         parameters += filter.parameters
         let result = try query(Self.headsSQL.replacingOccurrences(of: "/*FILTER*/", with: filter.sql), parameters)
@@ -25,13 +24,12 @@ extension PGConnection {
     }
 
     /// The row due last in claim order (the newest), with the same filters as
-    /// ``claimHeads(credentials:defaultEnvironment:held:only:excluding:)``, other than `excluding`:
+    /// ``claimHeads(credentials:fcmCredentials:defaultEnvironment:held:only:excluding:)``, other than `excluding`:
     /// the row least likely to be one of a batch of bad rows at the head. Reads only.
-    public func lastDue(credentials: [String], defaultEnvironment: APNsEnvironment, held: [Endpoint] = [],
-                        only: Endpoint? = nil, excluding: [Int64] = []) throws(PGError) -> Int64? {
-        let names = only.map { [$0.credential] } ?? credentials
-        var parameters: [(any PGParameter)?] = [names.filter { $0 != "default" }, names.contains("default")]
-        var filter = ClaimFilter(next: 3, environment: nil, defaultEnvironment: defaultEnvironment)
+    public func lastDue(credentials: [String], fcmCredentials: [String] = [], defaultEnvironment: APNsEnvironment,
+                        held: [Endpoint] = [], only: Endpoint? = nil, excluding: [Int64] = []) throws(PGError) -> Int64? {
+        var parameters = ClaimRouting(apns: credentials, fcm: fcmCredentials, only: only).parameters
+        var filter = ClaimFilter(next: 5, environment: nil, defaultEnvironment: defaultEnvironment)
         filter.add(held: held, only: only, row: nil, excluding: excluding)
         parameters += filter.parameters
         let result = try query(Self.lastDueSQL.replacingOccurrences(of: "/*FILTER*/", with: filter.sql), parameters)
@@ -68,7 +66,7 @@ extension PGConnection {
           FROM pushq.notifications n
          WHERE n.status IN ('queued', 'retrying')
            AND n.scheduled_at <= now()
-           AND (n.credential = ANY($1::text[]) OR (n.credential IS NULL AND $2))
+           \(ClaimRouting.sql(from: 1))
            /*FILTER*/
          ORDER BY n.scheduled_at DESC, n.id DESC
          LIMIT 1
@@ -79,7 +77,7 @@ extension PGConnection {
            FROM pushq.notifications n
           WHERE n.status IN ('queued', 'retrying')
             AND n.scheduled_at <= now()
-            AND (n.credential = ANY($1::text[]) OR (n.credential IS NULL AND $2))
+            \(ClaimRouting.sql(from: 1))
             /*FILTER*/
           ORDER BY n.scheduled_at, n.id
           LIMIT 1)
@@ -88,16 +86,17 @@ extension PGConnection {
            FROM pushq.notifications n
           WHERE n.status = 'sending'
             AND n.locked_until < now()
-            AND (n.credential = ANY($1::text[]) OR (n.credential IS NULL AND $2))
+            \(ClaimRouting.sql(from: 1))
             /*FILTER*/
           ORDER BY n.locked_until
           LIMIT 1)
         """
 }
 
-/// The conditions a claim adds to "due, of these credentials": the held endpoints it skips or
-/// the one endpoint a probe claims, a single row, rows to leave out. Written over `n`, with
-/// parameters numbered from `next`.
+/// The conditions a claim adds to "due, of these credentials" (``ClaimRouting``): the held
+/// endpoints it skips or the one endpoint a probe claims, a single row, rows to leave out.
+/// Written over `n`, with parameters numbered from `next`. A row's endpoint is its credential
+/// and channel: `fcm` for an FCM row, its environment (or the default) for an APNs row.
 ///
 /// Filters are written so the planner can estimate them (no expressions over columns but the
 /// endpoint's): with a misjudged filter it sorts every waiting row instead of walking
@@ -118,12 +117,15 @@ struct ClaimFilter {
 
     mutating func add(held: [Endpoint], only: Endpoint?, row: Int64?, excluding: [Int64]) {
         if let only {
-            let environment = environmentParameter()
-            add(only.environment.rawValue) { "AND COALESCE(n.environment, \(environment)) = \($0)" }
+            // ClaimRouting keeps the probe to its provider; FCM has no environment to filter on.
+            if only.provider == .apns {
+                let environment = environmentParameter()
+                add(only.environment.rawValue) { "AND COALESCE(n.environment, \(environment)) = \($0)" }
+            }
         } else if !held.isEmpty {
             let environment = environmentParameter()
-            add(held.map { $0.credential + "/" + $0.environment.rawValue }) {
-                "AND COALESCE(n.credential, 'default') || '/' || COALESCE(n.environment, \(environment)) <> ALL (\($0)::text[])"
+            add(held.map { $0.credential + "/" + $0.channel }) {
+                "AND COALESCE(n.credential, 'default') || '/' || CASE WHEN n.provider = 'fcm' THEN 'fcm' ELSE COALESCE(n.environment, \(environment)) END <> ALL (\($0)::text[])"
             }
         }
         if let row { add(row) { "AND n.id = \($0)::bigint" } }

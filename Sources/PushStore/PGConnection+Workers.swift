@@ -8,11 +8,14 @@ public struct ServedCredential: Sendable, Hashable, Codable {
     public var environment: String
     /// The credential's default topic, if any.
     public var topic: String?
+    /// `fcm` for an FCM credential; nil for APNs (what workers before FCM registered).
+    public var provider: String?
 
-    public init(name: String, environment: String, topic: String?) {
+    public init(name: String, environment: String, topic: String?, provider: Provider = .apns) {
         self.name = name
         self.environment = environment
         self.topic = topic
+        self.provider = provider == .apns ? nil : provider.rawValue
     }
 }
 
@@ -71,7 +74,8 @@ extension PGConnection {
         return out
     }
 
-    /// Rows waiting (`queued`/`retrying`) for a credential that no live worker serves, by credential name.
+    /// Rows waiting (`queued`/`retrying`) for a credential that no live worker serves, by credential:
+    /// its name for APNs, its name and ` (fcm)` for FCM (credential names are per provider).
     public func rowsWithoutWorker() throws(PGError) -> [(credential: String, rows: Int)] {
         let r = try query(Self.rowsWithoutWorkerSQL, [Self.workerLivenessSeconds])
         var out: [(credential: String, rows: Int)] = []
@@ -82,14 +86,15 @@ extension PGConnection {
     /// Waiting rows (through `notifications_due`) of credentials no live worker serves; `$1` is the liveness in seconds.
     static let rowsWithoutWorkerSQL = """
             WITH served AS (
-                SELECT DISTINCT c->>'name' AS name
+                SELECT DISTINCT c->>'name' AS name, COALESCE(c->>'provider', 'apns') AS provider
                   FROM pushq.workers w, jsonb_array_elements(w.credentials) c
                  WHERE w.heartbeat_at > now() - $1 * interval '1 second'
             )
-            SELECT COALESCE(n.credential, 'default') AS credential, count(*)
+            SELECT COALESCE(n.credential, 'default') || CASE WHEN n.provider = 'apns' THEN '' ELSE ' (' || n.provider || ')' END
+                       AS credential, count(*)
               FROM pushq.notifications n
              WHERE n.status IN ('queued', 'retrying')
-               AND COALESCE(n.credential, 'default') NOT IN (SELECT name FROM served WHERE name IS NOT NULL)
+               AND (n.provider, COALESCE(n.credential, 'default')) NOT IN (SELECT provider, name FROM served WHERE name IS NOT NULL)
              GROUP BY 1 ORDER BY 2 DESC, 1
             """
 

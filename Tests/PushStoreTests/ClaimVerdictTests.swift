@@ -151,19 +151,27 @@ struct ClaimVerdictTests {
         try await TestDatabase.withConnection { c in
             try await c.registerWorker(id: "w1", host: "h", pid: 42, version: "9.9", credentials: [
                 ServedCredential(name: "default", environment: "production", topic: "com.example.a"),
-                ServedCredential(name: "b", environment: "production", topic: nil)])
+                ServedCredential(name: "b", environment: "production", topic: nil),
+                ServedCredential(name: "f", environment: "production", topic: nil, provider: .fcm)])
             try await c.registerWorker(id: "gone", host: "h", pid: 1, version: "9.9", credentials: [
                 ServedCredential(name: "c", environment: "production", topic: nil)])
             try await c.query("UPDATE pushq.workers SET heartbeat_at = now() - interval '5 minutes' WHERE id = 'gone'")
             try await c.query("""
                 INSERT INTO pushq.notifications (device_token, payload, credential)
-                VALUES ($1, '{}', NULL), ($1, '{}', 'b'), ($1, '{}', 'c'), ($1, '{}', 'c'), ($1, '{}', 'x')
+                VALUES ($1, '{}', NULL), ($1, '{}', 'b'), ($1, '{}', 'c'), ($1, '{}', 'c'), ($1, '{}', 'x'), ($1, '{}', 'f')
                 """, [Self.token("a")])
+            // Credential names are per provider: the worker's FCM `f` serves FCM rows of `f`, not
+            // APNs ones; nobody serves the FCM `b` or `default`.
+            try await c.query("""
+                INSERT INTO pushq.notifications (provider, device_token, payload, credential)
+                VALUES ('fcm', 'T:1', '{}', 'f'), ('fcm', 'T:1', '{}', 'b'), ('fcm', 'T:1', '{}', NULL)
+                """)
             let live = try await c.liveWorkers()
             #expect(live.map(\.id) == ["w1"])
-            #expect(live.first?.credentials.map(\.name) == ["default", "b"] && live.first?.credentials.first?.topic == "com.example.a")
+            #expect(live.first?.credentials.map(\.name) == ["default", "b", "f"] && live.first?.credentials.first?.topic == "com.example.a")
+            #expect(live.first?.credentials.map(\.provider) == [nil, nil, "fcm"])
             let orphans = try await c.rowsWithoutWorker()
-            #expect(orphans.map(\.credential) == ["c", "x"] && orphans.map(\.rows) == [2, 1])
+            #expect(orphans.map(\.credential) == ["c", "b (fcm)", "default (fcm)", "f", "x"] && orphans.map(\.rows) == [2, 1, 1, 1, 1])
             #expect(try await c.heartbeat(id: "w1"))
             #expect(try await !c.heartbeat(id: "never-registered"))
             try await c.unregisterWorker(id: "w1")

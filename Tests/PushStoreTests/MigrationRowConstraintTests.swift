@@ -39,12 +39,16 @@ struct MigrationRowConstraintTests {
                        'Before'
                   FROM generate_series(1, 8) p(n), unnest($1::text[]) WITH ORDINALITY s(status, n)
                 """, [Self.statuses])
-            let kept = "SELECT md5(string_agg(n::text, ',' ORDER BY id)) FROM pushq.notifications n WHERE max_attempts = 10 OR max_attempts % 10 >= 4"
+            // Columns added since (provider, fcm_message_name) left out.
+            let kept = """
+                SELECT md5(string_agg((to_jsonb(n) - 'provider' - 'fcm_message_name')::text, ',' ORDER BY id)) FROM pushq.notifications n
+                 WHERE max_attempts = 10 OR max_attempts % 10 >= 4
+                """
             let before = try await c.query(kept).string(0, 0)
             let count = try await c.query("SELECT count(*) FROM pushq.notifications").decode(Int.self, 0, 0)
             let migratedAfter = try await c.query("SELECT now()").decode(Date.self, 0, 0)!
 
-            #expect(try await c.migrate(logger: TestDatabase.logger) == [4, 5, 6])
+            #expect(try await c.migrate(logger: TestDatabase.logger) == Migration.all.map(\.version).filter { $0 >= 4 })
             #expect(try await c.query("SELECT count(*) FROM pushq.notifications").decode(Int.self, 0, 0) == count, "every row kept")
             #expect(try await c.query(kept).string(0, 0) == before, "good rows and final rows unchanged, column for column")
 
@@ -121,7 +125,7 @@ struct MigrationRowConstraintTests {
             try await reader.execute("COMMIT")  // before any expectation can end the test: the migration waits for it
             #expect(producerError == nil, "the INSERT waited behind the migration: \(String(describing: producerError))")
             #expect(took < .seconds(5))
-            #expect(try await applied == [4, 5, 6])
+            #expect(try await applied == Migration.all.map(\.version).filter { $0 >= 4 })
             #expect(try await observer.query("SELECT count(*) FROM pushq.notifications").decode(Int.self, 0, 0) == 1)
             for c in [migrator, reader, observer, producer] { await c.close() }
         }

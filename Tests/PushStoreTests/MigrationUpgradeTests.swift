@@ -1,4 +1,5 @@
 import Foundation
+import PushCore
 import PushStore
 import Testing
 
@@ -24,10 +25,13 @@ struct MigrationUpgradeTests {
                 VALUES ('default', 'production', 'BadDeviceTokenBurst', 'm', now() + interval '1 minute'),
                        ('other', 'production', 'InvalidProviderToken', 'm', now() + interval '1 minute');
                 """)
-            let before = try await c.query("SELECT md5(string_agg(n::text, ',' ORDER BY id)) FROM pushq.notifications n").string(0, 0)
+            let before = try await c.query("SELECT md5(string_agg(to_jsonb(n)::text, ',' ORDER BY id)) FROM pushq.notifications n").string(0, 0)
 
             #expect(try await c.migrate(logger: TestDatabase.logger) == Array(Migration.all.map(\.version).dropFirst()))
-            let after = try await c.query("SELECT md5(string_agg(n::text, ',' ORDER BY id)) FROM pushq.notifications n").string(0, 0)
+            // Columns added since (provider, fcm_message_name) left out: every version-1 column compared.
+            let after = try await c.query("""
+                SELECT md5(string_agg((to_jsonb(n) - 'provider' - 'fcm_message_name')::text, ',' ORDER BY id)) FROM pushq.notifications n
+                """).string(0, 0)
             #expect(after == before, "every notification row unchanged, column for column")
             #expect(try await c.query("SELECT count(*) FROM pushq.devices").decode(Int.self, 0, 0) == 1)
             let kinds = try await c.query("SELECT credential, kind FROM pushq.credential_pauses ORDER BY credential")
@@ -45,6 +49,126 @@ struct MigrationUpgradeTests {
                               [String(repeating: "e", count: 64)])
             #expect(try await c.query("SELECT count(*) FROM pushq.notifications").decode(Int.self, 0, 0) == 3002)
             await c.close()
+        }
+    }
+
+    @Test("a version 6 database (rows in every status, devices, holds, throttles, workers) upgrades to FCM: every row kept with its values, all APNs, devices keyed by provider")
+    func upgradeFromVersion6() async throws {
+        try await TestDatabase.with(migrated: false) { url in
+            let c = try await PGConnection.connect(url, logger: TestDatabase.logger)
+            #expect(try await c.migrate(Array(Migration.all.prefix(6)), logger: TestDatabase.logger) == [1, 2, 3, 4, 5, 6])
+            try await c.execute("""
+                INSERT INTO pushq.notifications (device_token, payload, status, attempts, last_status, last_reason, expires_at,
+                                                 environment, credential, topic, push_type, priority, collapse_id, metadata,
+                                                 locked_by, locked_until, sent_at, finished_at, apns_unique_id)
+                SELECT CASE WHEN g % 7 = 1 THEN upper(lpad(to_hex(g), 64, 'c')) ELSE lpad(to_hex(g), 64, 'a') END,
+                       CASE WHEN g % 11 = 0 THEN '{"aps":{"alert":"v6"},  "k" : [1, 2]}' ELSE '{"aps":{"alert":"v6"}}' END::json,
+                       s.status, CASE WHEN s.status = 'queued' THEN 0 ELSE 1 + g % 3 END,
+                       CASE WHEN s.status IN ('sent', 'failed') THEN (ARRAY[200, 410])[1 + g % 2] END,
+                       CASE WHEN s.status = 'failed' THEN 'Unregistered' WHEN s.status = 'retrying' THEN 'InternalServerError' END,
+                       CASE WHEN g % 2 = 0 THEN now() + interval '1 day' END,
+                       (ARRAY[NULL, 'production', 'development'])[1 + g % 3], CASE WHEN g % 5 = 0 THEN 'other' END,
+                       CASE WHEN g % 4 = 0 THEN 'com.example.app.voip' END, CASE WHEN g % 4 = 0 THEN 'voip' ELSE 'alert' END,
+                       CASE WHEN g % 4 = 1 THEN 5 END, CASE WHEN g % 6 = 0 THEN 'c' || g END,
+                       CASE WHEN g % 3 = 0 THEN jsonb_build_object('user', g) END,
+                       CASE WHEN s.status = 'sending' THEN 'worker-1' END,
+                       CASE WHEN s.status = 'sending' THEN now() + interval '1 minute' END,
+                       CASE WHEN s.status = 'sent' THEN now() END,
+                       CASE WHEN s.status IN ('sent', 'failed', 'expired', 'cancelled') THEN now() END,
+                       CASE WHEN s.status = 'sent' AND g % 2 = 0 THEN gen_random_uuid() END
+                  FROM generate_series(1, 2800) g,
+                       LATERAL (SELECT (ARRAY['queued','sending','retrying','sent','failed','expired','cancelled'])[1 + g % 7] AS status) s;
+                INSERT INTO pushq.devices (device_token, environment, user_ref, topic, registered_at, invalidated_at, invalid_reason)
+                SELECT lpad(to_hex(g), 64, '0'), (ARRAY['production', 'development'])[1 + g % 2], 'u' || (g % 10),
+                       CASE WHEN g % 3 = 0 THEN 'com.example.app' END, now() - interval '2 days',
+                       CASE WHEN g % 4 = 0 THEN now() - interval '1 day' END,
+                       CASE WHEN g % 4 = 0 THEN (ARRAY['Unregistered', 'ExpiredToken', 'BadDeviceToken'])[1 + g % 3] END
+                  FROM generate_series(1, 300) g;
+                INSERT INTO pushq.credential_pauses (credential, environment, reason, message, paused_until, kind)
+                VALUES ('default', 'production', 'BadDeviceTokenBurst', 'm', now() + interval '1 minute', 'burst'),
+                       ('other', 'development', 'InvalidProviderToken', 'm', now() + interval '1 minute', 'credential');
+                INSERT INTO pushq.token_throttles (device_token, environment, until) VALUES (repeat('f', 64), 'production', now() + interval '1 hour');
+                INSERT INTO pushq.workers (id, host, pid, version, credentials) VALUES ('worker-1', 'h', 1, 'v', '[{"name":"default"}]');
+                """)
+            #expect(try await c.query("SELECT count(DISTINCT status) FROM pushq.notifications").decode(Int.self, 0, 0) == 7)
+            func digest(_ sql: String) async throws -> String? { try await c.query(sql).string(0, 0) }
+            let notifications = "SELECT md5(string_agg((to_jsonb(n) - 'provider' - 'fcm_message_name')::text, ',' ORDER BY id)) FROM pushq.notifications n"
+            let devices = "SELECT md5(string_agg((to_jsonb(d) - 'provider')::text, ',' ORDER BY device_token, environment)) FROM pushq.devices d"
+            let others = """
+                SELECT md5((SELECT string_agg(p::text, ',' ORDER BY credential) FROM pushq.credential_pauses p)
+                        || (SELECT string_agg(t::text, ',') FROM pushq.token_throttles t)
+                        || (SELECT string_agg(w::text, ',') FROM pushq.workers w))
+                """
+            let before = (try await digest(notifications), try await digest(devices), try await digest(others))
+            let file = try await c.query("SELECT pg_relation_filenode('pushq.notifications')::text").string(0, 0)
+
+            #expect(try await c.migrate(logger: TestDatabase.logger) == Migration.all.map(\.version).filter { $0 > 6 })
+            #expect(try await digest(notifications) == before.0, "every notification kept, column for column")
+            #expect(try await digest(devices) == before.1, "every device kept, column for column")
+            #expect(try await digest(others) == before.2, "holds, throttles and workers kept")
+            #expect(try await c.query("SELECT pg_relation_filenode('pushq.notifications')::text").string(0, 0) == file, "not rewritten")
+            let counts = try await c.query("""
+                SELECT (SELECT count(*) FROM pushq.notifications WHERE provider = 'apns' AND fcm_message_name IS NULL),
+                       (SELECT count(*) FROM pushq.devices WHERE provider = 'apns')
+                """)
+            #expect(counts.string(0, 0) == "2800" && counts.string(0, 1) == "300")
+            let key = try await c.query("SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conname = 'devices_pkey'")
+            #expect(key.string(0, 0) == "PRIMARY KEY (device_token, environment, provider)")
+            // Old producers, unchanged.
+            try await c.query("""
+                INSERT INTO pushq.devices (device_token, environment, user_ref) VALUES ($1, 'production', 'u99')
+                ON CONFLICT (device_token, environment) DO UPDATE SET user_ref = EXCLUDED.user_ref, registered_at = now()
+                """, [String(repeating: "E", count: 64)])
+            #expect(try await c.query("SELECT user_ref FROM pushq.devices WHERE device_token = $1", [String(repeating: "e", count: 64)]).string(0, 0) == "u99")
+            let ids = try await c.query("SELECT * FROM pushq.enqueue_for_user('u1', '{\"aps\":{}}', NULL, 'alert', 10)")
+            #expect(ids.count > 0)
+            // The migrated rows are claimed as APNs rows, invalid tokens still found.
+            let rows = try await c.claim(limit: 10_000, workerID: "w2", leaseSeconds: 60, credentials: ["default", "other"],
+                                         defaultEnvironment: .production)
+            #expect(!rows.isEmpty && rows.allSatisfy { $0.provider == .apns })
+            await c.close()
+        }
+    }
+
+    @Test("adding provider waits for its locks 1 s at a time: producers of notifications and devices are not held up behind a long transaction")
+    func providerLockWaitGivesWay() async throws {
+        try await TestDatabase.with(migrated: false) { url in
+            let migrator = try await PGConnection.connect(url, logger: TestDatabase.logger)
+            try await migrator.migrate(Array(Migration.all.prefix(6)), logger: TestDatabase.logger)
+            // A long transaction that read the registry: migration 7's ALTER TABLE of devices must wait for it.
+            let reader = try await PGConnection.connect(url, logger: TestDatabase.logger)
+            try await reader.execute("BEGIN")
+            try await reader.query("SELECT count(*) FROM pushq.devices")
+            async let applied = migrator.migrate(logger: TestDatabase.logger)
+            let observer = try await PGConnection.connect(url, logger: TestDatabase.logger)
+            var waiting = false
+            for _ in 0..<400 where !waiting {
+                waiting = try await observer.query("""
+                    SELECT count(*) > 0 FROM pg_locks WHERE relation = 'pushq.devices'::regclass AND mode = 'AccessExclusiveLock' AND NOT granted
+                    """).decode(Bool.self, 0, 0) == true
+                if !waiting { try await Task.sleep(for: .milliseconds(25)) }
+            }
+            #expect(waiting, "migration 7 waits for the lock on devices")
+            let producer = try await PGConnection.connect(url, logger: TestDatabase.logger, statementTimeout: .seconds(10))
+            let start = ContinuousClock.now
+            var producerError: (any Error)?
+            do {
+                try await producer.query("INSERT INTO pushq.notifications (device_token, payload) VALUES ($1, '{}')", [String(repeating: "e", count: 64)])
+                try await producer.query("INSERT INTO pushq.devices (device_token) VALUES ($1) ON CONFLICT (device_token, environment) DO NOTHING",
+                                         [String(repeating: "e", count: 64)])
+            } catch {
+                producerError = error
+            }
+            let took = ContinuousClock.now - start
+            try await reader.execute("COMMIT")  // before any expectation can end the test: the migration waits for it
+            #expect(producerError == nil, "a producer waited behind the migration: \(String(describing: producerError))")
+            #expect(took < .seconds(5))
+            #expect(try await applied == Migration.all.map(\.version).filter { $0 > 6 })
+            let r = try await observer.query("""
+                SELECT (SELECT provider FROM pushq.notifications), (SELECT provider FROM pushq.devices)
+                """)
+            #expect(r.string(0, 0) == "apns" && r.string(0, 1) == "apns")
+            for c in [migrator, reader, observer, producer] { await c.close() }
         }
     }
 
