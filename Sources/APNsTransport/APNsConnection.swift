@@ -12,6 +12,11 @@ import PushCore
 /// them to `onResults` in one batch, then `curl_multi_poll` until a socket, a timer or
 /// `curl_multi_wakeup` (from `submit`/`shutdown`) wakes it.
 ///
+/// A connection of an FCM sender works the same way, but takes an access token from the
+/// ``FCMAccessTokenProvider`` per batch (blocking this thread while no token is usable) and
+/// resends at once, through the sender's queue, a request FCM answered 401 UNAUTHENTICATED,
+/// after dropping its token once.
+///
 /// "Reopening" replaces the multi handle once nothing is in flight: `curl_multi_cleanup`
 /// closes the old connection and the next transfer opens a new one with the newest token.
 /// Every multi handle is cleaned up on this thread (see `WakeTarget`).
@@ -96,9 +101,9 @@ final class APNsConnection: @unchecked Sendable {
 
             let (rc, _) = multi.perform()
             if rc != CURLM_OK { logger.error("curl_multi_perform failed", metadata: ["curl.error": "\(curlMessage(rc))"]) }
-            collectAnswers()
+            let resent = collectAnswers()
             if needsReopen, inFlight == 0 { reopen() }
-            if !results.isEmpty { continue }  // deliver them and take more work before sleeping
+            if !results.isEmpty || resent { continue }  // deliver them and take more work before sleeping
             var timeout: Int64 = 1000
             if now < notBefore { timeout = min(timeout, (notBefore - now) / 1_000_000 + 1) }
             if case .stopping(let deadline) = phase { timeout = min(timeout, max(0, (deadline - now) / 1_000_000 + 1)) }
@@ -108,7 +113,7 @@ final class APNsConnection: @unchecked Sendable {
     }
 
     private func start(_ work: [APNsRequest], now: Int64) {
-        let work = refuseInvalidHeaders(work)
+        let work = core.provider == .apns ? refuseInvalidHeaders(work) : work
         guard !work.isEmpty else { return }
         if multiUsed, inFlight == 0, Double(now - lastActivity) / 1e9 > core.configuration.idleReopenAfter {
             needsReopen = true
@@ -118,7 +123,17 @@ final class APNsConnection: @unchecked Sendable {
         lastActivity = now
         // Pin or refresh the provider token once per batch.
         var currentToken: ProviderTokenManager.Token? = nil
-        if case .token(let manager) = core.credential {
+        var accessToken: FCMAccessToken? = nil
+        if let fcm = core.fcm {
+            // Once per batch; blocks this thread only when no token is usable (first use, after
+            // a 401, or a refresh ahead of expiry that has not finished in time).
+            do throws(FCMTransportError) {
+                accessToken = try fcm.accessTokenBlocking()
+            } catch {
+                failWithoutAccessToken(work, error)
+                return
+            }
+        } else if case .token(let manager)? = core.credential {
             do {
                 if let held = token {
                     let next = try manager.refresh(held)
@@ -150,7 +165,7 @@ final class APNsConnection: @unchecked Sendable {
         for (i, request) in work.enumerated() {
             if let expiration = request.expiration, expiration > 0, expiration <= nowSeconds {
                 // Waited past its expires_at for a stream: never sent late (0 is APNs' "do not store").
-                var response = APNsResponse(request: request)
+                var response = emptyResponse(for: request)
                 response.expiredBeforeSending = true
                 results.append(response)
                 continue
@@ -175,8 +190,16 @@ final class APNsConnection: @unchecked Sendable {
                     break
                 }
             }
-            if slot.tokenSerial != (currentToken?.serial ?? 0), !slot.setAuthorization(currentToken) {
-                var response = APNsResponse(request: request)
+            if let accessToken {
+                if slot.tokenSerial != accessToken.serial, !slot.setBearer(accessToken) {
+                    var response = emptyResponse(for: request)
+                    response.fcmCredentialVerdict = .pauseCredential(.unauthenticated, message: "the FCM access token granted for \(core.fcm!.account) does not fit an authorization header (more than 4096 bytes)")
+                    results.append(response)
+                    freeSlots.append(slot)
+                    continue
+                }
+            } else if slot.tokenSerial != (currentToken?.serial ?? 0), !slot.setAuthorization(currentToken) {
+                var response = emptyResponse(for: request)
                 response.transportFailure = TransportFailure(kind: .signingFailed, message: "the provider token does not fit its authorization header")
                 results.append(response)
                 freeSlots.append(slot)
@@ -184,7 +207,7 @@ final class APNsConnection: @unchecked Sendable {
             }
             if let failure = slot.load(request) {
                 slot.request = nil
-                var response = APNsResponse(request: request)
+                var response = emptyResponse(for: request)
                 response.transportFailure = failure
                 results.append(response)
                 freeSlots.append(slot)
@@ -193,7 +216,7 @@ final class APNsConnection: @unchecked Sendable {
             let rc = multi.add(slot.easy)
             guard rc == CURLM_OK else {
                 slot.request = nil
-                var response = APNsResponse(request: request)
+                var response = emptyResponse(for: request)
                 response.transportFailure = TransportFailure(kind: .other, code: Int32(rc.rawValue), message: "curl_multi_add_handle: \(curlMessage(rc))")
                 results.append(response)
                 freeSlots.append(slot)
@@ -213,7 +236,7 @@ final class APNsConnection: @unchecked Sendable {
         valid.reserveCapacity(work.count)
         for request in work {
             if let problem = request.headerProblem {
-                var response = APNsResponse(request: request)
+                var response = emptyResponse(for: request)
                 response.transportFailure = TransportFailure(kind: .invalidHeader, message: problem)
                 results.append(response)
             } else {
@@ -223,17 +246,44 @@ final class APNsConnection: @unchecked Sendable {
         return valid
     }
 
+    /// A response to `request` from this connection's service, with nothing in it yet.
+    private func emptyResponse(for request: APNsRequest) -> APNsResponse {
+        var response = APNsResponse(request: request)
+        response.provider = core.provider
+        return response
+    }
+
+    /// Reports `requests` as not sent for want of an FCM access token: a refusal that will
+    /// not pass by itself pauses the credential with a message saying what to fix; an
+    /// unreachable token endpoint is a connection failure (nothing was delivered).
+    private func failWithoutAccessToken(_ requests: [APNsRequest], _ error: FCMTransportError) {
+        logger.error("no FCM access token", metadata: ["error": "\(error)"])
+        if error.isTransient {
+            fail(requests, TransportFailure(kind: .connect, message: "cannot get an FCM access token: \(error)"))
+            return
+        }
+        let verdict = error.refusal.map(FCMVerdict.tokenRefused) ?? .pauseCredential(.unauthenticated, message: error.message)
+        for request in requests {
+            var response = emptyResponse(for: request)
+            response.fcmCredentialVerdict = verdict
+            results.append(response)
+        }
+    }
+
     /// Reports `requests` as failed with `failure` without sending them.
     private func fail(_ requests: [APNsRequest], _ failure: TransportFailure) {
         for request in requests {
-            var response = APNsResponse(request: request)
+            var response = emptyResponse(for: request)
             response.transportFailure = failure
             results.append(response)
         }
     }
 
-    private func collectAnswers() {
+    /// Collects finished transfers into `results`, except FCM 401s resent with a new access
+    /// token; returns whether any were resent (they wait in the sender's queue).
+    private func collectAnswers() -> Bool {
         var newConnections = 0
+        var resend: [APNsRequest] = []
         multi.forEachDone { done in
             let slot: StreamSlot
             if let pointer = done.privatePointer {
@@ -259,10 +309,16 @@ final class APNsConnection: @unchecked Sendable {
                 }
             }
             if var response = slot.finish(result: result) {
-                if serial != 0, case .token(let manager) = core.credential {
+                if serial != 0, case .token(let manager)? = core.credential {
                     response.token = TokenUse(serial: serial, ageSeconds: manager.now() - slot.tokenIssuedAt)
                 }
-                if let status = response.status {
+                if core.provider == .fcm, let status = response.status {
+                    if status >= 500 { act(on: .reopen, reason: nil, tokenSerial: 0) }
+                    if response.outcome == .fcm(.refreshAccessToken), let request = resendAfter401(&response, token: slot.fcmToken) {
+                        resend.append(request)
+                        return
+                    }
+                } else if let status = response.status {
                     act(on: ConnectionAction.forAnswer(status: status, reason: response.reason), reason: response.reason, tokenSerial: serial)
                 } else if let failure = response.transportFailure,
                           [.connectionLost, .connect, .tls].contains(failure.kind), !needsReopen {
@@ -270,6 +326,15 @@ final class APNsConnection: @unchecked Sendable {
                     reopenReason = "connection lost: \(failure.message)"
                     if failure.kind == .connectionLost { core.state.withLock { $0.stats.connectionsEndedByServer += 1 } }
                 }
+                results.append(response)
+            }
+        }
+        if !resend.isEmpty, !core.state.withLock({ $0.requeue(resend) }) {
+            // Shutting down: report the 401s (`.refreshAccessToken`: no attempt counted).
+            for request in resend {
+                var response = emptyResponse(for: request)
+                response.status = 401
+                response.fcmError = FCMErrorBody(code: .unauthenticated, message: nil)
                 results.append(response)
             }
         }
@@ -290,6 +355,24 @@ final class APNsConnection: @unchecked Sendable {
             }
             logger.debug("opened connection", metadata: ["apns.connections.new": "\(newConnections)"])
         }
+        return !resend.isEmpty
+    }
+
+    /// After FCM answered 401 UNAUTHENTICATED to a request sent with `token`: drops the token
+    /// once (requests in flight with it at the same time find it replaced already) and returns
+    /// the request to resend at once, or nil to report `response`, which then says to pause
+    /// the credential if a freshly granted token was refused too.
+    private func resendAfter401(_ response: inout APNsResponse, token: FCMAccessToken?) -> APNsRequest? {
+        guard let fcm = core.fcm, let token, response.request.fcmResends < 2 else { return nil }
+        switch fcm.invalidate(token) {
+        case .dropped, .alreadyReplaced:
+            var request = response.request
+            request.fcmResends += 1
+            return request
+        case .rejectedAgain:
+            response.fcmCredentialVerdict = .pauseCredential(.unauthenticated, message: "FCM refused (401 UNAUTHENTICATED) an access token just granted for \(fcm.account): check that the service account is enabled and that the Firebase Cloud Messaging API is enabled for project \(fcm.account.projectID)")
+            return nil
+        }
     }
 
     private func act(on action: ConnectionAction, reason: APNsReason?, tokenSerial: Int) {
@@ -297,7 +380,7 @@ final class APNsConnection: @unchecked Sendable {
         case .keep:
             return
         case .renewTokenAndReopen:
-            if case .token(let manager) = core.credential, !needsReopen {
+            if case .token(let manager)? = core.credential, !needsReopen {
                 do {
                     _ = try manager.renew(afterSerial: tokenSerial)
                 } catch {

@@ -2,6 +2,11 @@ import PushCore
 
 /// One notification to send: everything that goes into the HTTP/2 request.
 ///
+/// For a sender to FCM (``APNsSender/init(configuration:fcm:logger:onResults:)``), `payload`
+/// is the complete request body (`{"message":{"token":…,…}}`), `deviceToken` the
+/// registration token (for the caller's records: it is not sent apart from the body), and
+/// the `apns-*` fields are ignored; `expiration` is still honoured locally.
+///
 /// The sender sends these fields as they are, except for what would break the request
 /// itself: a header value (or device token) holding a control character or longer than
 /// ``HeaderLimit`` allows is refused before anything is sent, as
@@ -27,6 +32,8 @@ public struct APNsRequest: Sendable {
     public var collapseID: String?
     /// `apns-id`: a lowercase canonical UUID, the same for every attempt.
     public var apnsID: String
+    /// FCM: times the sender resent this request itself after a 401 (a new access token).
+    var fcmResends = 0
 
     public init(tag: Int64, deviceToken: String, payload: [UInt8], pushType: PushType, topic: String,
                 priority: Int, expiration: Int64? = nil, collapseID: String? = nil, apnsID: String) {
@@ -42,7 +49,8 @@ public struct APNsRequest: Sendable {
     }
 }
 
-/// What became of one ``APNsRequest``: APNs' answer, or the transport failure that kept it from coming.
+/// What became of one ``APNsRequest``: APNs' (or FCM's) answer, or the transport failure
+/// that kept it from coming.
 public struct APNsResponse: Sendable {
     /// The request this answers (its `tag` identifies the row).
     public var request: APNsRequest
@@ -65,15 +73,37 @@ public struct APNsResponse: Sendable {
     /// How long the answered request took (libcurl's total time, from the moment it was
     /// handed to its connection to the end of the answer), in nanoseconds; 0 without an answer.
     public var durationNanoseconds: Int64 = 0
+    /// The service that answered `status`: `.fcm` for an answer from FCM.
+    public var provider: Provider = .apns
+    /// FCM: the message `name` of a 200 (`projects/{id}/messages/{n}`), nil if the body had none.
+    public var fcmMessageName: String?
+    /// FCM: the parsed error body of an error answer, nil if it could not be read.
+    public var fcmError: FCMErrorBody?
+    /// FCM: the answer's `Retry-After`, in seconds from when it came (delta-seconds or an
+    /// HTTP-date; ``FCMVerdict/retryAfterSeconds(_:now:)``), nil without one.
+    public var retryAfterSeconds: Int64?
+    /// FCM: what the sender itself concluded about the credential, without FCM answering this
+    /// request: its token exchange was refused (``FCMVerdict/tokenRefused(_:)``), or a fresh
+    /// access token got 401 too (`.pauseCredential(.unauthenticated, …)`). Nil otherwise.
+    public var fcmCredentialVerdict: FCMVerdict?
 
     /// `request.tag`.
     public var tag: Int64 { request.tag }
 
-    /// What to do next, classified by ``Outcome/classify(status:reason:timestamp:)`` or
-    /// ``Outcome/classify(_:)-(TransportFailure)``.
+    /// What to do next, classified by ``Outcome/classify(status:reason:timestamp:)`` (APNs),
+    /// `.fcm(FCMVerdict.classify(status:error:retryAfter:))` (FCM) or
+    /// ``Outcome/classify(_:)-(TransportFailure)`` (no answer, either service).
+    ///
+    /// FCM: a 401 UNAUTHENTICATED is resent by the sender with a new access token and never
+    /// reported, except after two resends (`.fcm(.refreshAccessToken)`) or during shutdown;
+    /// a fresh token refused too is ``fcmCredentialVerdict``.
     public var outcome: Outcome {
         if expiredBeforeSending { return .expiredBeforeSending }
-        if let status { return Outcome.classify(status: status, reason: reason, timestamp: timestamp) }
+        if let fcmCredentialVerdict { return .fcm(fcmCredentialVerdict) }
+        if let status {
+            if provider == .fcm { return .fcm(FCMVerdict.classify(status: status, error: fcmError, retryAfter: retryAfterSeconds)) }
+            return Outcome.classify(status: status, reason: reason, timestamp: timestamp)
+        }
         return Outcome.classify(transportFailure ?? TransportFailure(kind: .other, message: "no answer"))
     }
 }

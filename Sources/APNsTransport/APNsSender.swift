@@ -2,7 +2,12 @@ import Foundation
 import Logging
 import PushCore
 
-/// Sends notifications to APNs over HTTP/2 (libcurl), in batches.
+/// Sends notifications to APNs, or to FCM's HTTP v1 API, over HTTP/2 (libcurl), in batches.
+///
+/// One sender talks to one service with one credential: APNs with an ``APNsCredential``
+/// (``init(configuration:credential:logger:onResults:)``), or FCM with a service account's
+/// ``FCMAccessTokenProvider`` (``init(configuration:fcm:logger:onResults:)``). Both run on the
+/// same connection threads, streams, queue and shutdown described here.
 ///
 /// Work goes in with ``submit(_:)`` and comes back through `onResults`, a batch at a time,
 /// so the cost per notification stays a few microseconds above libcurl's own: no `Task`,
@@ -66,27 +71,63 @@ public final class APNsSender: Sendable {
     ///   configuration is invalid, the CA file or client certificate cannot be read (the
     ///   message names the file), or libcurl refuses a setting (each connection builds its
     ///   first stream here, so nothing about the setup is left to fail per request).
-    public init(configuration: APNsSenderConfiguration, credential: APNsCredential, logger: Logger,
-                onResults: @escaping @Sendable ([APNsResponse]) -> Void) throws {
+    public convenience init(configuration: APNsSenderConfiguration, credential: APNsCredential, logger: Logger,
+                            onResults: @escaping @Sendable ([APNsResponse]) -> Void) throws {
+        try self.init(configuration: configuration, credential: credential, fcm: nil, logger: logger, onResults: onResults)
+    }
+
+    /// Creates a sender to Firebase Cloud Messaging (HTTP v1); starts nothing (see ``start()``).
+    ///
+    /// Requests go to `{base}/v1/projects/{project_id}/messages:send`, where `base` is
+    /// ``APNsSenderConfiguration/effectiveFCMBaseURL`` and `project_id` the service account's,
+    /// over the same connections, streams and queue as APNs. Each ``APNsRequest`` carries the
+    /// complete request body in `payload` (`{"message":{"token":…,…}}`, see `FCMMessageBody.build`)
+    /// and the registration token in `deviceToken`; the APNs header fields are ignored, and
+    /// `expiration` is still honoured locally. Requests carry `authorization: Bearer` with an
+    /// access token from `tokens`; a 401 UNAUTHENTICATED drops that token once and resends at
+    /// once with a new one, without reporting the first answer (see ``APNsResponse/outcome``).
+    ///
+    /// - Parameters:
+    ///   - configuration: where and how to connect; ``APNsSenderConfiguration/fcmBaseURL``
+    ///     replaces FCM's host, `environment` and `baseURL` are not used.
+    ///   - tokens: the service account's access tokens; share one provider per account.
+    ///   - logger: for connection events; nothing per notification above `debug`, never a token.
+    ///   - onResults: receives answers in batches, on a connection thread.
+    /// - Throws: ``APNsTransportError`` as the APNs initializer.
+    public convenience init(configuration: APNsSenderConfiguration, fcm tokens: FCMAccessTokenProvider, logger: Logger,
+                            onResults: @escaping @Sendable ([APNsResponse]) -> Void) throws {
+        try self.init(configuration: configuration, credential: nil, fcm: tokens, logger: logger, onResults: onResults)
+    }
+
+    private init(configuration: APNsSenderConfiguration, credential: APNsCredential?, fcm: FCMAccessTokenProvider?,
+                 logger: Logger, onResults: @escaping @Sendable ([APNsResponse]) -> Void) throws {
         libcurl = try LibcurlInfo.checked()
-        try configuration.validate()
+        let provider: Provider = fcm == nil ? .apns : .fcm
+        try configuration.validate(for: provider)
         var caBundle: [UInt8]? = nil
         if let extra = configuration.extraCAFile {
             caBundle = try Self.caBundle(adding: extra, libcurl: libcurl)
         }
         var certificate: APNsClientCertificate? = nil
         var notAfter: Int64? = nil
-        if case .certificate(let cert) = credential {
+        if case .certificate(let cert)? = credential {
             notAfter = try cert.validate()
             certificate = cert
         }
+        let url: String
+        if let fcm {
+            // One URL for every message: the registration token is in the body.
+            url = configuration.effectiveFCMBaseURL + "/v1/projects/" + fcm.account.projectID + "/messages:send"
+        } else {
+            url = configuration.effectiveBaseURL + "/3/device/"
+        }
         let template = EasyTemplate(
-            urlPrefix: Array((configuration.effectiveBaseURL + "/3/device/").utf8),
+            provider: provider, urlPrefix: Array(url.utf8),
             requestTimeoutMilliseconds: Int(configuration.requestTimeout * 1000),
             connectTimeoutMilliseconds: Int(configuration.connectTimeout * 1000),
             caBundle: caBundle, caFile: configuration.extraCAFile, certificate: certificate, certificateNotAfter: notAfter,
             verbose: configuration.curlVerbose)
-        let core = SenderCore(configuration: configuration, credential: credential, template: template,
+        let core = SenderCore(configuration: configuration, credential: credential, fcm: fcm, template: template,
                               logger: logger, onResults: onResults)
         self.core = core
         connections = try (0..<configuration.connections).map { try APNsConnection(index: $0, core: core) }
@@ -130,8 +171,8 @@ public final class APNsSender: Sendable {
             s.phase = .running
             s.runningThreads = connections.count
         }
-        core.logger.info("APNs sender starting", metadata: [
-            "apns.url": "\(core.configuration.effectiveBaseURL)",
+        core.logger.info(core.provider == .fcm ? "FCM sender starting" : "APNs sender starting", metadata: [
+            "apns.url": "\(core.configuration.effectiveBaseURL(for: core.provider))",
             "apns.connections": "\(connections.count)",
             "apns.streams": "\(core.configuration.streamsPerConnection)",
             "libcurl": "\(libcurl.version) \(libcurl.ssl) nghttp2/\(libcurl.nghttp2)",
@@ -139,7 +180,7 @@ public final class APNsSender: Sendable {
         let startedAt = monotonicNanoseconds()
         for connection in connections {
             let thread = Thread { connection.run(startedAt: startedAt) }
-            thread.name = "pushq-apns-\(connection.index)"
+            thread.name = "pushq-\(core.provider.rawValue)-\(connection.index)"
             thread.start()
         }
     }

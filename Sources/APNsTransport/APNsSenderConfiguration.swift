@@ -7,6 +7,9 @@ public struct APNsSenderConfiguration: Sendable {
     public var environment: APNsEnvironment
     /// A base URL replacing Apple's host (`PUSHQ_APNS_URL`), e.g. `https://127.0.0.1:8443`. Defaults to nil.
     public var baseURL: String?
+    /// A base URL replacing `https://fcm.googleapis.com` for a sender to FCM (`PUSHQ_FCM_URL`,
+    /// parsed by the caller), e.g. `https://127.0.0.1:8443`. Defaults to nil. APNs senders ignore it.
+    public var fcmBaseURL: String?
     /// An extra trusted CA certificate (PEM) (`PUSHQ_APNS_CA_FILE`), added to the system's roots. Defaults to nil.
     ///
     /// libcurl's `CURLOPT_CAINFO` would *replace* the default bundle, so the sender gives
@@ -41,7 +44,7 @@ public struct APNsSenderConfiguration: Sendable {
     public init(environment: APNsEnvironment = .production, baseURL: String? = nil, extraCAFile: String? = nil,
                 connections: Int = 2, streamsPerConnection: Int = 500, maxConcurrentStreams: Int = 1000,
                 requestTimeout: Double = 30, connectTimeout: Double = 10, connectionStagger: Double = 1,
-                idleReopenAfter: Double = 600) {
+                idleReopenAfter: Double = 600, fcmBaseURL: String? = nil) {
         self.environment = environment
         self.baseURL = baseURL
         self.extraCAFile = extraCAFile
@@ -52,6 +55,7 @@ public struct APNsSenderConfiguration: Sendable {
         self.connectTimeout = connectTimeout
         self.connectionStagger = connectionStagger
         self.idleReopenAfter = idleReopenAfter
+        self.fcmBaseURL = fcmBaseURL
     }
 
     /// The defaults, overridden by `PUSHQ_APNS_ENVIRONMENT`, `PUSHQ_APNS_URL`, `PUSHQ_APNS_CA_FILE`,
@@ -97,16 +101,32 @@ public struct APNsSenderConfiguration: Sendable {
         return url
     }
 
-    func validate() throws {
+    /// FCM's HTTP v1 host: `https://fcm.googleapis.com`.
+    public static let fcmDefaultBaseURL = "https://fcm.googleapis.com"
+
+    /// The base URL a sender to FCM posts to: ``fcmBaseURL`` or ``fcmDefaultBaseURL``, without a trailing slash.
+    public var effectiveFCMBaseURL: String {
+        var url = fcmBaseURL ?? Self.fcmDefaultBaseURL
+        while url.hasSuffix("/") { url.removeLast() }
+        return url
+    }
+
+    /// The base URL of a sender to `provider`.
+    func effectiveBaseURL(for provider: Provider) -> String {
+        provider == .fcm ? effectiveFCMBaseURL : effectiveBaseURL
+    }
+
+    func validate(for provider: Provider = .apns) throws {
         guard connections >= 1, streamsPerConnection >= 1, maxConcurrentStreams >= 1 else {
             throw APNsTransportError(.configuration, "connections, streamsPerConnection and maxConcurrentStreams must be at least 1")
         }
         guard requestTimeout > 0, connectTimeout > 0 else {
             throw APNsTransportError(.configuration, "requestTimeout and connectTimeout must be positive (timeouts are always on)")
         }
-        let url = effectiveBaseURL
+        let url = effectiveBaseURL(for: provider)
         guard url.hasPrefix("https://") else {
-            throw APNsTransportError(.configuration, "PUSHQ_APNS_URL must be an https:// URL (APNs is HTTP/2 over TLS), not \(url)")
+            let (variable, service) = provider == .fcm ? ("PUSHQ_FCM_URL", "FCM") : ("PUSHQ_APNS_URL", "APNs")
+            throw APNsTransportError(.configuration, "\(variable) must be an https:// URL (\(service) is HTTP/2 over TLS), not \(url)")
         }
     }
 }

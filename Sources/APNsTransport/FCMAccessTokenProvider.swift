@@ -25,7 +25,7 @@ public final class FCMAccessTokenProvider: Sendable {
 
     private struct State {
         var cache: FCMAccessTokenCache
-        var waiters: [CheckedContinuation<FCMAccessToken, any Error>] = []
+        var waiters: [Waiter] = []
         /// The error of the last failed refresh, reported while the cache says ``FCMAccessTokenCache/Decision/failed``.
         var lastError: FCMTransportError?
         var exchanges = 0
@@ -57,25 +57,45 @@ public final class FCMAccessTokenProvider: Sendable {
     ///   usable token; a failed refresh is retried after the cache's `retryAfterFailure`.
     public func accessToken() async throws -> FCMAccessToken {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<FCMAccessToken, any Error>) in
-            let now = clock()
-            enum Next { case resume(FCMAccessToken), fail(FCMTransportError), waiting }
-            let (next, startRefresh) = state.withLock { s -> (Next, Bool) in
-                switch s.cache.next(now: now) {
-                case .use(let token): return (.resume(token), false)
-                case .useAndRefresh(let token): return (.resume(token), true)
-                case .refresh: s.waiters.append(continuation); return (.waiting, true)
-                case .wait: s.waiters.append(continuation); return (.waiting, false)
-                case .failed:
-                    return (.fail(s.lastError ?? FCMTransportError(.tokenEndpointUnreachable, "the last FCM token exchange failed")), false)
-                }
-            }
-            if startRefresh { startRefreshThread() }
-            switch next {
-            case .resume(let token): continuation.resume(returning: token)
-            case .fail(let error): continuation.resume(throwing: error)
-            case .waiting: break
+            switch next(orWait: .task(continuation)) {
+            case .success(let token?): continuation.resume(returning: token)
+            case .failure(let error): continuation.resume(throwing: error)
+            case .success(nil): break
             }
         }
+    }
+
+    /// ``accessToken()`` for a thread of the caller's own that may block (an `APNsSender`
+    /// connection thread), never Swift's cooperative pool: returns at once with a usable
+    /// token, or blocks the calling thread until the refresh in progress (one at a time,
+    /// shared with every other caller) ends.
+    ///
+    /// - Throws: ``FCMTransportError`` as ``accessToken()``.
+    func accessTokenBlocking() throws(FCMTransportError) -> FCMAccessToken {
+        let waiter = BlockingWaiter()
+        switch next(orWait: .thread(waiter)) {
+        case .success(let token?): return token
+        case .failure(let error): throw error
+        case .success(nil): return try waiter.wait().get()
+        }
+    }
+
+    /// The cache's decision for a caller: a token, an error, or nil after registering
+    /// `waiter` for the refresh (started here when the cache says so).
+    private func next(orWait waiter: Waiter) -> Result<FCMAccessToken?, FCMTransportError> {
+        let now = clock()
+        let (result, startRefresh) = state.withLock { s -> (Result<FCMAccessToken?, FCMTransportError>, Bool) in
+            switch s.cache.next(now: now) {
+            case .use(let token): return (.success(token), false)
+            case .useAndRefresh(let token): return (.success(token), true)
+            case .refresh: s.waiters.append(waiter); return (.success(nil), true)
+            case .wait: s.waiters.append(waiter); return (.success(nil), false)
+            case .failed:
+                return (.failure(s.lastError ?? FCMTransportError(.tokenEndpointUnreachable, "the last FCM token exchange failed")), false)
+            }
+        }
+        if startRefresh { startRefreshThread() }
+        return result
     }
 
     /// After FCM answered 401 UNAUTHENTICATED to a request sent with `token`: drops it once
@@ -113,7 +133,7 @@ public final class FCMAccessTokenProvider: Sendable {
     }
 
     private func finishRefresh(_ result: Result<(value: String, expiresIn: Int64), FCMTransportError>, startedAt: Int64) {
-        let (waiters, outcome) = state.withLock { s -> ([CheckedContinuation<FCMAccessToken, any Error>], Result<FCMAccessToken, FCMTransportError>) in
+        let (waiters, outcome) = state.withLock { s -> ([Waiter], Result<FCMAccessToken, FCMTransportError>) in
             let outcome: Result<FCMAccessToken, FCMTransportError>
             switch result {
             case .success(let granted):
@@ -132,10 +152,38 @@ public final class FCMAccessTokenProvider: Sendable {
         switch outcome {
         case .success(let token):
             logger.info("FCM access token granted", metadata: ["fcm.token.serial": "\(token.serial)", "fcm.token.expires_at": "\(token.expiresAt)"])
-            for waiter in waiters { waiter.resume(returning: token) }
         case .failure(let error):
             logger.error("FCM token exchange failed", metadata: ["error": "\(error)"])
-            for waiter in waiters { waiter.resume(throwing: error) }
         }
+        for waiter in waiters { waiter.resume(outcome) }
+    }
+
+    /// A caller waiting for a refresh: a suspended task or a blocked thread.
+    private enum Waiter: Sendable {
+        case task(CheckedContinuation<FCMAccessToken, any Error>)
+        case thread(BlockingWaiter)
+
+        func resume(_ outcome: Result<FCMAccessToken, FCMTransportError>) {
+            switch self {
+            case .task(let continuation): continuation.resume(with: outcome.mapError { $0 as any Error })
+            case .thread(let waiter): waiter.resume(outcome)
+            }
+        }
+    }
+}
+
+/// A thread blocked in ``FCMAccessTokenProvider/accessTokenBlocking()`` until a refresh ends.
+private final class BlockingWaiter: Sendable {
+    private let semaphore = DispatchSemaphore(value: 0)
+    private let outcome = Mutex<Result<FCMAccessToken, FCMTransportError>?>(nil)
+
+    func resume(_ result: Result<FCMAccessToken, FCMTransportError>) {
+        outcome.withLock { $0 = result }
+        semaphore.signal()
+    }
+
+    func wait() -> Result<FCMAccessToken, FCMTransportError> {
+        semaphore.wait()
+        return outcome.withLock { $0! }
     }
 }

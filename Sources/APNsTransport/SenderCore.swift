@@ -11,7 +11,12 @@ import Synchronization
 /// per loop iteration.
 final class SenderCore: Sendable {
     let configuration: APNsSenderConfiguration
-    let credential: APNsCredential
+    /// The service the sender posts to; decides how requests are built and answers read.
+    let provider: Provider
+    /// APNs' credential; nil for FCM.
+    let credential: APNsCredential?
+    /// FCM's access tokens; nil for APNs.
+    let fcm: FCMAccessTokenProvider?
     let template: EasyTemplate
     let logger: Logger
     let onResults: @Sendable ([APNsResponse]) -> Void
@@ -19,10 +24,12 @@ final class SenderCore: Sendable {
     /// Each connection's current multi handle, for `curl_multi_wakeup` from `submit`.
     let wakeTargets: [WakeTarget]
 
-    init(configuration: APNsSenderConfiguration, credential: APNsCredential, template: EasyTemplate,
-         logger: Logger, onResults: @escaping @Sendable ([APNsResponse]) -> Void) {
+    init(configuration: APNsSenderConfiguration, credential: APNsCredential?, fcm: FCMAccessTokenProvider?,
+         template: EasyTemplate, logger: Logger, onResults: @escaping @Sendable ([APNsResponse]) -> Void) {
         self.configuration = configuration
+        self.provider = fcm == nil ? .apns : .fcm
         self.credential = credential
+        self.fcm = fcm
         self.template = template
         self.logger = logger
         self.onResults = onResults

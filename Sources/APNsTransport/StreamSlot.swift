@@ -3,7 +3,10 @@ import PushCore
 
 /// Settings every easy handle of a sender shares, applied once when a slot is created.
 struct EasyTemplate: Sendable {
-    /// `https://host[:port]/3/device/`.
+    /// The service: APNs' URL ends with the device token and its requests carry `apns-*`
+    /// headers; FCM's URL is the same for every message, which carries its token in the body.
+    var provider: Provider = .apns
+    /// APNs: `https://host[:port]/3/device/`; FCM: the whole `…/v1/projects/{id}/messages:send`.
     var urlPrefix: [UInt8]
     var requestTimeoutMilliseconds: Int
     var connectTimeoutMilliseconds: Int
@@ -41,20 +44,28 @@ final class StreamSlot {
         /// fits (`prefix + limit + 1`); the authorization node takes a JWT of ~200 bytes.
         static let capacities = [1024, 64, 13 + APNsRequest.HeaderLimit.topic, 16 + APNsRequest.HeaderLimit.priorityDigits,
                                  10 + APNsRequest.HeaderLimit.apnsID, 64, 19 + APNsRequest.HeaderLimit.collapseID, 16, 16, 16]
+        /// FCM's: the authorization node takes any valid access token (`FCMAccessToken.isValidValue`:
+        /// up to 4096 bytes); the `apns-*` nodes stay empty, so libcurl leaves them out.
+        static let fcmCapacities = [23 + 4096, 2, 2, 2, 2, 2, 2, 16, 32, 16]
     }
 
     /// Nil only in `deinit`, which cleans the handle up before freeing what it points into.
     private(set) var easy: CurlEasy!
     private let headers: CurlHeaderList
-    /// The URL under construction: prefix, then the device token, then NUL. libcurl copies it.
+    /// The URL under construction: prefix, then the device token, then NUL (FCM: the fixed URL,
+    /// set once). libcurl copies it.
     private var url: UnsafeMutableBufferPointer<CChar>
     private let urlPrefixLength: Int
     /// The request body; libcurl reads it during the transfer (`CURLOPT_POSTFIELDS` is not copied).
     private var body: UnsafeMutableRawBufferPointer
     private let errorBuffer: UnsafeMutableBufferPointer<CChar>
 
+    /// Which service the slot's requests go to.
+    let provider: Provider
     /// The request in flight, nil while the slot is free.
     var request: APNsRequest?
+    /// FCM: the access token written into the authorization header (its serial is ``tokenSerial``).
+    var fcmToken: FCMAccessToken?
     /// Serial of the provider token written into the authorization header, 0 for none.
     var tokenSerial = 0
     /// The `iat` of that token (UNIX seconds), 0 without one.
@@ -63,12 +74,16 @@ final class StreamSlot {
     fileprivate var responseAPNsID: [UInt8] = []
     fileprivate var responseUniqueID: [UInt8] = []
     fileprivate var responseBody: [UInt8] = []
+    /// `retry-after` (kept for FCM answers).
+    fileprivate var responseRetryAfter: [UInt8] = []
 
     init(template: EasyTemplate) throws {
+        provider = template.provider
         easy = try CurlEasy()
-        headers = try CurlHeaderList(capacities: Header.capacities)
+        headers = try CurlHeaderList(capacities: provider == .fcm ? Header.fcmCapacities : Header.capacities)
         urlPrefixLength = template.urlPrefix.count
-        let urlBuffer = UnsafeMutableBufferPointer<CChar>.allocate(capacity: template.urlPrefix.count + APNsRequest.HeaderLimit.deviceToken + 1)
+        let tokenRoom = provider == .fcm ? 0 : APNsRequest.HeaderLimit.deviceToken
+        let urlBuffer = UnsafeMutableBufferPointer<CChar>.allocate(capacity: template.urlPrefix.count + tokenRoom + 1)
         urlBuffer.initialize(repeating: 0)
         template.urlPrefix.withUnsafeBytes { src in
             UnsafeMutableRawPointer(urlBuffer.baseAddress!).copyMemory(from: src.baseAddress!, byteCount: src.count)
@@ -84,7 +99,7 @@ final class StreamSlot {
         responseBody.reserveCapacity(256)
 
         headers.setFixed(Header.accept, "accept:")
-        headers.setFixed(Header.contentType, "content-type:")
+        headers.setFixed(Header.contentType, provider == .fcm ? "content-type: application/json" : "content-type:")
         headers.setFixed(Header.expect, "expect:")
 
         let me = Unmanaged.passUnretained(self).toOpaque()
@@ -97,6 +112,10 @@ final class StreamSlot {
         try easy.set(CURLOPT_HTTPHEADER, pointer: headers.list, "CURLOPT_HTTPHEADER")
         try easy.set(CURLOPT_POST, 1, "CURLOPT_POST")
         try easy.set(CURLOPT_POSTFIELDS, pointer: body.baseAddress, "CURLOPT_POSTFIELDS")
+        if provider == .fcm {
+            // The buffer holds the prefix, which is the whole URL, and its NUL.
+            try easy.set(CURLOPT_URL, pointer: url.baseAddress, "CURLOPT_URL")
+        }
         try easy.set(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS), "CURLOPT_HTTP_VERSION")
         try easy.set(CURLOPT_PIPEWAIT, 1, "CURLOPT_PIPEWAIT")
         try easy.set(CURLOPT_NOSIGNAL, 1, "CURLOPT_NOSIGNAL")
@@ -144,6 +163,20 @@ final class StreamSlot {
         guard rc == CURLE_OK else { throw APNsTransportError(.curlSetup, "curl_easy_setopt(\(name)) failed: \(curlMessage(rc))") }
     }
 
+    /// Writes FCM's authorization header for `token`.
+    ///
+    /// - Returns: false if the token does not fit its header (the slot then carries none).
+    func setBearer(_ token: FCMAccessToken) -> Bool {
+        guard headers.set(Header.authorization, prefix: "authorization: Bearer ", value: token.value) else {
+            tokenSerial = 0
+            fcmToken = nil
+            return false
+        }
+        tokenSerial = token.serial
+        fcmToken = token
+        return true
+    }
+
     /// Writes the authorization header for `token` (nil: certificate auth, no header).
     ///
     /// - Returns: false if the token does not fit its header (the slot then carries none).
@@ -167,17 +200,20 @@ final class StreamSlot {
     /// The caller has checked ``APNsRequest/headerProblem``; every value then fits, and a
     /// value that still does not is reported the same way (`invalidHeader`).
     func load(_ request: APNsRequest) -> TransportFailure? {
-        // URL: prefix + token + NUL.
-        var token = request.deviceToken
-        let urlOK = token.withUTF8 { t -> Bool in
-            guard t.count < url.count - urlPrefixLength, let base = t.baseAddress else { return false }
-            UnsafeMutableRawPointer(url.baseAddress! + urlPrefixLength).copyMemory(from: base, byteCount: t.count)
-            url[urlPrefixLength + t.count] = 0
-            return true
+        var rc = CURLE_OK
+        if provider == .apns {
+            // URL: prefix + token + NUL.
+            var token = request.deviceToken
+            let urlOK = token.withUTF8 { t -> Bool in
+                guard t.count < url.count - urlPrefixLength, let base = t.baseAddress else { return false }
+                UnsafeMutableRawPointer(url.baseAddress! + urlPrefixLength).copyMemory(from: base, byteCount: t.count)
+                url[urlPrefixLength + t.count] = 0
+                return true
+            }
+            guard urlOK else { return TransportFailure(kind: .invalidHeader, message: "the device token is too long for a request path") }
+            rc = ccurl_easy_setopt_ptr(easy.handle, CURLOPT_URL, url.baseAddress)
+            guard rc == CURLE_OK else { return TransportFailure(kind: .other, code: Int32(rc.rawValue), message: curlMessage(rc)) }
         }
-        guard urlOK else { return TransportFailure(kind: .invalidHeader, message: "the device token is too long for a request path") }
-        var rc = ccurl_easy_setopt_ptr(easy.handle, CURLOPT_URL, url.baseAddress)
-        guard rc == CURLE_OK else { return TransportFailure(kind: .other, code: Int32(rc.rawValue), message: curlMessage(rc)) }
 
         // Body: copied into the slot's buffer, which libcurl reads during the transfer.
         let count = request.payload.count
@@ -192,6 +228,17 @@ final class StreamSlot {
         }
         rc = ccurl_easy_setopt_long(easy.handle, CURLOPT_POSTFIELDSIZE, count)
         guard rc == CURLE_OK else { return TransportFailure(kind: .other, code: Int32(rc.rawValue), message: curlMessage(rc)) }
+
+        responseAPNsID.removeAll(keepingCapacity: true)
+        responseUniqueID.removeAll(keepingCapacity: true)
+        responseBody.removeAll(keepingCapacity: true)
+        errorBuffer[0] = 0
+        if provider == .fcm {
+            // FCM's headers are fixed but for the bearer token, which the connection writes.
+            responseRetryAfter.removeAll(keepingCapacity: true)
+            self.request = request
+            return nil
+        }
 
         // Headers, in place.
         var fits = headers.set(Header.pushType, prefix: "apns-push-type: ", value: request.pushType.rawValue)
@@ -209,11 +256,6 @@ final class StreamSlot {
             headers.clear(Header.collapseID)
         }
         guard fits else { return TransportFailure(kind: .invalidHeader, message: "a header value (topic, priority, apns-id, expiration or collapse id) is too long for its header") }
-
-        responseAPNsID.removeAll(keepingCapacity: true)
-        responseUniqueID.removeAll(keepingCapacity: true)
-        responseBody.removeAll(keepingCapacity: true)
-        errorBuffer[0] = 0
         self.request = request
         return nil
     }
@@ -223,13 +265,18 @@ final class StreamSlot {
         guard let request else { return nil }
         self.request = nil
         var response = APNsResponse(request: request)
+        response.provider = provider
         var status = 0
         var result = result
         if result == CURLE_OK {
             let rc = easy.responseCode(&status)
             if rc != CURLE_OK { result = rc }
         }
-        if result == CURLE_OK, status > 0 {
+        if result == CURLE_OK, status > 0, provider == .fcm {
+            response.status = status
+            response.durationNanoseconds = easy.totalMicroseconds() * 1000
+            readFCMAnswer(status: status, into: &response)
+        } else if result == CURLE_OK, status > 0 {
             response.status = status
             response.durationNanoseconds = easy.totalMicroseconds() * 1000
             response.apnsID = responseAPNsID.elementsEqual(request.apnsID.utf8)
@@ -246,11 +293,24 @@ final class StreamSlot {
         return response
     }
 
+    /// FCM's answer: the message name of a 200, else the error body and `Retry-After`.
+    private func readFCMAnswer(status: Int, into response: inout APNsResponse) {
+        if status == 200 {
+            response.fcmMessageName = FCMSendSuccess.messageName(responseBody)
+            return
+        }
+        response.fcmError = FCMErrorBody.parse(responseBody)
+        if !responseRetryAfter.isEmpty {
+            response.retryAfterSeconds = FCMVerdict.retryAfterSeconds(String(decoding: responseRetryAfter, as: UTF8.self), now: Int64(time(nil)))
+        }
+    }
+
     /// A failure for a transfer removed before it finished (shutdown deadline).
     func cancel(_ message: String) -> APNsResponse? {
         guard let request else { return nil }
         self.request = nil
         var response = APNsResponse(request: request)
+        response.provider = provider
         response.transportFailure = TransportFailure(kind: .cancelled, message: message)
         return response
     }
@@ -277,7 +337,7 @@ final class StreamSlot {
     }
 }
 
-/// `CURLOPT_HEADERFUNCTION`: keeps `apns-id` and `apns-unique-id`.
+/// `CURLOPT_HEADERFUNCTION`: keeps `apns-id` and `apns-unique-id`, and FCM's `retry-after`.
 private func streamSlotHeaderCallback(_ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ user: UnsafeMutableRawPointer?) -> Int {
     let length = size * count
     guard let data, let user, length > 8 else { return length }
@@ -289,11 +349,13 @@ private func streamSlotHeaderCallback(_ data: UnsafeMutablePointer<CChar>?, _ si
         } else if hasPrefixIgnoringCase(line, "apns-unique-id:") {
             appendTrimmed(line, from: 15, to: &slot.responseUniqueID)
         }
+    } else if line[0] == UInt8(ascii: "r") || line[0] == UInt8(ascii: "R") {
+        if hasPrefixIgnoringCase(line, "retry-after:") { appendTrimmed(line, from: 12, to: &slot.responseRetryAfter) }
     }
     return length
 }
 
-/// `CURLOPT_WRITEFUNCTION`: keeps the first 4 KiB of the body (error JSON).
+/// `CURLOPT_WRITEFUNCTION`: keeps the first 4 KiB of the body (error JSON; FCM's message name).
 private func streamSlotWriteCallback(_ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ user: UnsafeMutableRawPointer?) -> Int {
     let length = size * count
     guard let data, let user else { return length }

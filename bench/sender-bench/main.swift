@@ -1,7 +1,10 @@
 // sender-bench: notifications/s of APNsSender alone, against a running mock.
 //
 // usage: sender-bench URL KEY_FILE KEY_ID TEAM_ID CONNECTIONS STREAMS TOTAL CAFILE [TOPIC]
+//        sender-bench --fcm URL RSA_KEY_PEM PROJECT_ID CLIENT_EMAIL KEY_ID CONNECTIONS STREAMS TOTAL CAFILE
 //        sender-bench --print-jwt KEY_FILE KEY_ID TEAM_ID
+// --fcm: the same workload sent to FCM's messages:send at URL (the mock's), as a service account
+//        whose token_uri is URL/token; the access token is fetched before the clock starts.
 // prints: "requests=N ok=N failed=N seconds=S rate=R cpu_us_per_req=C" (same line as bench/curl-floor.c;
 //         C is process CPU, user+sys, from start() to the last result, per request)
 //
@@ -20,17 +23,18 @@ if args.count == 5, args[1] == "--print-jwt" {
     print(try manager.newest().value)
     exit(0)
 }
-guard args.count >= 9, let connections = Int(args[5]), let streams = Int(args[6]), let total = Int(args[7]) else {
-    FileHandle.standardError.write(Data("usage: sender-bench URL KEY_FILE KEY_ID TEAM_ID CONNECTIONS STREAMS TOTAL CAFILE [TOPIC]\n".utf8))
+let fcm = args.count == 11 && args[1] == "--fcm"
+let shape = fcm ? Array(args[7...9]) : (args.count >= 9 ? Array(args[5...7]) : [])
+guard shape.count == 3, let connections = Int(shape[0]), let streams = Int(shape[1]), let total = Int(shape[2]) else {
+    FileHandle.standardError.write(Data("usage: sender-bench URL KEY_FILE KEY_ID TEAM_ID CONNECTIONS STREAMS TOTAL CAFILE [TOPIC]\n       sender-bench --fcm URL RSA_KEY_PEM PROJECT_ID CLIENT_EMAIL KEY_ID CONNECTIONS STREAMS TOTAL CAFILE\n".utf8))
     exit(2)
 }
-let topic = args.count > 9 ? args[9] : "com.example.pushq.test"
+let topic = !fcm && args.count > 9 ? args[9] : "com.example.pushq.test"
 var logger = Logger(label: "sender-bench")
 logger.logLevel = .warning
 
-let manager = try ProviderTokenManager(teamID: args[4], keyID: args[3], keyFile: args[2])
-let configuration = APNsSenderConfiguration(baseURL: args[1], extraCAFile: args[8], connections: connections,
-                                            streamsPerConnection: streams, connectionStagger: 0)
+let configuration = APNsSenderConfiguration(baseURL: fcm ? nil : args[1], extraCAFile: fcm ? args[10] : args[8], connections: connections,
+                                            streamsPerConnection: streams, connectionStagger: 0, fcmBaseURL: fcm ? args[2] : nil)
 
 final class Counter: Sendable {
     let state = Mutex((ok: 0, failed: 0))
@@ -49,14 +53,39 @@ final class Counter: Sendable {
     }
 }
 let counter = Counter(total: total)
-let sender = try APNsSender(configuration: configuration, credential: .token(manager), logger: logger,
+let sender: APNsSender
+let requests: [APNsRequest]
+if fcm {
+    let pem = String(decoding: FileManager.default.contents(atPath: args[3]) ?? Data(), as: UTF8.self)
+    let fields = [("type", "service_account"), ("project_id", args[4]), ("private_key_id", args[6]), ("private_key", pem),
+                  ("client_email", args[5]), ("token_uri", args[2] + "/token")]
+    let json = "{" + fields.map { JSONValue.quoted($0.0) + ":" + JSONValue.quoted($0.1) }.joined(separator: ",") + "}"
+    let account = try FCMServiceAccount(json: Array(json.utf8), file: args[3])
+    let tokens = try FCMAccessTokenProvider(account: account, configuration: FCMTokenExchangeConfiguration(extraCAFile: args[10]), logger: logger)
+    let granted = DispatchSemaphore(value: 0)
+    Task.detached {  // not the main actor: the main thread waits below
+        _ = try? await tokens.accessToken()
+        granted.signal()
+    }
+    granted.wait()
+    sender = try APNsSender(configuration: configuration, fcm: tokens, logger: logger, onResults: { counter.add($0) })
+    let payload = Array(#"{"notification":{"title":"bench"}}"#.utf8)
+    requests = (0..<total).map { i in
+        let token = "bench:" + String(i, radix: 16) + String(repeating: "x", count: 140)
+        return APNsRequest(tag: Int64(i), deviceToken: token, payload: try! FCMMessageBody.build(payload: payload, token: token).get(),
+                           pushType: .alert, topic: "", priority: 10, apnsID: "")
+    }
+} else {
+    let manager = try ProviderTokenManager(teamID: args[4], keyID: args[3], keyFile: args[2])
+    sender = try APNsSender(configuration: configuration, credential: .token(manager), logger: logger,
                             onResults: { counter.add($0) })
-let payload = Array(#"{"aps":{"alert":"bench"}}"#.utf8)
-let requests = (0..<total).map { i in
-    let hex = String(i, radix: 16)
-    return APNsRequest(tag: Int64(i), deviceToken: String(repeating: "0", count: 64 - hex.count) + hex, payload: payload,
-                       pushType: .alert, topic: topic, priority: 10,
-                       apnsID: "00000000-0000-4000-8000-" + String(repeating: "0", count: 12 - hex.count) + hex)
+    let payload = Array(#"{"aps":{"alert":"bench"}}"#.utf8)
+    requests = (0..<total).map { i in
+        let hex = String(i, radix: 16)
+        return APNsRequest(tag: Int64(i), deviceToken: String(repeating: "0", count: 64 - hex.count) + hex, payload: payload,
+                           pushType: .alert, topic: topic, priority: 10,
+                           apnsID: "00000000-0000-4000-8000-" + String(repeating: "0", count: 12 - hex.count) + hex)
+    }
 }
 func cpuMicroseconds() -> Double {
     var usage = rusage()
