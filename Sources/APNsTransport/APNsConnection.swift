@@ -230,8 +230,10 @@ final class APNsConnection: @unchecked Sendable {
     /// `invalidHeader` before anything else happens to the batch (no token, no connection),
     /// and returns the others. The common case, every request valid, reads each once and
     /// allocates nothing.
+    /// FCM requests carry none of these headers (their token is in the body, checked by
+    /// `FCMMessageBody.build`): they pass as they are.
     private func refuseInvalidHeaders(_ work: [APNsRequest]) -> [APNsRequest] {
-        guard work.contains(where: { $0.headerProblem != nil }) else { return work }
+        guard core.provider == .apns, work.contains(where: { $0.headerProblem != nil }) else { return work }
         var valid: [APNsRequest] = []
         valid.reserveCapacity(work.count)
         for request in work {

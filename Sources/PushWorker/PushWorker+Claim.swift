@@ -13,6 +13,7 @@ extension PushWorker {
     /// claiming goes on at full size. Other failures are retried with backoff.
     func claimLoop(_ connection: PGConnection) async {
         let credentials = configuration.credentials.keys.sorted()
+        let fcmCredentials = configuration.fcmCredentials.keys.sorted()
         let holdLimit = configuration.holdLimit
         // Claim in chunks worth a statement: not one row per freed stream.
         let minimumClaim = max(1, min(configuration.claimBatchSize, holdLimit / 4))
@@ -52,13 +53,13 @@ extension PushWorker {
                     holdsReadAt = .now
                     sawHolds(holds)
                     try await probe(holds.filter { $0.probeDue && configuration.serves($0.endpoint) },
-                                    credentials: credentials, connection)
+                                    credentials: credentials, fcmCredentials: fcmCredentials, connection)
                 }
             } catch {
                 await backOff(Self.message(.transient), "\(error)")
                 continue
             }
-            let scope = ClaimScope(credentials: credentials, held: holds.map(\.endpoint))
+            let scope = ClaimScope(credentials: credentials, fcmCredentials: fcmCredentials, held: holds.map(\.endpoint))
             let rows: [ClaimedRow]
             do {
                 let started = ContinuousClock.now
@@ -93,12 +94,12 @@ extension PushWorker {
     /// probe rows. A hold whose endpoint has no due rows to probe with is lifted: the next
     /// claim of its rows judges the endpoint afresh. A probe claim that fails on a row's data
     /// hunts that row down within the endpoint; the rows claimed meanwhile are the probe.
-    func probe(_ due: [HeldEndpoint], credentials: [String], _ connection: PGConnection) async throws {
+    func probe(_ due: [HeldEndpoint], credentials: [String], fcmCredentials: [String], _ connection: PGConnection) async throws {
         let policy = configuration.holdPolicy
         for h in due {
             let seconds = policy.interval(h.kind, probes: h.failures, unitRandom: { Double.random(in: 0..<1) })
             guard try await connection.takeProbe(h.endpoint, failures: h.failures, seconds: seconds, workerID: configuration.workerID) else { continue }
-            let scope = ClaimScope(credentials: credentials, only: h.endpoint)
+            let scope = ClaimScope(credentials: credentials, fcmCredentials: fcmCredentials, only: h.endpoint)
             let rows: [ClaimedRow]
             do {
                 rows = try await claim(connection, limit: policy.probeRows(h.kind), scope)
@@ -109,7 +110,7 @@ extension PushWorker {
             }
             if rows.contains(where: { $0.verdict == .send }) {
                 logger.info("probing a held endpoint", metadata: [
-                    "apns.credential": "\(h.endpoint.credential)", "apns.environment": "\(h.endpoint.environment.rawValue)",
+                    "apns.credential": "\(h.endpoint.credential)", "apns.environment": "\(h.endpoint.channel)",
                     "hold.kind": "\(h.kind.rawValue)", "hold.reason": "\(h.reason)", "hold.probe": "\(h.failures)",
                     "hold.next_probe_seconds": "\(Int(seconds.rounded()))"])
                 dispatch(rows, probe: true)
@@ -117,7 +118,7 @@ extension PushWorker {
                 dispatch(rows, probe: true)
                 try await connection.liftIdleHold(h.endpoint, failures: h.failures + 1)
                 logger.info("hold lifted: no notifications waiting to probe it with", metadata: [
-                    "apns.credential": "\(h.endpoint.credential)", "apns.environment": "\(h.endpoint.environment.rawValue)",
+                    "apns.credential": "\(h.endpoint.credential)", "apns.environment": "\(h.endpoint.channel)",
                     "hold.kind": "\(h.kind.rawValue)"])
             }
         }
@@ -131,8 +132,9 @@ extension PushWorker {
         var local: [RowCompletion] = []
         held.reserveCapacity(rows.count)
         var unreadable = 0
+        var unsendable = 0
         for row in rows where row.verdict == .send || row.verdict == .unreadable {
-            let key = Endpoint(credential: row.credential, environment: row.environment)
+            let key = Endpoint(credential: row.credential, environment: row.environment, provider: row.provider)
             held.append((row.id, Held(attempt: row.attempts, maxAttempts: row.maxAttempts, endpoint: key, deviceToken: row.deviceToken,
                                       lastReason: row.lastReason, isProbe: probe)))
             if row.verdict == .unreadable {
@@ -141,6 +143,24 @@ extension PushWorker {
                 local.append(RowCompletion(id: row.id, attempt: row.attempts, disposition: Disposition(status: .failed, reason: "InvalidRow"),
                                            httpStatus: nil, apnsUniqueID: nil))
                 unreadable += 1
+                continue
+            }
+            if row.provider == .fcm {
+                // The producer's message object with the registration token spliced in, byte for byte.
+                switch FCMMessageBody.build(payload: row.payload, token: row.deviceToken) {
+                case .success(let body):
+                    batches[key, default: []].append(APNsRequest(
+                        tag: row.id, deviceToken: row.deviceToken, payload: body, pushType: .alert, topic: "",
+                        priority: 10, expiration: row.expiresAt, collapseID: nil, apnsID: row.apnsID))
+                case .failure(let problem):
+                    // The table's constraints keep such rows out; this guards rows written around them.
+                    logger.error("an FCM notification cannot be sent as it is; ended failed/InvalidPayload",
+                                 metadata: ["notification.id": "\(row.id)", "problem": "\(problem)"])
+                    local.append(RowCompletion(id: row.id, attempt: row.attempts,
+                                               disposition: Disposition(status: .failed, reason: "InvalidPayload"),
+                                               httpStatus: nil, apnsUniqueID: nil))
+                    unsendable += 1
+                }
                 continue
             }
             guard let topic = row.topic ?? configuration.topic(credential: row.credential, pushType: row.pushType) else {
@@ -154,9 +174,9 @@ extension PushWorker {
                 topic: topic, priority: row.priority ?? row.pushType.defaultPriority, expiration: row.expiresAt,
                 collapseID: row.collapseID, apnsID: row.apnsID))
         }
-        if local.count > unreadable {
+        if local.count > unreadable + unsendable {
             logger.error("notifications without a topic: set PUSHQ_APNS_TOPIC, the credential's topic or the rows' topic column",
-                         metadata: ["notifications": "\(local.count - unreadable)"])
+                         metadata: ["notifications": "\(local.count - unreadable - unsendable)"])
         }
         state.withLock { s in
             s.stats.claimed += rows.count
@@ -171,7 +191,7 @@ extension PushWorker {
                 // Only a sender that cannot be built gets here (e.g. a credential file gone
                 // since start): the rows wait for the lease to run out rather than fail.
                 logger.error("cannot send; rows left to their lease", metadata: [
-                    "apns.credential": "\(key.credential)", "apns.environment": "\(key.environment.rawValue)", "error": "\(error)"])
+                    "apns.credential": "\(key.credential)", "apns.environment": "\(key.channel)", "error": "\(error)"])
                 state.withLock { s in for r in requests { s.held[r.tag] = nil } }
             }
         }

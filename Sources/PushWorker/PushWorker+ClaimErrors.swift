@@ -4,7 +4,10 @@ import PushStore
 
 /// Where a claim looks: the served credentials but the held endpoints, or one endpoint (a probe).
 struct ClaimScope: Sendable {
+    /// APNs credential names.
     var credentials: [String]
+    /// FCM credential names.
+    var fcmCredentials: [String]
     var held: [Endpoint] = []
     var only: Endpoint?
     var isProbe: Bool { only != nil }
@@ -15,7 +18,8 @@ extension PushWorker {
     func claim(_ connection: PGConnection, limit: Int, _ scope: ClaimScope, row: Int64? = nil,
                excluding: [Int64] = []) async throws(PGError) -> [ClaimedRow] {
         try await connection.claim(limit: limit, workerID: configuration.workerID, leaseSeconds: configuration.leaseSeconds,
-                                   credentials: scope.credentials, defaultEnvironment: configuration.sender.environment,
+                                   credentials: scope.credentials, fcmCredentials: scope.fcmCredentials,
+                                   defaultEnvironment: configuration.sender.environment,
                                    held: scope.held, only: scope.only, row: row, excluding: excluding)
     }
 
@@ -40,7 +44,8 @@ extension PushWorker {
                     dispatch(rows, probe: scope.isProbe)
                     hunt.claimed(rows: rows.count)
                 case .findHeads(let excluding):
-                    hunt.found(try await connection.claimHeads(credentials: scope.credentials, defaultEnvironment: configuration.sender.environment,
+                    hunt.found(try await connection.claimHeads(credentials: scope.credentials, fcmCredentials: scope.fcmCredentials,
+                                                               defaultEnvironment: configuration.sender.environment,
                                                                held: scope.held, only: scope.only, excluding: excluding))
                 case .claimRow(let id):
                     let rows = try await claim(connection, limit: 1, scope, row: id)

@@ -129,7 +129,8 @@ extension PushWorker {
         rows.reserveCapacity(answers.count)
         for (i, answer) in answers.enumerated() {
             guard let h = held[i] else { continue }  // released or unknown: nothing to write
-            let reasonText = answer.reason?.rawValue ?? answer.transportFailure?.reasonString ?? answer.status.map { "HTTP\($0)" }
+            let reasonText = answer.reason?.rawValue ?? answer.fcmError?.code?.rawValue ?? answer.transportFailure?.reasonString
+                ?? answer.status.map { "HTTP\($0)" }
             inputs.append(Answer(row: answer.tag, endpoint: h.endpoint, attempts: h.attempt, maxAttempts: h.maxAttempts,
                                  lastReason: h.lastReason, isProbe: h.isProbe, outcome: answer.outcome, reasonText: reasonText,
                                  isHTTPAnswer: answer.status != nil, token: answer.token))
@@ -149,7 +150,8 @@ extension PushWorker {
                 metrics.answered(nanoseconds: answer.durationNanoseconds)
             }
             batch.completions.append(RowCompletion(id: answer.tag, attempt: h.attempt, disposition: d, httpStatus: answer.status,
-                                                   apnsUniqueID: answer.apnsUniqueID.flatMap { UUID(uuidString: $0) }))
+                                                   apnsUniqueID: answer.apnsUniqueID.flatMap { UUID(uuidString: $0) },
+                                                   messageName: answer.fcmMessageName))
             switch d.status {
             case .sent: batch.sent += 1
             case .failed: batch.failed += 1
@@ -160,7 +162,8 @@ extension PushWorker {
             }
             if let inv = d.invalidation {
                 batch.invalidations.append(TokenInvalidation(deviceToken: h.deviceToken, environment: h.endpoint.environment,
-                                                             reason: inv.reason, atMilliseconds: inv.atMilliseconds))
+                                                             reason: inv.reason, atMilliseconds: inv.atMilliseconds,
+                                                             provider: h.endpoint.provider))
                 batch.invalidationRows.append(answer.tag)
             }
             if d.throttlesToken {

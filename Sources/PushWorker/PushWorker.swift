@@ -44,6 +44,8 @@ public final class PushWorker: Sendable {
         var local: [RowCompletion] = []
         /// Senders are per endpoint: tokens belong to one environment, and one connection never mixes keys.
         var senders: [Endpoint: APNsSender] = [:]
+        /// The access tokens of each FCM credential, shared by its sender.
+        var fcmTokens: [String: FCMAccessTokenProvider] = [:]
         var stopRequested = false
         var stopRequestedAt: ContinuousClock.Instant?
         /// Stopping, the database failed past the shutdown retry budget: no more database calls.
@@ -189,6 +191,7 @@ public final class PushWorker: Sendable {
         // and the rows wait for it.
         let firstAPNs = Endpoint(credential: WorkerConfiguration.defaultCredentialName, environment: configuration.sender.environment)
         if configuration.serves(firstAPNs) { _ = try sender(for: firstAPNs) }
+        for name in configuration.fcmCredentials.keys.sorted() { _ = try sender(for: .fcm(name)) }
         guard let claimConnection = await connect(purpose: "claim") else { return }
         let version = try await claimConnection.schemaVersion() ?? 0
         let needed = Migration.all.map(\.version).max() ?? 0
@@ -261,16 +264,23 @@ public final class PushWorker: Sendable {
     /// The sender for `key`, created and started on first use.
     func sender(for key: Endpoint) throws -> APNsSender {
         if let existing = state.withLock({ $0.senders[key] }) { return existing }
-        guard let credential = configuration.credentials[key.credential] else {
-            throw WorkerError(.configuration, "no credential named \(key.credential)")
-        }
         var senderConfiguration = configuration.sender
         senderConfiguration.environment = key.environment
+        senderConfiguration.fcmBaseURL = configuration.fcmBaseURL
         var senderLogger = logger
         senderLogger[metadataKey: "apns.credential"] = "\(key.credential)"
-        senderLogger[metadataKey: "apns.environment"] = "\(key.environment.rawValue)"
-        let sender = try APNsSender(configuration: senderConfiguration, credential: credential, logger: senderLogger) { [weak self] batch in
-            self?.received(batch)
+        senderLogger[metadataKey: "apns.environment"] = "\(key.channel)"
+        let onResults: @Sendable ([APNsResponse]) -> Void = { [weak self] batch in self?.received(batch) }
+        let sender: APNsSender
+        switch key.provider {
+        case .apns:
+            guard let credential = configuration.credentials[key.credential] else {
+                throw WorkerError(.configuration, "no APNs credential named \(key.credential)")
+            }
+            sender = try APNsSender(configuration: senderConfiguration, credential: credential, logger: senderLogger, onResults: onResults)
+        case .fcm:
+            let tokens = try fcmTokens(for: key.credential)
+            sender = try APNsSender(configuration: senderConfiguration, fcm: tokens, logger: senderLogger, onResults: onResults)
         }
         let winner = state.withLock { s -> (APNsSender, Bool) in
             if let existing = s.senders[key] { return (existing, false) }
@@ -279,6 +289,25 @@ public final class PushWorker: Sendable {
         }
         if winner.1 { try sender.start() }
         return winner.0
+    }
+
+    /// The access tokens of FCM credential `name`, one provider per credential for the worker's life.
+    func fcmTokens(for name: String) throws -> FCMAccessTokenProvider {
+        if let existing = state.withLock({ $0.fcmTokens[name] }) { return existing }
+        guard let account = configuration.fcmCredentials[name] else {
+            throw WorkerError(.configuration, "no FCM credential named \(name)")
+        }
+        var tokenLogger = logger
+        tokenLogger[metadataKey: "fcm.credential"] = "\(name)"
+        let exchange = FCMTokenExchangeConfiguration(extraCAFile: configuration.sender.extraCAFile,
+                                                     requestTimeout: configuration.sender.requestTimeout,
+                                                     connectTimeout: configuration.sender.connectTimeout)
+        let tokens = try FCMAccessTokenProvider(account: account, configuration: exchange, logger: tokenLogger)
+        return state.withLock { s in
+            if let existing = s.fcmTokens[name] { return existing }
+            s.fcmTokens[name] = tokens
+            return tokens
+        }
     }
 
     /// Called by a sender thread with a batch of answers: hand them to the complete loop.
