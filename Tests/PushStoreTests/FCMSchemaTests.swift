@@ -70,6 +70,18 @@ struct FCMSchemaTests {
         }
     }
 
+    @Test("an FCM payload holding \\u0000 is refused (22P05, found while checking the target); an APNs one is kept as before")
+    func nulEscape() async throws {
+        try await TestDatabase.withConnection { c in
+            let payload = #"{"data":{"k":"\u0000"}}"#
+            let error = await #expect(throws: PGError.self) { try await Self.insert(c, ["payload": payload]) }
+            #expect(error?.sqlState == "22P05")
+            try await Self.insert(c, ["provider": "apns", "device_token": Self.apnsToken, "payload": payload])
+            let count = try await c.query("SELECT count(*) FROM pushq.notifications").decode(Int.self, 0, 0)
+            #expect(count == 1)
+        }
+    }
+
     @Test("valid FCM rows are accepted and kept as given: token case, payload bytes, APNs-only columns NULL")
     func validFCMRows() async throws {
         try await TestDatabase.withConnection { c in
