@@ -57,7 +57,7 @@ extension PushWorker {
                     hunt.claimed(rows: rows.count)
                 case .claimLast(let excluding):
                     var rows: [ClaimedRow] = []
-                    if let id = try await connection.lastDue(credentials: scope.credentials, defaultEnvironment: configuration.sender.environment,
+                    if let id = try await connection.lastDue(credentials: scope.credentials, fcmCredentials: scope.fcmCredentials, defaultEnvironment: configuration.sender.environment,
                                                              held: scope.held, only: scope.only, excluding: excluding) {
                         rows = try await claim(connection, limit: 1, scope, row: id)
                         dispatch(rows, probe: scope.isProbe)

@@ -41,7 +41,7 @@ extension PushWorker {
             ServedCredential(name: name, environment: configuration.sender.environment.rawValue,
                              topic: configuration.credentialTopics[name] ?? configuration.defaultTopic)
         } + configuration.fcmCredentials.keys.sorted().map { name in
-            ServedCredential(name: name, environment: Endpoint.fcmChannel, topic: nil)
+            ServedCredential(name: name, environment: Endpoint.fcmChannel, topic: nil, provider: .fcm)
         }
     }
 

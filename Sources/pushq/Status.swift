@@ -55,8 +55,10 @@ struct Status: AsyncParsableCommand {
         for h in outages { print("  " + describe(h)) }
         print("live workers" + (s.workers.isEmpty ? ": none" : ""))
         for w in s.workers {
-            let served = w.credentials.map { c in c.name + (c.topic.map { " (\($0))" } ?? "") }.joined(separator: ", ")
-            print("  \(w.id)  pushq \(w.version), up \(Int(-w.startedAt.timeIntervalSinceNow)) s, beat \(Int(w.heartbeatAge)) s ago, default environment \(w.credentials.first?.environment ?? "?"), credentials: \(served)")
+            let apns = w.credentials.filter { $0.provider != "fcm" }
+            let fcm = w.credentials.filter { $0.provider == "fcm" }
+            let served = apns.map { c in c.name + (c.topic.map { " (\($0))" } ?? "") } + fcm.map { $0.name + " (FCM)" }
+            print("  \(w.id)  pushq \(w.version), up \(Int(-w.startedAt.timeIntervalSinceNow)) s, beat \(Int(w.heartbeatAge)) s ago, default environment \(apns.first?.environment ?? "none"), credentials: \(served.joined(separator: ", "))")
         }
         print("waiting for a credential no live worker serves" + (s.rowsWithoutWorker.isEmpty ? ": none" : ""))
         for o in s.rowsWithoutWorker {
@@ -85,14 +87,15 @@ struct StatusJSON: Encodable {
         var message: String; var probe_due: Bool; var next_probe_seconds: Int
     }
     struct Served: Encodable {
-        var name: String; var environment: String; var topic: String?
-        enum CodingKeys: CodingKey { case name, environment, topic }
+        var name: String; var environment: String; var topic: String?; var provider: String
+        enum CodingKeys: CodingKey { case name, environment, topic, provider }
         /// `topic` is null, not left out, when the credential has none.
         func encode(to encoder: any Encoder) throws {
             var c = encoder.container(keyedBy: CodingKeys.self)
             try c.encode(name, forKey: .name)
             try c.encode(environment, forKey: .environment)
             try c.encode(topic, forKey: .topic)
+            try c.encode(provider, forKey: .provider)
         }
     }
     struct Worker: Encodable {
@@ -146,7 +149,7 @@ struct StatusJSON: Encodable {
                  next_probe_seconds: max(0, Int(h.nextProbe.timeIntervalSinceNow.rounded(.up))))
         }
         workers = s.workers.map { (w: WorkerRecord) -> Worker in
-            let served: [Served] = w.credentials.map { Served(name: $0.name, environment: $0.environment, topic: $0.topic) }
+            let served: [Served] = w.credentials.map { Served(name: $0.name, environment: $0.environment, topic: $0.topic, provider: $0.provider ?? "apns") }
             let up = Int(-w.startedAt.timeIntervalSinceNow)
             let age: Double = (w.heartbeatAge * 10).rounded() / 10
             return Worker(id: w.id, host: w.host, pid: w.pid, version: w.version, up_seconds: up,
