@@ -55,6 +55,8 @@ final class APNsConnection: @unchecked Sendable {
     private var lastActivity: Int64 = 0
     private var notBefore: Int64 = 0
     private var results: [APNsResponse] = []
+    /// FCM: the newest access-token serial FCM accepted (a 200) on this connection.
+    private var fcmAcceptedSerial = 0
     private var logger: Logger
 
     init(index: Int, core: SenderCore) throws {
@@ -315,6 +317,7 @@ final class APNsConnection: @unchecked Sendable {
                     response.token = TokenUse(serial: serial, ageSeconds: manager.now() - slot.tokenIssuedAt)
                 }
                 if core.provider == .fcm, let status = response.status {
+                    if status == 200, serial > fcmAcceptedSerial { fcmAcceptedSerial = serial }
                     if status >= 500 { act(on: .reopen, reason: nil, tokenSerial: 0) }
                     if response.outcome == .fcm(.refreshAccessToken), let request = resendAfter401(&response, token: slot.fcmToken) {
                         resend.append(request)
@@ -368,6 +371,12 @@ final class APNsConnection: @unchecked Sendable {
         guard let fcm = core.fcm, let token, response.request.fcmResends < 2 else { return nil }
         switch fcm.invalidate(token) {
         case .dropped, .alreadyReplaced:
+            var request = response.request
+            request.fcmResends += 1
+            return request
+        case .rejectedAgain where token.serial <= fcmAcceptedSerial:
+            // Fetched after a 401, but FCM accepted it before refusing it now (revoked or
+            // expired since): a new token may work, as after any first 401.
             var request = response.request
             request.fcmResends += 1
             return request

@@ -224,6 +224,24 @@ import Testing
         try await s.stop()
     }
 
+    @Test func tokenAcceptedAfterA401IsRefreshedAgainWhenItExpires() async throws {
+        let s = try await Self.setup()
+        try s.sender.submit([Self.fcmRequest(0)])
+        await s.collector.wait(for: 1)
+        for round in 1...2 {
+            // Round 1: token #1 expires; round 2: token #2, fetched after a 401 and accepted
+            // since, expires too: both are refreshed, never a pause.
+            s.harness.server.expireFCMAccessTokens()
+            try s.sender.submit([Self.fcmRequest(round)])
+            await s.collector.wait(for: round + 1)
+        }
+        for response in s.collector.responses { #expect(response.outcome == .fcm(.sent), "\(response.outcome)") }
+        #expect(s.exchanges == 3)
+        #expect(s.sends.map(\.status) == [200, 401, 200, 401, 200])
+        #expect(s.sends.map(\.accessTokenSerial) == [1, nil, 2, nil, 3])  // the mock names no owner for an expired token
+        try await s.stop()
+    }
+
     @Test func expiredBeforeSendingIsNeverSent() async throws {
         let s = try await Self.setup()
         try s.sender.submit([Self.fcmRequest(1, expiration: 1_000_000_000), Self.fcmRequest(2, expiration: 4_000_000_000)])

@@ -39,11 +39,18 @@ let configuration = APNsSenderConfiguration(baseURL: fcm ? nil : args[1], extraC
 final class Counter: Sendable {
     let state = Mutex((ok: 0, failed: 0))
     let done = DispatchSemaphore(value: 0)
+    let reported = Atomic(0)
     let total: Int
     init(total: Int) { self.total = total }
     func add(_ batch: [APNsResponse]) {
         var ok = 0
-        for r in batch where r.status == 200 { ok += 1 }
+        for r in batch {
+            if r.status == 200 { ok += 1; continue }
+            // The first few failures, to see what they were (never a token: outcomes carry none).
+            if reported.add(1, ordering: .relaxed).oldValue < 5 {
+                FileHandle.standardError.write(Data("sender-bench: request \(r.tag) failed: \(r.outcome)\n".utf8))
+            }
+        }
         let finished = state.withLock { s -> Bool in
             s.ok += ok
             s.failed += batch.count - ok
