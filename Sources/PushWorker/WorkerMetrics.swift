@@ -90,6 +90,40 @@ public final class WorkerMetrics: Sendable {
     func wrote(_ tally: Tally, nanoseconds: Int64) {
         guard isEnabled else { return }
         writeDuration.recordNanoseconds(nanoseconds)
+        add(tally)
+    }
+
+    /// Rows a claim statement ended itself (`expires_at` passed, token invalid, attempts used
+    /// up): finished like answered rows, with the `last_reason` the claim left.
+    func endedByClaim(_ rows: [ClaimedRow]) {
+        guard isEnabled else { return }
+        var tally = Tally()
+        for row in rows {
+            let outcome: Disposition.Status
+            switch row.verdict {
+            case .expired: outcome = .expired
+            case .tokenInvalidated, .exhausted: outcome = .failed
+            case .send, .throttled, .unreadable: continue
+            }
+            let endpoint = Endpoint(credential: row.credential, environment: row.environment)
+            tally.finished[FinishedKey(outcome: outcome, reason: row.lastReason ?? "", endpoint: endpoint), default: 0] += 1
+        }
+        if !tally.finished.isEmpty { add(tally) }
+    }
+
+    /// Waiting rows the upkeep ended `expired` (``PGConnection/expireWaiting(limit:)``).
+    func expired(_ groups: [PGConnection.ExpiredRows], defaultEnvironment: APNsEnvironment) {
+        guard isEnabled, !groups.isEmpty else { return }
+        var tally = Tally()
+        for g in groups {
+            let environment = g.environment.flatMap(APNsEnvironment.init(rawValue:)) ?? defaultEnvironment
+            let key = FinishedKey(outcome: .expired, reason: g.lastReason ?? "", endpoint: Endpoint(credential: g.credential, environment: environment))
+            tally.finished[key, default: 0] += g.rows
+        }
+        add(tally)
+    }
+
+    private func add(_ tally: Tally) {
         var counters: [(Counter, Int)] = []
         state.withLock { s in
             for (key, n) in tally.finished where n > 0 {
