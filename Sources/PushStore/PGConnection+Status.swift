@@ -62,10 +62,7 @@ extension PGConnection {
                 let total = max(sampled, (try live.decode(Int.self, 0, 0) ?? 0) - openRows)
                 for (s, n) in sample { counts[s] = Int((Double(total) * Double(n) / Double(sampled)).rounded()) }
             }
-            let oldest = try c.query("""
-                SELECT round(extract(epoch FROM now() - min(scheduled_at)))::bigint
-                  FROM pushq.notifications WHERE status IN ('queued', 'retrying') AND scheduled_at <= now()
-                """)
+            let oldest = try c.query(Self.oldestDueSQL)
             let held = try c.query(Self.holdersSQL)
             var holders: [(worker: String, rows: Int, lapsed: Int)] = []
             for i in 0..<held.count {
@@ -86,13 +83,19 @@ extension PGConnection {
         }
     }
 
-    /// The statements of ``queueStatus(failureMinutes:)`` that read `pushq.notifications`, with
-    /// example parameters: a test checks their plans (no sequential scan).
-    public static var statusStatements: [(sql: String, parameters: [(any PGParameter)?])] {
+    /// The statements of ``queueStatus(failureMinutes:)`` that read `pushq.notifications`, the
+    /// very constants it runs, with example parameters: a test (`@testable`) checks their plans
+    /// (no sequential scan).
+    static var statusStatements: [(sql: String, parameters: [(any PGParameter)?])] {
         [(openCountsSQL, []), (finalSampleSQL, [QueueStatus.exactFinalLimit + 1]), (holdersSQL, []), (reasonsSQL, [60]),
-         ("SELECT min(scheduled_at) FROM pushq.notifications WHERE status IN ('queued', 'retrying') AND scheduled_at <= now()", []),
-         (rowsWithoutWorkerSQL, [workerLivenessSeconds])]
+         (oldestDueSQL, []), (rowsWithoutWorkerSQL, [workerLivenessSeconds])]
     }
+
+    /// Seconds since the oldest due waiting row was due, through `notifications_due`.
+    static let oldestDueSQL = """
+        SELECT round(extract(epoch FROM now() - min(scheduled_at)))::bigint
+          FROM pushq.notifications WHERE status IN ('queued', 'retrying') AND scheduled_at <= now()
+        """
 
     /// Waiting rows through `notifications_due`, held rows through `notifications_lease`.
     static let openCountsSQL = """

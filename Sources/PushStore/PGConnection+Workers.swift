@@ -98,23 +98,43 @@ extension PGConnection {
              GROUP BY 1 ORDER BY 2 DESC, 1
             """
 
+    /// Rows ``expireWaiting(limit:)`` ended, by credential, environment and `last_reason`.
+    public struct ExpiredRows: Sendable, Equatable {
+        /// `credential`, or `"default"`.
+        public var credential: String
+        /// `environment`, nil when the row has none (the worker's default).
+        public var environment: String?
+        /// `last_reason` (kept from an earlier attempt), nil when none.
+        public var lastReason: String?
+        public var rows: Int
+    }
+
     /// Ends `expired` up to `limit` waiting rows whose `expires_at` has passed, whatever their
     /// credential or endpoint: rows no worker claims (a held endpoint, a credential no live
     /// worker has) still expire on time. Walks the `notifications_expiry` index.
     ///
-    /// - Returns: the rows expired.
+    /// - Returns: the rows expired, grouped (for the metrics).
     @discardableResult
-    public func expireWaiting(limit: Int) throws(PGError) -> Int {
-        try query("""
+    public func expireWaiting(limit: Int) throws(PGError) -> [ExpiredRows] {
+        let r = try query("""
             WITH gone AS (
                 SELECT id FROM pushq.notifications
                  WHERE status IN ('queued', 'retrying') AND expires_at IS NOT NULL AND expires_at <= now()
                  ORDER BY expires_at LIMIT $1
                    FOR UPDATE SKIP LOCKED
+            ), ended AS (
+                UPDATE pushq.notifications n SET status = 'expired', finished_at = now()
+                  FROM gone WHERE n.id = gone.id
+                RETURNING COALESCE(n.credential, 'default') AS credential, n.environment, n.last_reason
             )
-            UPDATE pushq.notifications n SET status = 'expired', finished_at = now()
-              FROM gone WHERE n.id = gone.id
-            """, [limit]).affectedRows
+            SELECT credential, environment, last_reason, count(*) FROM ended GROUP BY 1, 2, 3
+            """, [limit])
+        var out: [ExpiredRows] = []
+        for i in 0..<r.count {
+            out.append(ExpiredRows(credential: r.string(i, 0) ?? "default", environment: r.string(i, 1), lastReason: r.string(i, 2),
+                                   rows: try r.decode(Int.self, i, 3) ?? 0))
+        }
+        return out
     }
 
     /// Deletes token throttles that have ended.

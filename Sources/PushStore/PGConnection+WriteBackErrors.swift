@@ -1,4 +1,7 @@
 extension PGConnection {
+    /// The `last_reason` of a row ended by ``endWriteBackError(id:attempt:workerID:)``.
+    public static let writeBackErrorReason = "WriteBackError"
+
     /// Ends one row whose write-back fails on its answer's data: `failed` with last_reason
     /// `WriteBackError`, released from its lease, finished now; `attempts` and the rest stay as
     /// they were.
@@ -12,8 +15,8 @@ extension PGConnection {
     public func endWriteBackError(id: Int64, attempt: Int, workerID: String) throws(PGError) -> Bool {
         try query("""
             UPDATE pushq.notifications
-               SET status = 'failed', last_reason = 'WriteBackError', locked_by = NULL, locked_until = NULL, finished_at = now()
+               SET status = 'failed', last_reason = $4, locked_by = NULL, locked_until = NULL, finished_at = now()
              WHERE id = $1 AND status = 'sending' AND locked_by = $2 AND attempts = $3
-            """, [id, workerID, attempt]).affectedRows == 1
+            """, [id, workerID, attempt, Self.writeBackErrorReason]).affectedRows == 1
     }
 }

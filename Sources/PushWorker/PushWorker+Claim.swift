@@ -127,6 +127,7 @@ extension PushWorker {
     /// Hands claimed rows to their senders, in one batch per sender.
     func dispatch(_ rows: [ClaimedRow], probe: Bool = false) {
         guard !rows.isEmpty else { return }
+        metrics.endedByClaim(rows)
         var batches: [Endpoint: [APNsRequest]] = [:]
         var held: [(Int64, Held)] = []
         var local: [RowCompletion] = []

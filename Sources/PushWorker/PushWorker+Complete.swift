@@ -38,9 +38,11 @@ extension PushWorker {
             return part
         }
 
-        /// Counts these rows (indexes into ``completions``) as failed, whatever their answer was.
+        /// Counts these rows (indexes into ``completions``) as failed, whatever their answer was,
+        /// in the stats and in the metrics' tally.
         mutating func countEnded(_ rows: [Int]) {
             for i in rows {
+                if i < counted.count, let entry = counted[i] { tally.ended(entry) }
                 switch completions[i].disposition.status {
                 case .sent: sent -= 1
                 case .retrying: retried -= 1
@@ -51,6 +53,9 @@ extension PushWorker {
             }
         }
         var tally = WorkerMetrics.Tally()
+        /// What each row added to ``tally`` (same order as ``completions``; nil for a row not
+        /// counted), kept when metrics are on.
+        var counted: [WorkerMetrics.Tally.Entry?] = []
     }
 
     /// Writes answers back in batches until claiming is over and nothing is held.
@@ -90,8 +95,13 @@ extension PushWorker {
             batch.failed += local.count
             if metrics.isEnabled {
                 for (c, h) in zip(local, localHeld) {
-                    guard let h else { continue }
-                    batch.tally.count(c.disposition, outcome: .fail(.unknown(c.disposition.reason ?? "")), status: nil, endpoint: h.endpoint, answered: false)
+                    guard let h else {
+                        batch.counted.append(nil)
+                        continue
+                    }
+                    let entry = batch.tally.count(c.disposition, outcome: .fail(.unknown(c.disposition.reason ?? "")), status: nil,
+                                                  endpoint: h.endpoint, answered: false)
+                    batch.counted.append(entry)
                 }
             }
             let started = ContinuousClock.now
@@ -145,8 +155,9 @@ extension PushWorker {
         for (i, (answer, h)) in rows.enumerated() {
             let d = decisions.dispositions[i]
             if counting {
-                batch.tally.count(d, outcome: inputs[i].outcome, status: answer.status, endpoint: h.endpoint,
-                                  answered: !answer.expiredBeforeSending)
+                let entry = batch.tally.count(d, outcome: inputs[i].outcome, status: answer.status, endpoint: h.endpoint,
+                                              answered: !answer.expiredBeforeSending)
+                batch.counted.append(entry)
                 metrics.answered(nanoseconds: answer.durationNanoseconds)
             }
             batch.completions.append(RowCompletion(id: answer.tag, attempt: h.attempt, disposition: d, httpStatus: answer.status,

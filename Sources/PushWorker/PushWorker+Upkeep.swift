@@ -72,7 +72,9 @@ extension PushWorker {
             if try await !connection.heartbeat(id: configuration.workerID) { await register(connection) }
             var expired = 0
             while true {
-                let n = try await connection.expireWaiting(limit: 1000)
+                let groups = try await connection.expireWaiting(limit: 1000)
+                metrics.expired(groups, defaultEnvironment: configuration.sender.environment)
+                let n = groups.reduce(0) { $0 + $1.rows }
                 expired += n
                 if n < 1000 || stopRequested { break }
             }

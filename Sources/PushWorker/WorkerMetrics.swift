@@ -90,9 +90,43 @@ public final class WorkerMetrics: Sendable {
     func wrote(_ tally: Tally, nanoseconds: Int64) {
         guard isEnabled else { return }
         writeDuration.recordNanoseconds(nanoseconds)
+        add(tally)
+    }
+
+    /// Rows a claim statement ended itself (`expires_at` passed, token invalid, attempts used
+    /// up): finished like answered rows, with the `last_reason` the claim left.
+    func endedByClaim(_ rows: [ClaimedRow]) {
+        guard isEnabled else { return }
+        var tally = Tally()
+        for row in rows {
+            let outcome: Disposition.Status
+            switch row.verdict {
+            case .expired: outcome = .expired
+            case .tokenInvalidated, .exhausted: outcome = .failed
+            case .send, .throttled, .unreadable: continue
+            }
+            let endpoint = Endpoint(credential: row.credential, environment: row.environment)
+            tally.finished[FinishedKey(outcome: outcome, reason: row.lastReason ?? "", endpoint: endpoint), default: 0] += 1
+        }
+        if !tally.finished.isEmpty { add(tally) }
+    }
+
+    /// Waiting rows the upkeep ended `expired` (``PGConnection/expireWaiting(limit:)``).
+    func expired(_ groups: [PGConnection.ExpiredRows], defaultEnvironment: APNsEnvironment) {
+        guard isEnabled, !groups.isEmpty else { return }
+        var tally = Tally()
+        for g in groups {
+            let environment = g.environment.flatMap(APNsEnvironment.init(rawValue:)) ?? defaultEnvironment
+            let key = FinishedKey(outcome: .expired, reason: g.lastReason ?? "", endpoint: Endpoint(credential: g.credential, environment: environment))
+            tally.finished[key, default: 0] += g.rows
+        }
+        add(tally)
+    }
+
+    private func add(_ tally: Tally) {
         var counters: [(Counter, Int)] = []
         state.withLock { s in
-            for (key, n) in tally.finished {
+            for (key, n) in tally.finished where n > 0 {
                 let counter = s.finished[key] ?? {
                     let c = Counter(label: Catalog.finished.name, dimensions: [
                         ("outcome", key.outcome.rawValue), ("reason", key.reason),
@@ -110,7 +144,7 @@ public final class WorkerMetrics: Sendable {
                 }()
                 counters.append((counter, n))
             }
-            for (reason, n) in tally.invalidations {
+            for (reason, n) in tally.invalidations where n > 0 {
                 let counter = s.invalidations[reason] ?? {
                     let c = Counter(label: Catalog.invalidations.name, dimensions: [("reason", reason)], factory: factory)
                     s.invalidations[reason] = c
@@ -120,7 +154,7 @@ public final class WorkerMetrics: Sendable {
             }
         }
         for (counter, n) in counters { counter.increment(by: n) }
-        for (kind, n) in tally.retries { retryCounters[kind]?.increment(by: n) }
+        for (kind, n) in tally.retries where n > 0 { retryCounters[kind]?.increment(by: n) }
     }
 
     /// One answer's duration (the only per-notification call: a histogram needs each value).
@@ -231,14 +265,40 @@ extension WorkerMetrics {
         var statuses: [Int: Int] = [:]
         var invalidations: [String: Int] = [:]
 
-        mutating func count(_ d: Disposition, outcome: Outcome, status: Int?, endpoint: Endpoint, answered: Bool) {
+        /// What one row added, to take it back when the row is ended otherwise.
+        struct Entry {
+            var endpoint: Endpoint
+            var finished: FinishedKey?
+            var retry: String?
+            var invalidation: String?
+        }
+
+        /// Counts one row; returns what it added (for ``ended(_:)``).
+        @discardableResult
+        mutating func count(_ d: Disposition, outcome: Outcome, status: Int?, endpoint: Endpoint, answered: Bool) -> Entry {
             if answered { statuses[status ?? 0, default: 0] += 1 }
+            var entry = Entry(endpoint: endpoint, invalidation: d.invalidation?.reason)
             switch d.status {
-            case .retrying: retries[outcome.retryLabel, default: 0] += 1
+            case .retrying:
+                entry.retry = outcome.retryLabel
+                retries[outcome.retryLabel, default: 0] += 1
             case .sent, .failed, .expired:
-                finished[FinishedKey(outcome: d.status, reason: d.reason ?? "", endpoint: endpoint), default: 0] += 1
+                let key = FinishedKey(outcome: d.status, reason: d.reason ?? "", endpoint: endpoint)
+                entry.finished = key
+                finished[key, default: 0] += 1
             }
-            if let inv = d.invalidation { invalidations[inv.reason, default: 0] += 1 }
+            if let inv = entry.invalidation { invalidations[inv, default: 0] += 1 }
+            return entry
+        }
+
+        /// A row counted as `entry` was ended `failed`/`WriteBackError` instead (its answer
+        /// could not be written, nor its invalidation): counted as what was written. Its
+        /// answer still counts in the requests by status.
+        mutating func ended(_ entry: Entry) {
+            if let key = entry.finished { finished[key, default: 0] -= 1 }
+            if let kind = entry.retry { retries[kind, default: 0] -= 1 }
+            if let inv = entry.invalidation { invalidations[inv, default: 0] -= 1 }
+            finished[FinishedKey(outcome: .failed, reason: PGConnection.writeBackErrorReason, endpoint: entry.endpoint), default: 0] += 1
         }
     }
 }

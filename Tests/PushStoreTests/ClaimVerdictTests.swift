@@ -135,7 +135,9 @@ struct ClaimVerdictTests {
                        ($4, '{}', NULL, now() - interval '1 second', 'sending', 'w', now() + interval '1 minute'),
                        ($5, '{}', NULL, NULL, 'queued', NULL, NULL)
                 """, [Self.token("a"), Self.token("b"), Self.token("c"), Self.token("d"), Self.token("e")])
-            #expect(try await c.expireWaiting(limit: 1000) == 2)
+            let expired = try await c.expireWaiting(limit: 1000).sorted { $0.credential < $1.credential }
+            #expect(expired.map { "\($0.credential) \($0.environment ?? "-") \($0.lastReason ?? "-") \($0.rows)" }
+                    == ["default - - 1", "nobody-has-it - - 1"])
             let r = try await c.query("SELECT string_agg(status, ',' ORDER BY device_token) FROM pushq.notifications")
             #expect(r.string(0, 0) == "expired,expired,queued,sending,queued")
             let plan = try await c.query("""

@@ -1,9 +1,10 @@
 import Foundation
 import PushCore
-import PushStore
+@testable import PushStore
 import Testing
 
-/// `pushq status` reads indexes, never the whole of pushq.notifications.
+/// `pushq status` reads indexes, never the whole of pushq.notifications. The statements
+/// checked are the constants `queueStatus` runs (internal, reached through `@testable`).
 @Suite("Status queries")
 struct StatusQueryTests {
     static func plan(_ c: PGConnection, _ sql: String, _ parameters: [(any PGParameter)?]) async throws -> String {
