@@ -102,7 +102,7 @@ extension PGConnection {
     public struct ExpiredRows: Sendable, Equatable {
         /// `credential`, or `"default"`.
         public var credential: String
-        /// `environment`, nil when the row has none (the worker's default).
+        /// `environment`, nil when the row has none (the worker's default); `fcm` for FCM rows (their channel).
         public var environment: String?
         /// `last_reason` (kept from an earlier attempt), nil when none.
         public var lastReason: String?
@@ -125,7 +125,8 @@ extension PGConnection {
             ), ended AS (
                 UPDATE pushq.notifications n SET status = 'expired', finished_at = now()
                   FROM gone WHERE n.id = gone.id
-                RETURNING COALESCE(n.credential, 'default') AS credential, n.environment, n.last_reason
+                RETURNING COALESCE(n.credential, 'default') AS credential,
+                          CASE WHEN n.provider = 'fcm' THEN 'fcm' ELSE n.environment END AS environment, n.last_reason
             )
             SELECT credential, environment, last_reason, count(*) FROM ended GROUP BY 1, 2, 3
             """, [limit])

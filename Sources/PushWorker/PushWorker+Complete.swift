@@ -66,7 +66,8 @@ extension PushWorker {
             tick(.complete)
             if metrics.isEnabled, ContinuousClock.now - sampledAt >= .seconds(1) {
                 sampledAt = .now
-                metrics.sample(state.withLock { $0.senders }, tokenManagers: tokenManagers)
+                let (senders, fcmTokens) = state.withLock { ($0.senders, $0.fcmTokens) }
+                metrics.sample(senders, tokenManagers: tokenManagers, fcmTokens: fcmTokens)
             }
             let (answers, local, held, localHeld, finished) = state.withLock { s -> ([APNsResponse], [RowCompletion], [Held?], [Held?], Bool) in
                 let answers = s.answers

@@ -27,6 +27,8 @@ extension WorkerMetrics {
                                     help: "Connections the worker closed and replaced (token expiry, 5xx, idle, after a GOAWAY).")
         static let tokenRefreshes = Metric(name: "pushq_apns_provider_token_refreshes_total",
                                            help: "Provider tokens (JWT) signed, by credential.")
+        static let fcmTokenRefreshes = Metric(name: "pushq_fcm_access_token_refreshes_total",
+                                              help: "OAuth token exchanges started for an FCM credential (successful or not), by credential.")
         static let inFlight = Metric(name: "pushq_apns_requests_in_flight", help: "Requests sent to APNs and not yet answered.")
         static let claimBatch = Metric(name: "pushq_claim_batch_rows", help: "Rows taken by one claim statement.",
                                        buckets: [1, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000])
@@ -47,7 +49,7 @@ extension WorkerMetrics {
         typealias C = Catalog
         return Dictionary(uniqueKeysWithValues: [
             C.finished, C.retries, C.invalidations, C.requests, C.requestDuration, C.openConnections, C.goaways, C.reopens,
-            C.tokenRefreshes, C.inFlight, C.claimBatch, C.claimDuration, C.writeDuration, C.paused, C.down, C.dueRows, C.oldestDueAge,
+            C.tokenRefreshes, C.fcmTokenRefreshes, C.inFlight, C.claimBatch, C.claimDuration, C.writeDuration, C.paused, C.down, C.dueRows, C.oldestDueAge,
         ].map { ($0.name, $0) })
     }()
 }

@@ -45,6 +45,7 @@ public final class WorkerMetrics: Sendable {
         var goaways: [Endpoint: Counter] = [:]
         var reopens: [Endpoint: Counter] = [:]
         var tokenRefreshes: [String: (counter: Counter, seen: Int)] = [:]
+        var fcmTokenRefreshes: [String: (counter: Counter, seen: Int)] = [:]
         var senderTotals: [Endpoint: SenderTotals] = [:]
         var holdGauges: [Endpoint: (paused: Gauge, down: Gauge)] = [:]
         var queue: (due: Gauge, oldest: Gauge)?
@@ -105,7 +106,7 @@ public final class WorkerMetrics: Sendable {
             case .tokenInvalidated, .exhausted: outcome = .failed
             case .send, .throttled, .unreadable: continue
             }
-            let endpoint = Endpoint(credential: row.credential, environment: row.environment)
+            let endpoint = Endpoint(credential: row.credential, environment: row.environment, provider: row.provider)
             tally.finished[FinishedKey(outcome: outcome, reason: row.lastReason ?? "", endpoint: endpoint), default: 0] += 1
         }
         if !tally.finished.isEmpty { add(tally) }
@@ -116,8 +117,9 @@ public final class WorkerMetrics: Sendable {
         guard isEnabled, !groups.isEmpty else { return }
         var tally = Tally()
         for g in groups {
-            let environment = g.environment.flatMap(APNsEnvironment.init(rawValue:)) ?? defaultEnvironment
-            let key = FinishedKey(outcome: .expired, reason: g.lastReason ?? "", endpoint: Endpoint(credential: g.credential, environment: environment))
+            let endpoint = g.environment.flatMap { Endpoint(credential: g.credential, channel: $0) }
+                ?? Endpoint(credential: g.credential, environment: defaultEnvironment)
+            let key = FinishedKey(outcome: .expired, reason: g.lastReason ?? "", endpoint: endpoint)
             tally.finished[key, default: 0] += g.rows
         }
         add(tally)
@@ -163,8 +165,10 @@ public final class WorkerMetrics: Sendable {
         requestDuration.recordNanoseconds(nanoseconds)
     }
 
-    /// The senders' connection counters and gauges, and the token managers' signing counts.
-    func sample(_ senders: [Endpoint: APNsSender], tokenManagers: [String: ProviderTokenManager]) {
+    /// The senders' connection counters and gauges, the token managers' signing counts and the
+    /// FCM credentials' token exchanges.
+    func sample(_ senders: [Endpoint: APNsSender], tokenManagers: [String: ProviderTokenManager],
+                fcmTokens: [String: FCMAccessTokenProvider] = [:]) {
         guard isEnabled else { return }
         var open = 0, flying = 0
         var increments: [(Counter, Int)] = []
@@ -188,6 +192,13 @@ public final class WorkerMetrics: Sendable {
                 let minted = manager.mintedCount
                 increments.append((entry.counter, minted - entry.seen))
                 s.tokenRefreshes[name] = (entry.counter, minted)
+            }
+            for (name, tokens) in fcmTokens {
+                let entry = s.fcmTokenRefreshes[name]
+                    ?? (Counter(label: Catalog.fcmTokenRefreshes.name, dimensions: [("credential", name)], factory: factory), 0)
+                let exchanges = tokens.exchangeCount
+                increments.append((entry.counter, exchanges - entry.seen))
+                s.fcmTokenRefreshes[name] = (entry.counter, exchanges)
             }
         }
         for (counter, n) in increments where n > 0 { counter.increment(by: n) }
