@@ -234,7 +234,12 @@ final class StreamSlot {
         responseBody.removeAll(keepingCapacity: true)
         errorBuffer[0] = 0
         if provider == .fcm {
-            // FCM's headers are fixed but for the bearer token, which the connection writes.
+            // FCM's headers are fixed but for the bearer token, which the connection writes. The
+            // URL is the same for every message, but set again for each: libcurl 7.88 handles a
+            // reused handle whose URL was set once about 2x slower (sender-bench --fcm, 1 x 1000
+            // streams: 1900 → 3600 req/s, 350 → 270 µs CPU per request).
+            rc = ccurl_easy_setopt_ptr(easy.handle, CURLOPT_URL, url.baseAddress)
+            guard rc == CURLE_OK else { return TransportFailure(kind: .other, code: Int32(rc.rawValue), message: curlMessage(rc)) }
             responseRetryAfter.removeAll(keepingCapacity: true)
             self.request = request
             return nil
