@@ -29,6 +29,13 @@ extension MockConnectionHandler {
         responseHeaders.add(name: "content-type", value: "application/json; charset=UTF-8")
         responseHeaders.add(name: "content-length", value: String(answer.body.utf8.count))
         if let retryAfter = answer.retryAfter { responseHeaders.add(name: "retry-after", value: retryAfter) }
+        if answer.status == 200, path != core.configuration.fcm.tokenPath, !fcmStreamsRaised {
+            // An authenticated send succeeded: the connection gets FCM's stream limit.
+            fcmStreamsRaised = true
+            streamsLimited = false
+            let raised = HTTP2Setting(parameter: .maxConcurrentStreams, value: core.configuration.fcm.maxConcurrentStreams)
+            write(HTTP2Frame(streamID: .rootStream, payload: .settings(.settings([raised]))), context: context)
+        }
         write(HTTP2Frame(streamID: streamID, payload: .headers(.init(headers: responseHeaders))), context: context)
         let buffer = context.channel.allocator.buffer(string: answer.body)
         write(HTTP2Frame(streamID: streamID, payload: .data(.init(data: .byteBuffer(buffer), endStream: true))), context: context)

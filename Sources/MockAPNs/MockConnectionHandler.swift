@@ -39,6 +39,8 @@ final class MockConnectionHandler: ChannelInboundHandler {
     var requestsCompleted = 0
     var highestCompletedStreamID = HTTP2StreamID(0)
     var streamsLimited: Bool
+    /// An FCM send succeeded on this connection: it advertises FCM's stream limit.
+    var fcmStreamsRaised = false
     var goawayLastStreamID: HTTP2StreamID?
     var delayedAnswers = 0
     var closing = false

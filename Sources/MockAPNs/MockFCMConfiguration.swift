@@ -34,12 +34,17 @@ public struct MockFCMConfiguration: Sendable, Hashable {
     /// Audiences accepted besides the mock's own token URL (e.g. Google's), for tests that
     /// sign with another `token_uri`. Defaults to none.
     public var extraAudiences: [String]
+    /// SETTINGS_MAX_CONCURRENT_STREAMS a connection gets once an authenticated `messages:send`
+    /// succeeds on it, as Google's front end advertises: 100. (Before that, the connection has
+    /// the mock's opening limit: 1 with `limitStreamsUntilFirstValidToken`.)
+    public var maxConcurrentStreams: Int
 
     public init(serviceAccounts: [MockFCMServiceAccount] = [], accessTokenLifetimeSeconds: Int64 = 3600,
-                tokenPath: String = "/token", extraAudiences: [String] = []) {
+                tokenPath: String = "/token", extraAudiences: [String] = [], maxConcurrentStreams: Int = 100) {
         self.serviceAccounts = serviceAccounts
         self.accessTokenLifetimeSeconds = accessTokenLifetimeSeconds
         self.tokenPath = tokenPath
         self.extraAudiences = extraAudiences
+        self.maxConcurrentStreams = maxConcurrentStreams
     }
 }

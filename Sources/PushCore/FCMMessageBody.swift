@@ -34,11 +34,21 @@ public enum FCMMessageBody {
     /// Whether `token` is a plausible registration token: 1 to 4096 characters of
     /// base64url (`A-Z a-z 0-9 - _`) and `:`, which need no JSON or URL escaping.
     public static func isValidToken(_ token: some StringProtocol) -> Bool {
-        let u = token.utf8
-        return !u.isEmpty && u.count <= 4096 && u.allSatisfy { c in
-            (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a)
+        // On the hot path of the worker (one call per FCM row) and of the mock: read the bytes
+        // in place when they are contiguous (a native String's are) instead of through the
+        // generic UTF8View iterator, which profiled at ~13 % of the mock's time.
+        if let valid = token.utf8.withContiguousStorageIfAvailable({ isValidToken(bytes: $0) }) { return valid }
+        return isValidToken(bytes: Array(token.utf8))
+    }
+
+    private static func isValidToken(bytes: some Collection<UInt8>) -> Bool {
+        guard !bytes.isEmpty, bytes.count <= 4096 else { return false }
+        for c in bytes {
+            let valid = (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a)
                 || c == UInt8(ascii: "-") || c == UInt8(ascii: "_") || c == UInt8(ascii: ":")
+            if !valid { return false }
         }
+        return true
     }
 
     /// Checks `payload` (a JSON object naming no target) and `token`.

@@ -279,6 +279,7 @@ public final class PushWorker: Sendable {
             }
             sender = try APNsSender(configuration: senderConfiguration, credential: credential, logger: senderLogger, onResults: onResults)
         case .fcm:
+            senderConfiguration.streamsPerConnection = configuration.fcmStreamsPerConnection
             let tokens = try fcmTokens(for: key.credential)
             sender = try APNsSender(configuration: senderConfiguration, fcm: tokens, logger: senderLogger, onResults: onResults)
         }

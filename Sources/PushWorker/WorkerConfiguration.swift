@@ -20,6 +20,10 @@ public struct WorkerConfiguration: Sendable {
     /// A base URL replacing `https://fcm.googleapis.com` (`PUSHQ_FCM_URL`), for a mock or a proxy.
     /// The OAuth token endpoint is the service account's `token_uri`. Defaults to nil.
     public var fcmBaseURL: String?
+    /// Requests in flight per HTTP/2 connection to FCM (`PUSHQ_FCM_STREAMS`). Defaults to 100,
+    /// the SETTINGS_MAX_CONCURRENT_STREAMS FCM's front end advertises: requests beyond the
+    /// server's limit would only wait inside libcurl, which walks them all on every step.
+    public var fcmStreamsPerConnection: Int
     /// `apns-topic` for rows whose `topic` is NULL (`PUSHQ_APNS_TOPIC`), suffix added per push type,
     /// unless their credential has a topic of its own in ``credentialTopics``.
     public var defaultTopic: String?
@@ -82,6 +86,7 @@ public struct WorkerConfiguration: Sendable {
         self.credentials = credentials
         self.fcmCredentials = [:]
         self.fcmBaseURL = nil
+        self.fcmStreamsPerConnection = 100
         self.defaultTopic = defaultTopic
         self.credentialTopics = [:]
         self.sender = sender
@@ -143,6 +148,7 @@ public struct WorkerConfiguration: Sendable {
         }
         if let v = try number("PUSHQ_CLAIM_BATCH", 1...10_000) { claimBatchSize = Int(v) }
         if let v = try number("PUSHQ_PREFETCH", 0...100_000) { prefetch = Int(v) }
+        if let v = try number("PUSHQ_FCM_STREAMS", 1...1000) { fcmStreamsPerConnection = Int(v) }
         if let v = try number("PUSHQ_LEASE_SECONDS", 1...86_400) { leaseSeconds = v }
         if let v = try number("PUSHQ_POLL_SECONDS", 0.01...3600) { pollSeconds = v }
         if let v = try number("PUSHQ_PAUSE_BASE_SECONDS", 0.01...86_400) { pauseBaseSeconds = v }
