@@ -10,7 +10,7 @@ import PushWorker
 
 struct Worker: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Claim notifications from PostgreSQL and send them to APNs until SIGINT/SIGTERM.",
+        abstract: "Claim notifications from PostgreSQL and send them to APNs and FCM until SIGINT/SIGTERM.",
         discussion: """
             Run as many workers as you like, on any hosts: they share the queue with \
             FOR UPDATE SKIP LOCKED and never send a row twice while healthy. A worker that dies \
@@ -25,8 +25,13 @@ struct Worker: AsyncParsableCommand {
             given back, and one worker probes it at growing intervals until it answers. An APNs that cannot \
             be reached at start is such an outage, not an error. `pushq status` shows holds and live workers.
 
+            Rows with provider 'fcm' go to Firebase Cloud Messaging (HTTP v1) with the FCM credential \
+            they name (PUSHQ_FCM_SERVICE_ACCOUNT_FILE for the default one, or "type": "fcm" entries in \
+            PUSHQ_CREDENTIALS_FILE); a worker sends only the providers it has credentials for.
+
             Tuning variables (defaults in brackets): PUSHQ_APNS_CONNECTIONS [2], PUSHQ_APNS_STREAMS [500] \
-            (streams in flight per connection; APNs allows 1000), PUSHQ_APNS_REQUEST_TIMEOUT [30], PUSHQ_APNS_CONNECT_TIMEOUT [10], \
+            (streams in flight per connection; APNs allows 1000), PUSHQ_FCM_STREAMS [100] (per FCM connection; \
+            FCM allows 100), PUSHQ_APNS_REQUEST_TIMEOUT [30], PUSHQ_APNS_CONNECT_TIMEOUT [10], \
             PUSHQ_CLAIM_BATCH [500], PUSHQ_PREFETCH [500], PUSHQ_LEASE_SECONDS [120], PUSHQ_POLL_SECONDS [1], \
             PUSHQ_RETRY_BASE_SECONDS [1], PUSHQ_RETRY_CAP_SECONDS [600], PUSHQ_PAUSE_BASE_SECONDS [30], \
             PUSHQ_PAUSE_CAP_SECONDS [900], PUSHQ_OUTAGE_PROBE_BASE_SECONDS [1], PUSHQ_OUTAGE_PROBE_CAP_SECONDS [45], \
