@@ -200,7 +200,6 @@ final class StreamSlot {
     /// The caller has checked ``APNsRequest/headerProblem``; every value then fits, and a
     /// value that still does not is reported the same way (`invalidHeader`).
     func load(_ request: APNsRequest) -> TransportFailure? {
-        var rc = CURLE_OK
         if provider == .apns {
             // URL: prefix + token + NUL.
             var token = request.deviceToken
@@ -211,9 +210,12 @@ final class StreamSlot {
                 return true
             }
             guard urlOK else { return TransportFailure(kind: .invalidHeader, message: "the device token is too long for a request path") }
-            rc = ccurl_easy_setopt_ptr(easy.handle, CURLOPT_URL, url.baseAddress)
-            guard rc == CURLE_OK else { return TransportFailure(kind: .other, code: Int32(rc.rawValue), message: curlMessage(rc)) }
         }
+        // Set for every request, FCM's fixed URL too: libcurl 7.88 handles a reused handle whose
+        // URL was set once about 2x slower (sender-bench --fcm, 1 x 1000 streams: 1900 → 3600
+        // req/s, 350 → 270 µs CPU per request).
+        var rc = ccurl_easy_setopt_ptr(easy.handle, CURLOPT_URL, url.baseAddress)
+        guard rc == CURLE_OK else { return TransportFailure(kind: .other, code: Int32(rc.rawValue), message: curlMessage(rc)) }
 
         // Body: copied into the slot's buffer, which libcurl reads during the transfer.
         let count = request.payload.count
@@ -234,12 +236,7 @@ final class StreamSlot {
         responseBody.removeAll(keepingCapacity: true)
         errorBuffer[0] = 0
         if provider == .fcm {
-            // FCM's headers are fixed but for the bearer token, which the connection writes. The
-            // URL is the same for every message, but set again for each: libcurl 7.88 handles a
-            // reused handle whose URL was set once about 2x slower (sender-bench --fcm, 1 x 1000
-            // streams: 1900 → 3600 req/s, 350 → 270 µs CPU per request).
-            rc = ccurl_easy_setopt_ptr(easy.handle, CURLOPT_URL, url.baseAddress)
-            guard rc == CURLE_OK else { return TransportFailure(kind: .other, code: Int32(rc.rawValue), message: curlMessage(rc)) }
+            // FCM's headers are fixed but for the bearer token, which the connection writes.
             responseRetryAfter.removeAll(keepingCapacity: true)
             self.request = request
             return nil
