@@ -119,6 +119,26 @@ struct FCMEndToEndTests {
         }
     }
 
+    @Test("an FCM row the table's checks would refuse (written around them) ends failed/InvalidPayload, nothing sent; the rest go out")
+    func invalidPayload() async throws {
+        try await TestDatabase.withConnection { db in
+            try await withMock { mock, mockURL in
+                let t = { (i: Int) in Self.token(i, "v") }
+                // As a producer could have written before the check existed: a payload naming its own target.
+                try await db.query("ALTER TABLE pushq.notifications DROP CONSTRAINT notifications_fcm_payload_target")
+                let bad = try await Self.insertFCM(db, t(0), payload: #"{"token":"someone-else","data":{"k":"v"}}"#)
+                let good = try await Self.insertFCM(db, t(1))
+                let configuration = try await Self.configuration(db, mockURL: mockURL)
+                try await withWorker(configuration) { _ in
+                    try await waitUntilAllFinal(db, timeout: .seconds(30))
+                }
+                #expect(try await Self.final(db, bad) == Final(status: "failed", reason: "InvalidPayload", http: nil, attempts: 1))
+                #expect(try await Self.final(db, good) == Final(status: "sent", reason: nil, http: 200, attempts: 1))
+                #expect(mock.fcmRequests().filter { $0.endpoint == "send" }.map(\.registrationToken) == [t(1)])
+            }
+        }
+    }
+
     @Test("QUOTA_EXCEEDED holds the whole FCM credential for Retry-After, attempts given back; then everything goes out")
     func quota() async throws {
         try await TestDatabase.withConnection { db in
