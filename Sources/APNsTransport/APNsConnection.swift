@@ -164,7 +164,17 @@ final class APNsConnection: @unchecked Sendable {
         }
         multiUsed = true
         let nowSeconds = Int64(time(nil))
+        // Read after the token above, which may have waited for an exchange.
+        let startingAt = monotonicNanoseconds()
         for (i, request) in work.enumerated() {
+            if let deadline = request.startDeadline, startingAt >= deadline {
+                // Waited so long for a stream that the caller's lease could run out before an
+                // answer: never started, handed back (another claim may take the row then).
+                var response = emptyResponse(for: request)
+                response.deadlinePassed = true
+                results.append(response)
+                continue
+            }
             if let expiration = request.expiration, expiration > 0, expiration <= nowSeconds {
                 // Waited past its expires_at for a stream: never sent late (0 is APNs' "do not store").
                 var response = emptyResponse(for: request)

@@ -32,12 +32,22 @@ public struct APNsRequest: Sendable {
     public var collapseID: String?
     /// `apns-id`: a lowercase canonical UUID, the same for every attempt.
     public var apnsID: String
+    /// The caller's id for this claim of the row (its lease); copied to the response, so that an
+    /// answer is matched to the claim that sent it when the same row is claimed again.
+    public var claim: Int64
+    /// A monotonic time (``monotonicNanoseconds()``) after which the request must not start:
+    /// the caller's lease on the row ends soon after. A request still waiting for a stream then
+    /// comes back unsent, ``APNsResponse/deadlinePassed``. Nil for no deadline.
+    public var startDeadline: Int64?
     /// FCM: times the sender resent this request itself after a 401 (a new access token).
     var fcmResends = 0
 
     public init(tag: Int64, deviceToken: String, payload: [UInt8], pushType: PushType, topic: String,
-                priority: Int, expiration: Int64? = nil, collapseID: String? = nil, apnsID: String) {
+                priority: Int, expiration: Int64? = nil, collapseID: String? = nil, apnsID: String,
+                claim: Int64 = 0, startDeadline: Int64? = nil) {
         self.tag = tag
+        self.claim = claim
+        self.startDeadline = startDeadline
         self.deviceToken = deviceToken
         self.payload = payload
         self.pushType = pushType
@@ -70,6 +80,9 @@ public struct APNsResponse: Sendable {
     public var token: TokenUse?
     /// The request's `expiration` had passed when a stream came free: it was never sent.
     public var expiredBeforeSending = false
+    /// The request's ``APNsRequest/startDeadline`` had passed when a stream came free: it was
+    /// never sent, and is the caller's to give back (this is no answer).
+    public var deadlinePassed = false
     /// How long the answered request took (libcurl's total time, from the moment it was
     /// handed to its connection to the end of the answer), in nanoseconds; 0 without an answer.
     public var durationNanoseconds: Int64 = 0

@@ -2,8 +2,9 @@
 import Glibc
 #endif
 
-/// Nanoseconds on the monotonic clock (for deadlines, idle times and staggering).
-func monotonicNanoseconds() -> Int64 {
+/// Nanoseconds on the monotonic clock (for deadlines, idle times and staggering), the clock
+/// of ``APNsRequest/startDeadline``.
+public func monotonicNanoseconds() -> Int64 {
     var ts = timespec()
     clock_gettime(CLOCK_MONOTONIC, &ts)
     return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)

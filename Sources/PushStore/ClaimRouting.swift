@@ -21,8 +21,11 @@ struct ClaimRouting {
         }
     }
 
+    /// A worker with the `default` credential claims the rows whose `credential` is NULL and
+    /// those that name `'default'` literally (`pushq send --credential default` writes that):
+    /// both are the default credential everywhere else too (status, holds, metrics).
     var parameters: [(any PGParameter)?] {
-        [apns.filter { $0 != "default" }, apns.contains("default"), fcm.filter { $0 != "default" }, fcm.contains("default")]
+        [apns, apns.contains("default"), fcm, fcm.contains("default")]
     }
 
     /// The condition over `n`, its parameters numbered from `first`.

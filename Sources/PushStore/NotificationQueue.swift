@@ -47,6 +47,9 @@ public struct ClaimedRow: Sendable {
     public var credential: String
     /// `attempts` including the one this claim started.
     public var attempts: Int
+    /// `locked_until` of this claim in microseconds since the epoch (0 unless held): with
+    /// ``attempts`` the fence of its write-back, unique to this claim of the row.
+    public var lease: Int64
     public var maxAttempts: Int
     /// `last_reason` before this claim (the previous attempt's).
     public var lastReason: String?
@@ -57,6 +60,9 @@ public struct RowCompletion: Sendable {
     public var id: Int64
     /// The `attempts` value the row had when this worker claimed it (the fence).
     public var attempt: Int
+    /// The claim's ``ClaimedRow/lease`` (the fence, with ``attempt``): an answer is recorded
+    /// only under the claim that sent it, even if the same worker claimed the row again.
+    public var lease: Int64
     public var disposition: Disposition
     /// `last_status`: the HTTP status, nil when none came.
     public var httpStatus: Int?
@@ -65,13 +71,31 @@ public struct RowCompletion: Sendable {
     /// `fcm_message_name`: the `name` FCM answered a 200 with (`projects/…/messages/…`).
     public var messageName: String?
 
-    public init(id: Int64, attempt: Int, disposition: Disposition, httpStatus: Int?, apnsUniqueID: UUID?, messageName: String? = nil) {
+    public init(id: Int64, attempt: Int, lease: Int64, disposition: Disposition, httpStatus: Int?, apnsUniqueID: UUID?,
+                messageName: String? = nil) {
         self.id = id
         self.attempt = attempt
+        self.lease = lease
         self.disposition = disposition
         self.httpStatus = httpStatus
         self.apnsUniqueID = apnsUniqueID
         self.messageName = messageName
+    }
+
+    /// The claim this answers.
+    public var claim: RowClaim { RowClaim(id: id, attempt: attempt, lease: lease) }
+}
+
+/// One claim of one row: its id and its fence (``ClaimedRow/attempts``, ``ClaimedRow/lease``).
+public struct RowClaim: Sendable, Hashable {
+    public var id: Int64
+    public var attempt: Int
+    public var lease: Int64
+
+    public init(id: Int64, attempt: Int, lease: Int64) {
+        self.id = id
+        self.attempt = attempt
+        self.lease = lease
     }
 }
 
@@ -186,6 +210,7 @@ extension PGConnection {
                 environment: provider == .fcm ? .production : environment ?? defaultEnvironment,
                 credential: result.string(r, 11) ?? "",
                 attempts: try result.decode(Int.self, r, 12) ?? 0,
+                lease: try result.decode(Int64.self, r, 16) ?? 0,
                 maxAttempts: try result.decode(Int.self, r, 13) ?? 1,
                 lastReason: result.string(r, 14)))
         }
@@ -215,7 +240,7 @@ extension PGConnection {
             completions.map(\.id), completions.map(\.attempt), completions.map(\.disposition.status.rawValue),
             completions.map(\.httpStatus), completions.map(\.disposition.reason), completions.map(\.apnsUniqueID),
             completions.map(\.disposition.retryDelay), completions.map(\.disposition.refundsAttempt), workerID,
-            completions.map(\.messageName),
+            completions.map(\.messageName), completions.map(\.lease),
         ]
         let hasRows = !completions.isEmpty
         // ON CONFLICT may touch a row once per statement: one invalidation per (token, environment,
@@ -264,19 +289,21 @@ extension PGConnection {
         }
     }
 
-    /// Gives back rows this worker claimed but never handed to APNs (shutdown): back to
-    /// `queued` (or `retrying` if an earlier attempt was made), attempt refunded, lease dropped.
-    /// Fenced like ``complete(_:invalidations:throttles:holds:resumed:workerID:)``.
+    /// Gives back rows this worker claimed but never handed to a provider (shutdown, a lease
+    /// about to run out while the row waited for a stream, a sender that cannot be built): back
+    /// to `queued` (or `retrying` if an earlier attempt was made), attempt refunded, lease
+    /// dropped, due at once. Fenced like ``complete(_:invalidations:throttles:holds:resumed:workerID:)``.
     @discardableResult
-    public func release(ids: [Int64], attempts: [Int], workerID: String) throws(PGError) -> Int {
-        guard !ids.isEmpty else { return 0 }
+    public func release(_ rows: [RowClaim], workerID: String) throws(PGError) -> Int {
+        guard !rows.isEmpty else { return 0 }
         return try query("""
             UPDATE pushq.notifications n
                SET status = CASE WHEN n.attempts <= 1 THEN 'queued' ELSE 'retrying' END,
                    attempts = n.attempts - 1, locked_by = NULL, locked_until = NULL
-              FROM unnest($1::bigint[], $2::integer[]) AS u(id, attempt)
+              FROM unnest($1::bigint[], $2::integer[], $4::bigint[]) AS u(id, attempt, lease)
              WHERE n.id = u.id AND n.status = 'sending' AND n.locked_by = $3 AND n.attempts = u.attempt
-            """, [ids, attempts, workerID]).affectedRows
+               AND (extract(epoch FROM n.locked_until) * 1000000)::bigint = u.lease
+            """, [rows.map(\.id), rows.map(\.attempt), workerID, rows.map(\.lease)]).affectedRows
     }
 
     static let claimSQL = """
@@ -286,6 +313,7 @@ extension PGConnection {
              WHERE n.status IN ('queued', 'retrying')
                AND n.scheduled_at <= now()
                \(ClaimRouting.sql(from: 5))
+               \(knownRowsSQL)
                /*FILTER*/
              ORDER BY n.scheduled_at, n.id
              LIMIT $1
@@ -296,12 +324,16 @@ extension PGConnection {
              WHERE n.status = 'sending'
                AND n.locked_until < now()
                \(ClaimRouting.sql(from: 5))
+               \(knownRowsSQL)
                /*FILTER*/
              ORDER BY n.locked_until
              LIMIT $1
                FOR UPDATE SKIP LOCKED
         ), picked AS MATERIALIZED (
             SELECT n.id,
+                   -- A lease that ran out for the first time in a row: the attempt it counted is given
+                   -- back (its worker may have died before sending); a second one in a row counts.
+                   CASE WHEN n.status = 'sending' AND n.last_reason IS DISTINCT FROM 'LeaseExpired' THEN 1 ELSE 0 END AS refund,
                    CASE WHEN n.expires_at <= now() THEN 'expired'
                         WHEN n.provider = 'fcm' AND EXISTS (
                                  SELECT 1 FROM pushq.devices d
@@ -314,7 +346,8 @@ extension PGConnection {
                                     AND d.environment = COALESCE(n.environment, $4)
                                     AND d.provider = 'apns'
                                     AND pushq.token_is_invalid(d.registered_at, d.invalidated_at)) THEN 'failed'
-                        WHEN n.attempts >= n.max_attempts THEN 'exhausted'
+                        WHEN n.attempts - CASE WHEN n.status = 'sending' AND n.last_reason IS DISTINCT FROM 'LeaseExpired' THEN 1 ELSE 0 END
+                             >= n.max_attempts THEN 'exhausted'
                         WHEN n.provider = 'apns' AND EXISTS (
                                  SELECT 1 FROM pushq.token_throttles t
                                   WHERE t.device_token = lower(n.device_token)
@@ -327,12 +360,13 @@ extension PGConnection {
         UPDATE pushq.notifications n
            SET status       = CASE p.verdict WHEN 'sending' THEN 'sending' WHEN 'expired' THEN 'expired'
                                              WHEN 'throttled' THEN 'retrying' ELSE 'failed' END,
-               attempts     = n.attempts + CASE WHEN p.verdict = 'sending' THEN 1 ELSE 0 END,
+               attempts     = n.attempts + CASE WHEN p.verdict = 'sending' THEN 1 ELSE 0 END - CASE WHEN p.verdict = 'exhausted' THEN 0 ELSE p.refund END,
                locked_by    = CASE WHEN p.verdict = 'sending' THEN $2 END,
                locked_until = CASE WHEN p.verdict = 'sending' THEN now() + $3 * interval '1 second' END,
                last_reason  = CASE p.verdict WHEN 'failed' THEN 'TokenInvalidated'
                                              WHEN 'exhausted' THEN CASE WHEN n.status = 'sending' THEN 'LeaseExpired'
                                                                         ELSE COALESCE(n.last_reason, 'AttemptsExhausted') END
+                                             WHEN 'sending' THEN CASE WHEN n.status = 'sending' THEN 'LeaseExpired' ELSE n.last_reason END
                                              ELSE n.last_reason END,
                scheduled_at = CASE WHEN p.verdict <> 'throttled' THEN n.scheduled_at
                                    ELSE (SELECT max(t.until) FROM pushq.token_throttles t
@@ -346,8 +380,14 @@ extension PGConnection {
                   n.topic, n.push_type, n.priority,
                   CASE WHEN isfinite(n.expires_at) THEN floor(extract(epoch FROM n.expires_at))::bigint END,
                   n.collapse_id, n.apns_id, COALESCE(n.environment, $4), COALESCE(n.credential, 'default'),
-                  n.attempts, n.max_attempts, n.last_reason, n.provider
+                  n.attempts, n.max_attempts, n.last_reason, n.provider,
+                  (extract(epoch FROM n.locked_until) * 1000000)::bigint
         """
+
+    /// Rows this version can read: an APNs row's `push_type` must be one it knows. A row of a
+    /// push type added by a newer schema waits for a newer worker instead of being ended here.
+    static let knownRowsSQL = "AND (n.provider <> 'apns' OR n.push_type IN ("
+        + PushType.allCases.map { "'\($0.rawValue)'" }.joined(separator: ", ") + "))"
 
     static let completeSQL = """
         UPDATE pushq.notifications n
@@ -365,9 +405,10 @@ extension PGConnection {
                locked_by = NULL,
                locked_until = NULL
           FROM unnest($1::bigint[], $2::integer[], $3::text[], $4::smallint[], $5::text[], $6::uuid[], $7::float8[], $8::boolean[],
-                      $10::text[])
-               AS u(id, attempt, status, http, reason, unique_id, delay, refund, message_name)
+                      $10::text[], $11::bigint[])
+               AS u(id, attempt, status, http, reason, unique_id, delay, refund, message_name, lease)
          WHERE n.id = u.id AND n.status = 'sending' AND n.locked_by = $9 AND n.attempts = u.attempt
+           AND (extract(epoch FROM n.locked_until) * 1000000)::bigint = u.lease
         """
 
     static let invalidateSQL = """

@@ -60,12 +60,12 @@ extension PushWorker {
                 continue
             }
             let scope = ClaimScope(credentials: credentials, fcmCredentials: fcmCredentials, held: holds.map(\.endpoint))
-            let rows: [ClaimedRow]
+            let claimed: Claim
             do {
                 let started = ContinuousClock.now
-                rows = try await claim(connection, limit: limit, scope)
+                claimed = try await claim(connection, limit: limit, scope)
                 let took = (ContinuousClock.now - started).components
-                metrics.claimed(rows: rows.count, nanoseconds: took.seconds * 1_000_000_000 + took.attoseconds / 1_000_000_000)
+                metrics.claimed(rows: claimed.rows.count, nanoseconds: took.seconds * 1_000_000_000 + took.attoseconds / 1_000_000_000)
             } catch where StatementFailure(sqlState: error.sqlState) == .deterministic {
                 let (end, lastError) = await hunt(after: error, limit: limit, scope, connection)
                 if case .giveUp(let why) = end {
@@ -82,8 +82,8 @@ extension PushWorker {
                 backoff = 0.1
             }
             databaseAnswered(true)
-            dispatch(rows)
-            if rows.count < limit {
+            dispatch(claimed)
+            if claimed.rows.count < limit {
                 // The queue is drained for now: wait for a NOTIFY, a short retry, or the poll.
                 await workWake.wait(timeout: poll)
             }
@@ -100,22 +100,22 @@ extension PushWorker {
             let seconds = policy.interval(h.kind, probes: h.failures, unitRandom: { Double.random(in: 0..<1) })
             guard try await connection.takeProbe(h.endpoint, failures: h.failures, seconds: seconds, workerID: configuration.workerID) else { continue }
             let scope = ClaimScope(credentials: credentials, fcmCredentials: fcmCredentials, only: h.endpoint)
-            let rows: [ClaimedRow]
+            let claimed: Claim
             do {
-                rows = try await claim(connection, limit: policy.probeRows(h.kind), scope)
+                claimed = try await claim(connection, limit: policy.probeRows(h.kind), scope)
             } catch {
                 guard StatementFailure(sqlState: error.sqlState) == .deterministic else { throw error }
                 if case .giveUp = await hunt(after: error, limit: policy.probeRows(h.kind), scope, connection).end { throw error }
                 continue
             }
-            if rows.contains(where: { $0.verdict == .send }) {
+            if claimed.rows.contains(where: { $0.verdict == .send }) {
                 logger.info("probing a held endpoint", metadata: [
                     "apns.credential": "\(h.endpoint.credential)", "apns.environment": "\(h.endpoint.channel)",
                     "hold.kind": "\(h.kind.rawValue)", "hold.reason": "\(h.reason)", "hold.probe": "\(h.failures)",
                     "hold.next_probe_seconds": "\(Int(seconds.rounded()))"])
-                dispatch(rows, probe: true)
+                dispatch(claimed, probe: true)
             } else {
-                dispatch(rows, probe: true)
+                dispatch(claimed, probe: true)
                 try await connection.liftIdleHold(h.endpoint, failures: h.failures + 1)
                 logger.info("hold lifted: no notifications waiting to probe it with", metadata: [
                     "apns.credential": "\(h.endpoint.credential)", "apns.environment": "\(h.endpoint.channel)",
@@ -124,8 +124,14 @@ extension PushWorker {
         }
     }
 
-    /// Hands claimed rows to their senders, in one batch per sender.
-    func dispatch(_ rows: [ClaimedRow], probe: Bool = false) {
+    /// Hands claimed rows to their senders, in one batch per sender, each request with the
+    /// claim's lease and send-by time.
+    ///
+    /// A sender that cannot be built (its credential's files changed since start, say) holds its
+    /// endpoint like a rejected credential, with the error as the hold's message, and its rows
+    /// are given back with their attempts: the hold's probe tries to build it again.
+    func dispatch(_ claim: Claim, probe: Bool = false) {
+        let rows = claim.rows
         guard !rows.isEmpty else { return }
         metrics.endedByClaim(rows)
         var batches: [Endpoint: [APNsRequest]] = [:]
@@ -136,12 +142,13 @@ extension PushWorker {
         var unsendable = 0
         for row in rows where row.verdict == .send || row.verdict == .unreadable {
             let key = Endpoint(credential: row.credential, environment: row.environment, provider: row.provider)
-            held.append((row.id, Held(attempt: row.attempts, maxAttempts: row.maxAttempts, endpoint: key, deviceToken: row.deviceToken,
+            held.append((row.id, Held(attempt: row.attempts, lease: row.lease, maxAttempts: row.maxAttempts, endpoint: key, deviceToken: row.deviceToken,
                                       lastReason: row.lastReason, isProbe: probe)))
             if row.verdict == .unreadable {
                 logger.error("a notification's push_type or environment is unknown to this version of pushq; ended failed/InvalidRow",
                              metadata: ["notification.id": "\(row.id)"])
-                local.append(RowCompletion(id: row.id, attempt: row.attempts, disposition: Disposition(status: .failed, reason: "InvalidRow"),
+                local.append(RowCompletion(id: row.id, attempt: row.attempts, lease: row.lease,
+                                           disposition: Disposition(status: .failed, reason: "InvalidRow"),
                                            httpStatus: nil, apnsUniqueID: nil))
                 unreadable += 1
                 continue
@@ -152,12 +159,13 @@ extension PushWorker {
                 case .success(let body):
                     batches[key, default: []].append(APNsRequest(
                         tag: row.id, deviceToken: row.deviceToken, payload: body, pushType: .alert, topic: "",
-                        priority: 10, expiration: row.expiresAt, collapseID: nil, apnsID: row.apnsID))
+                        priority: 10, expiration: row.expiresAt, collapseID: nil, apnsID: row.apnsID,
+                        claim: row.lease, startDeadline: claim.sendBy))
                 case .failure(let problem):
                     // The table's constraints keep such rows out; this guards rows written around them.
                     logger.error("an FCM notification cannot be sent as it is; ended failed/InvalidPayload",
                                  metadata: ["notification.id": "\(row.id)", "problem": "\(problem)"])
-                    local.append(RowCompletion(id: row.id, attempt: row.attempts,
+                    local.append(RowCompletion(id: row.id, attempt: row.attempts, lease: row.lease,
                                                disposition: Disposition(status: .failed, reason: "InvalidPayload"),
                                                httpStatus: nil, apnsUniqueID: nil))
                     unsendable += 1
@@ -165,7 +173,7 @@ extension PushWorker {
                 continue
             }
             guard let topic = row.topic ?? configuration.topic(credential: row.credential, pushType: row.pushType) else {
-                local.append(RowCompletion(id: row.id, attempt: row.attempts,
+                local.append(RowCompletion(id: row.id, attempt: row.attempts, lease: row.lease,
                                            disposition: Disposition(status: .failed, reason: "MissingTopic"),
                                            httpStatus: nil, apnsUniqueID: nil))
                 continue
@@ -173,7 +181,7 @@ extension PushWorker {
             batches[key, default: []].append(APNsRequest(
                 tag: row.id, deviceToken: row.deviceToken, payload: row.payload, pushType: row.pushType,
                 topic: topic, priority: row.priority ?? row.pushType.defaultPriority, expiration: row.expiresAt,
-                collapseID: row.collapseID, apnsID: row.apnsID))
+                collapseID: row.collapseID, apnsID: row.apnsID, claim: row.lease, startDeadline: claim.sendBy))
         }
         if local.count > unreadable + unsendable {
             logger.error("notifications without a topic: set PUSHQ_APNS_TOPIC, the credential's topic or the rows' topic column",
@@ -189,11 +197,15 @@ extension PushWorker {
             do {
                 try sender(for: key).submit(requests)
             } catch {
-                // Only a sender that cannot be built gets here (e.g. a credential file gone
-                // since start): the rows wait for the lease to run out rather than fail.
-                logger.error("cannot send; rows left to their lease", metadata: [
-                    "apns.credential": "\(key.credential)", "apns.environment": "\(key.channel)", "error": "\(error)"])
-                state.withLock { s in for r in requests { s.held[r.tag] = nil } }
+                // Only a sender that cannot be built gets here (e.g. a credential file changed
+                // since start): hold the endpoint, give the rows back, let the probe try again.
+                let hold = HoldRequest(endpoint: key, kind: .credential, reason: "SenderUnavailable",
+                                       message: "cannot send with credential \(key.credential) (\(key.channel)): \(error); its notifications wait")
+                state.withLock { s in
+                    s.releases += requests.map { RowClaim(id: $0.tag, attempt: s.held[$0.tag]?.attempt ?? 0, lease: $0.claim) }
+                    s.senderHolds.append(hold)
+                }
+                completeWake.signal()
             }
         }
     }
@@ -209,12 +221,12 @@ extension PushWorker {
             for await batch in group { unsent += batch }
         }
         guard !unsent.isEmpty else { return }
-        let attempts = state.withLock { s in unsent.map { s.held[$0.tag]?.attempt ?? -1 } }
+        let claims = state.withLock { s in unsent.map { RowClaim(id: $0.tag, attempt: s.held[$0.tag]?.attempt ?? -1, lease: $0.claim) } }
         while !databaseGivenUp {
             do {
-                let n = try await connection.release(ids: unsent.map(\.tag), attempts: attempts, workerID: configuration.workerID)
+                let n = try await connection.release(claims, workerID: configuration.workerID)
                 state.withLock { s in
-                    for r in unsent { s.held[r.tag] = nil }
+                    for r in unsent where s.held[r.tag]?.lease == r.claim { s.held[r.tag] = nil }
                     s.stats.released += n
                 }
                 logger.info("released rows never sent", metadata: ["notifications": "\(n)"])
@@ -229,7 +241,7 @@ extension PushWorker {
         }
         logger.error("cannot release unsent rows; they return to the queue when their lease runs out",
                      metadata: ["notifications": "\(unsent.count)"])
-        state.withLock { s in for r in unsent { s.held[r.tag] = nil } }
+        state.withLock { s in for r in unsent where s.held[r.tag]?.lease == r.claim { s.held[r.tag] = nil } }
     }
 
     /// Waits for the insert trigger's NOTIFY and wakes the claim loop.

@@ -1,3 +1,4 @@
+import APNsTransport
 import Logging
 import PushCore
 import PushStore
@@ -13,14 +14,26 @@ struct ClaimScope: Sendable {
     var isProbe: Bool { only != nil }
 }
 
+/// Rows of one claim statement, and when they must have started to be sent.
+struct Claim: Sendable {
+    var rows: [ClaimedRow]
+    /// ``monotonicNanoseconds()`` after which a row not yet handed to a stream is given back:
+    /// the claim's start plus ``WorkerConfiguration/sendWindowSeconds``, so that every request
+    /// ends (answered or timed out) before the lease the database granted runs out.
+    var sendBy: Int64
+}
+
 extension PushWorker {
     /// Claims with `scope`'s filters, as this worker.
     func claim(_ connection: PGConnection, limit: Int, _ scope: ClaimScope, row: Int64? = nil,
-               excluding: [Int64] = []) async throws(PGError) -> [ClaimedRow] {
-        try await connection.claim(limit: limit, workerID: configuration.workerID, leaseSeconds: configuration.leaseSeconds,
+               excluding: [Int64] = []) async throws(PGError) -> Claim {
+        // Before the statement: the lease runs from the database's now() inside it, never earlier.
+        let startedAt = monotonicNanoseconds()
+        let rows = try await connection.claim(limit: limit, workerID: configuration.workerID, leaseSeconds: configuration.leaseSeconds,
                                    credentials: scope.credentials, fcmCredentials: scope.fcmCredentials,
                                    defaultEnvironment: configuration.sender.environment,
                                    held: scope.held, only: scope.only, row: row, excluding: excluding)
+        return Claim(rows: rows, sendBy: startedAt + Int64(configuration.sendWindowSeconds * 1e9))
     }
 
     /// After a claim of `limit` rows failed on data (SQLSTATE class 22 or 23), carries out a
@@ -40,29 +53,30 @@ extension PushWorker {
             do throws(PGError) {
                 switch hunt.next {
                 case .claim(let limit):
-                    let rows = try await claim(connection, limit: limit, scope)
-                    dispatch(rows, probe: scope.isProbe)
-                    hunt.claimed(rows: rows.count)
+                    let claimed = try await claim(connection, limit: limit, scope)
+                    dispatch(claimed, probe: scope.isProbe)
+                    hunt.claimed(rows: claimed.rows.count)
                 case .findHeads(let excluding):
                     hunt.found(try await connection.claimHeads(credentials: scope.credentials, fcmCredentials: scope.fcmCredentials,
                                                                defaultEnvironment: configuration.sender.environment,
                                                                held: scope.held, only: scope.only, excluding: excluding))
                 case .claimRow(let id):
-                    let rows = try await claim(connection, limit: 1, scope, row: id)
-                    dispatch(rows, probe: scope.isProbe)
-                    hunt.claimed(rows: rows.count)
+                    let claimed = try await claim(connection, limit: 1, scope, row: id)
+                    dispatch(claimed, probe: scope.isProbe)
+                    hunt.claimed(rows: claimed.rows.count)
                 case .claimOther(let excluding):
-                    let rows = try await claim(connection, limit: 1, scope, excluding: excluding)
-                    dispatch(rows, probe: scope.isProbe)
-                    hunt.claimed(rows: rows.count)
+                    let claimed = try await claim(connection, limit: 1, scope, excluding: excluding)
+                    dispatch(claimed, probe: scope.isProbe)
+                    hunt.claimed(rows: claimed.rows.count)
                 case .claimLast(let excluding):
-                    var rows: [ClaimedRow] = []
+                    var count = 0
                     if let id = try await connection.lastDue(credentials: scope.credentials, fcmCredentials: scope.fcmCredentials, defaultEnvironment: configuration.sender.environment,
                                                              held: scope.held, only: scope.only, excluding: excluding) {
-                        rows = try await claim(connection, limit: 1, scope, row: id)
-                        dispatch(rows, probe: scope.isProbe)
+                        let claimed = try await claim(connection, limit: 1, scope, row: id)
+                        dispatch(claimed, probe: scope.isProbe)
+                        count = claimed.rows.count
                     }
-                    hunt.claimed(rows: rows.count)
+                    hunt.claimed(rows: count)
                 case .isolate(let suspects):
                     let ended = Set(try await connection.endClaimErrors(ids: suspects.map(\.id)))
                     for s in suspects where ended.contains(s.id) {

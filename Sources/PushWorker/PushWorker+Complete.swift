@@ -69,16 +69,20 @@ extension PushWorker {
                 let (senders, fcmTokens) = state.withLock { ($0.senders, $0.fcmTokens) }
                 metrics.sample(senders, tokenManagers: tokenManagers, fcmTokens: fcmTokens)
             }
-            let (answers, local, held, localHeld, finished) = state.withLock { s -> ([APNsResponse], [RowCompletion], [Held?], [Held?], Bool) in
-                let answers = s.answers
+            let (taken, local, held, localHeld, finished) = state.withLock { s -> (Taken, [RowCompletion], [Held?], [Held?], Bool) in
+                let taken = Taken(taking: &s)
                 let local = s.local
-                s.answers.removeAll(keepingCapacity: true)
                 s.local.removeAll()
-                let held = answers.map { s.held[$0.tag] }
+                // An answer is this claim's only if it carries the claim's lease: the row may have
+                // been claimed again since (its lease ran out), and then the older answer is dropped.
+                let held = taken.answers.map { a in s.held[a.tag].flatMap { $0.lease == a.request.claim ? $0 : nil } }
                 let localHeld = metrics.isEnabled ? local.map { s.held[$0.id] } : []
-                return (answers, local, held, localHeld, s.claimingDone && s.held.isEmpty)
+                return (taken, local, held, localHeld, s.claimingDone && s.held.isEmpty)
             }
-            if answers.isEmpty && local.isEmpty {
+            let answers = taken.answers
+            if !taken.releases.isEmpty { await giveBack(taken.releases, connection) }
+            if answers.isEmpty && local.isEmpty && taken.holds.isEmpty {
+                if !taken.releases.isEmpty { continue }
                 if finished { return }
                 if let since = state.withLock({ $0.claimingDoneAt }),
                    ContinuousClock.now - since > .milliseconds(Int((configuration.shutdownSeconds + 5) * 1000)) {
@@ -92,6 +96,8 @@ extension PushWorker {
                 continue
             }
             var batch = decide(answers, held: held, decider: &decider)
+            let policy = configuration.holdPolicy
+            batch.holds += taken.holds.map { ($0, policy.interval($0.kind, probes: 0, unitRandom: { Double.random(in: 0..<1) })) }
             batch.completions += local
             batch.failed += local.count
             if metrics.isEnabled {
@@ -118,7 +124,7 @@ extension PushWorker {
                 if !batch.holds.isEmpty || !(written?.lifted.isEmpty ?? true) { s.holdsChanged = true }
                 // Only the claim this answer belongs to: after a partition longer than the lease,
                 // this worker may hold the same row again under a newer attempt.
-                for c in batch.completions where s.held[c.id]?.attempt == c.attempt { s.held[c.id] = nil }
+                for c in batch.completions where s.held[c.id]?.lease == c.lease { s.held[c.id] = nil }
                 s.stats.sent += batch.sent
                 s.stats.retried += batch.retried
                 s.stats.failed += batch.failed
@@ -161,7 +167,7 @@ extension PushWorker {
                 batch.counted.append(entry)
                 metrics.answered(nanoseconds: answer.durationNanoseconds)
             }
-            batch.completions.append(RowCompletion(id: answer.tag, attempt: h.attempt, disposition: d, httpStatus: answer.status,
+            batch.completions.append(RowCompletion(id: answer.tag, attempt: h.attempt, lease: h.lease, disposition: d, httpStatus: answer.status,
                                                    apnsUniqueID: answer.apnsUniqueID.flatMap { UUID(uuidString: $0) },
                                                    messageName: answer.fcmMessageName))
             switch d.status {

@@ -61,7 +61,7 @@ extension PushWorker {
                 var metadata: Logger.Metadata = [
                     "notification.id": "\(c.id)", "notification.status": "\(c.disposition.status.rawValue)",
                     "pg.sqlstate": "\((errors[i] as? PGError)?.sqlState ?? "")", "error": "\(error)"]
-                switch await settle(&failures, { try await connection.endWriteBackError(id: c.id, attempt: c.attempt, workerID: workerID) }) {
+                switch await settle(&failures, { try await connection.endWriteBackError(c.claim, workerID: workerID) }) {
                 case .success(true):
                     logger.error("a notification's answer could not be recorded; ended failed/WriteBackError", metadata: metadata)
                     ended.append(i)

@@ -29,6 +29,8 @@ public final class PushWorker: Sendable {
     /// A row this worker holds (claimed, not yet written back).
     struct Held: Sendable {
         var attempt: Int
+        /// The claim's lease (``ClaimedRow/lease``): answers of an older claim of the row are not this one's.
+        var lease: Int64
         var maxAttempts: Int
         var endpoint: Endpoint
         var deviceToken: String
@@ -42,6 +44,11 @@ public final class PushWorker: Sendable {
         var held: [Int64: Held] = [:]
         var answers: [APNsResponse] = []
         var local: [RowCompletion] = []
+        /// Rows to give back unsent (attempt refunded): their sender could not be built, or their
+        /// lease would have run out before an answer.
+        var releases: [RowClaim] = []
+        /// Endpoints to hold whose senders cannot be built, written by the complete loop.
+        var senderHolds: [HoldRequest] = []
         /// Senders are per endpoint: tokens belong to one environment, and one connection never mixes keys.
         var senders: [Endpoint: APNsSender] = [:]
         /// The access tokens of each FCM credential, shared by its sender.

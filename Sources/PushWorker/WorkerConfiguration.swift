@@ -136,8 +136,22 @@ public struct WorkerConfiguration: Sendable {
             + fcmCredentials.keys.sorted().map { Endpoint.fcm($0) }
     }
 
-    /// Rows in flight plus claimed ahead: the most rows this worker holds at once.
-    public var holdLimit: Int { sender.connections * sender.streamsPerConnection + prefetch }
+    /// Rows in flight plus claimed ahead: the most rows this worker holds at once. The window
+    /// is the larger of APNs' and (with FCM credentials) FCM's.
+    public var holdLimit: Int {
+        let fcmWindow = fcmCredentials.isEmpty ? 0 : sender.connections * fcmStreamsPerConnection
+        return max(sender.connections * sender.streamsPerConnection, fcmWindow) + prefetch
+    }
+
+    /// How long after its claim began a row may still start to be sent, in seconds: the lease
+    /// less the request timeout and a margin of up to 5 s (half of what the lease leaves over
+    /// the timeout). A row still waiting for a stream then is given back unsent, attempt
+    /// refunded, so that no request is in flight when its lease runs out and another claim may
+    /// take the row: a slow provider or a small window delays rows, it never sends them twice.
+    public var sendWindowSeconds: Double {
+        let spare = leaseSeconds - sender.requestTimeout
+        return spare - min(5, spare / 2)
+    }
 
     /// Reads the tuning variables over the given defaults.
     ///

@@ -57,9 +57,17 @@ struct ClaimErrorTests {
                        ($4, '{}', 32767, 10, 'queued', NULL, NULL)
                 """, [Self.token("a"), Self.token("b"), Self.token("c"), Self.token("d")])
             let rows = try await claim(c)
+            // c's lease ran out for the first time: that attempt is given back and c sent again at the same count.
             #expect(Dictionary(uniqueKeysWithValues: rows.map { ($0.deviceToken, $0.verdict) }) ==
-                    [Self.token("a"): .exhausted, Self.token("b"): .send, Self.token("c"): .exhausted, Self.token("d"): .exhausted])
+                    [Self.token("a"): .exhausted, Self.token("b"): .send, Self.token("c"): .send, Self.token("d"): .exhausted])
             #expect(rows.first { $0.deviceToken == Self.token("b") }?.attempts == 32767)
+            #expect(rows.first { $0.deviceToken == Self.token("c") }?.attempts == 32767)
+            // Both leases run out: b's first lapse is given back again (no overflow), c's second in a row counts, and c ends there.
+            try await c.query("UPDATE pushq.notifications SET locked_until = now() - interval '1 second' WHERE status = 'sending'")
+            let again = try await claim(c)
+            #expect(Dictionary(uniqueKeysWithValues: again.map { ($0.deviceToken, $0.verdict) }) ==
+                    [Self.token("b"): .send, Self.token("c"): .exhausted])
+            #expect(again.first { $0.deviceToken == Self.token("b") }?.attempts == 32767)
         }
     }
 

@@ -21,8 +21,8 @@ struct ClaimVerdictTests {
             try await c.query("""
                 INSERT INTO pushq.notifications (device_token, payload, max_attempts, attempts, status, last_reason, locked_by, locked_until)
                 VALUES ($1, '{}', 3, 3, 'retrying', 'InternalServerError', NULL, NULL),
-                       ($2, '{}', 3, 3, 'sending', 'InternalServerError', 'dead', now() - interval '1 second'),
-                       ($3, '{}', 3, 2, 'sending', NULL, 'dead', now() - interval '1 second'),
+                       ($2, '{}', 3, 3, 'sending', 'LeaseExpired', 'dead', now() - interval '1 second'),
+                       ($3, '{}', 3, 2, 'sending', 'LeaseExpired', 'dead', now() - interval '1 second'),
                        ($4, '{}', 2, 5, 'queued', NULL, NULL, NULL)
                 """, [Self.token("a"), Self.token("b"), Self.token("c"), Self.token("d")])
             let rows = try await claim(c)
@@ -34,6 +34,45 @@ struct ClaimVerdictTests {
             #expect(r.string(2, 1) == "sending" && r.string(2, 3) == "3")
             #expect(r.string(3, 1) == "failed" && r.string(3, 2) == "AttemptsExhausted" && r.string(3, 3) == "5")
             #expect(try await c.query("SELECT count(*) FROM pushq.notifications WHERE attempts > max_attempts AND status <> 'failed'").decode(Int.self, 0, 0) == 0)
+        }
+    }
+
+    @Test("a lease that runs out gives its attempt back once: a row at its last attempt whose worker died is sent again, a second lapse in a row counts")
+    func firstLapseIsRefunded() async throws {
+        try await TestDatabase.withConnection { c in
+            // b: claimed at its only attempt, its worker killed before sending (the lease ran out).
+            try await c.query("""
+                INSERT INTO pushq.notifications (device_token, payload, max_attempts, attempts, status, last_reason, locked_by, locked_until)
+                VALUES ($1, '{}', 1, 1, 'sending', NULL, 'dead', now() - interval '1 second'),
+                       ($2, '{}', 3, 3, 'sending', 'InternalServerError', 'dead', now() - interval '1 second'),
+                       ($3, '{}', 3, 1, 'sending', NULL, 'dead', now() - interval '1 second')
+                """, [Self.token("b"), Self.token("e"), Self.token("f")])
+            let rows = try await claim(c)
+            #expect(rows.allSatisfy { $0.verdict == .send } && rows.count == 3)
+            #expect(Dictionary(uniqueKeysWithValues: rows.map { ($0.deviceToken, $0.attempts) }) ==
+                    [Self.token("b"): 1, Self.token("e"): 3, Self.token("f"): 1], "the lapsed claim's attempt is given back, the new one counted")
+            #expect(rows.allSatisfy { $0.lastReason == "LeaseExpired" })
+            // The new claims lapse too (a row that kills its workers): now the attempt counts, and b and e end.
+            try await c.query("UPDATE pushq.notifications SET locked_until = now() - interval '1 second'")
+            let again = try await claim(c)
+            #expect(Dictionary(uniqueKeysWithValues: again.map { ($0.deviceToken, $0.verdict) }) ==
+                    [Self.token("b"): .exhausted, Self.token("e"): .exhausted, Self.token("f"): .send])
+            #expect(again.first { $0.deviceToken == Self.token("f") }?.attempts == 2)
+            let r = try await c.query("SELECT string_agg(status || '/' || last_reason || '/' || attempts, ',' ORDER BY device_token) FROM pushq.notifications")
+            #expect(r.string(0, 0) == "failed/LeaseExpired/1,failed/LeaseExpired/3,sending/LeaseExpired/2")
+        }
+    }
+
+    @Test("a row naming the default credential literally is the default credential's: claimed with the NULL ones, held and probed with them")
+    func literalDefaultCredential() async throws {
+        try await TestDatabase.withConnection { c in
+            try await c.query("""
+                INSERT INTO pushq.notifications (device_token, payload, credential) VALUES ($1, '{}', 'default'), ($2, '{}', NULL), ($3, '{}', 'other')
+                """, [Self.token("a"), Self.token("b"), Self.token("c")])
+            #expect(try await claim(c, held: [Self.e]).isEmpty, "a hold on the default endpoint covers both")
+            let probe = try await claim(c, only: Self.e)
+            #expect(Set(probe.map(\.deviceToken)) == [Self.token("a"), Self.token("b")])
+            #expect(probe.allSatisfy { $0.credential == "default" && $0.verdict == .send })
         }
     }
 

@@ -113,9 +113,9 @@ struct FCMClaimTests {
             let sent = try #require(byToken["Other:1"])
             let gone = try #require(byToken[Self.fcmToken])
             let write = try await c.complete([
-                RowCompletion(id: sent.id, attempt: sent.attempts, disposition: Disposition(status: .sent, reason: nil), httpStatus: 200,
+                RowCompletion(id: sent.id, attempt: sent.attempts, lease: sent.lease, disposition: Disposition(status: .sent, reason: nil), httpStatus: 200,
                               apnsUniqueID: nil, messageName: name),
-                RowCompletion(id: gone.id, attempt: gone.attempts, disposition: Disposition(status: .failed, reason: "UNREGISTERED"),
+                RowCompletion(id: gone.id, attempt: gone.attempts, lease: gone.lease, disposition: Disposition(status: .failed, reason: "UNREGISTERED"),
                               httpStatus: 404, apnsUniqueID: nil),
             ], invalidations: [
                 TokenInvalidation(deviceToken: Self.fcmToken, environment: .development, reason: "UNREGISTERED", atMilliseconds: nil, provider: .fcm),
@@ -145,7 +145,7 @@ struct FCMClaimTests {
             try await c.query("INSERT INTO pushq.notifications (provider, device_token, payload) VALUES ('fcm', $1, '{}')", [apns])
             let row = try #require(try await claim(c).first)
             let write = try await c.complete([
-                RowCompletion(id: row.id, attempt: row.attempts, disposition: Disposition(status: .failed, reason: "INVALID_ARGUMENT"),
+                RowCompletion(id: row.id, attempt: row.attempts, lease: row.lease, disposition: Disposition(status: .failed, reason: "INVALID_ARGUMENT"),
                               httpStatus: 400, apnsUniqueID: nil),
             ], invalidations: [
                 TokenInvalidation(deviceToken: apns, environment: .production, reason: "INVALID_ARGUMENT", atMilliseconds: nil, provider: .fcm),

@@ -25,8 +25,8 @@ struct DecideTests {
         let gone = Fixtures.token(2, prefix: "9")
         let held: [PushWorker.Held?] = [
             nil,  // released meanwhile: nothing to write
-            PushWorker.Held(attempt: 1, maxAttempts: 10, endpoint: key, deviceToken: Fixtures.token(1, prefix: "9"), lastReason: nil),
-            PushWorker.Held(attempt: 1, maxAttempts: 10, endpoint: key, deviceToken: gone, lastReason: nil),
+            PushWorker.Held(attempt: 1, lease: 0, maxAttempts: 10, endpoint: key, deviceToken: Fixtures.token(1, prefix: "9"), lastReason: nil),
+            PushWorker.Held(attempt: 1, lease: 0, maxAttempts: 10, endpoint: key, deviceToken: gone, lastReason: nil),
         ]
         let answers = [answer(1, token: "x", status: 200), answer(2, token: "y", status: 200),
                        answer(3, token: "z", status: 410, reason: .unregistered, timestamp: 1_700_000_000_000)]
@@ -49,7 +49,7 @@ struct DecideTests {
     @Test("a request refused locally as InvalidHeader ends its row failed, counted, with no hold")
     func invalidHeaderEndsTheRowFailed() throws {
         let key = Endpoint(credential: "default", environment: .production)
-        let held: [PushWorker.Held?] = [PushWorker.Held(attempt: 1, maxAttempts: 10, endpoint: key, deviceToken: Fixtures.token(1), lastReason: nil)]
+        let held: [PushWorker.Held?] = [PushWorker.Held(attempt: 1, lease: 0, maxAttempts: 10, endpoint: key, deviceToken: Fixtures.token(1), lastReason: nil)]
         var decider = Decider(policy: RetryPolicy())
         let batch = try worker().decide([failure(1, .invalidHeader, "apns-topic holds a control character")], held: held, decider: &decider)
         #expect(batch.completions.map(\.disposition) == [Disposition(status: .failed, reason: "InvalidHeader")])
@@ -60,7 +60,7 @@ struct DecideTests {
     @Test("a provider token that cannot be signed pauses the credential; its row waits with its attempt back")
     func signingFailurePausesTheCredential() throws {
         let key = Endpoint(credential: "default", environment: .production)
-        let held: [PushWorker.Held?] = [PushWorker.Held(attempt: 3, maxAttempts: 3, endpoint: key, deviceToken: Fixtures.token(1), lastReason: nil)]
+        let held: [PushWorker.Held?] = [PushWorker.Held(attempt: 3, lease: 0, maxAttempts: 3, endpoint: key, deviceToken: Fixtures.token(1), lastReason: nil)]
         var decider = Decider(policy: RetryPolicy())
         let batch = try worker().decide([failure(1, .signingFailed, "cannot sign a provider token")], held: held, decider: &decider)
         #expect(batch.completions.first?.disposition.status == .retrying)

@@ -121,24 +121,31 @@ struct WriteBackErrorTests {
         }
     }
 
-    @Test("a claimed row whose push_type this version does not know is not sent but ends failed/InvalidRow; the others go out")
+    @Test("a row of a push_type this version does not know waits for a newer worker, untouched; a row of an unknown environment ends failed/InvalidRow; the others go out")
     func unreadableRowEnded() async throws {
         try await TestDatabase.withConnection { db in
             try await withMock { mock, apnsURL in
-                let odd = Fixtures.token(0, prefix: "f")
-                try await db.execute("ALTER TABLE pushq.notifications DROP CONSTRAINT notifications_push_type_known")
+                let newer = Fixtures.token(0, prefix: "f")
+                let odd = Fixtures.token(0, prefix: "e")
+                try await db.execute("""
+                    ALTER TABLE pushq.notifications DROP CONSTRAINT notifications_push_type_known;
+                    ALTER TABLE pushq.notifications DROP CONSTRAINT notifications_environment_known;
+                    """)
                 try await insertAlerts(db, count: 20, prefix: "1")
-                try await db.query("INSERT INTO pushq.notifications (device_token, payload, push_type) VALUES ($1, '{\"aps\":{}}', 'hologram')", [odd])
+                try await db.query("INSERT INTO pushq.notifications (device_token, payload, push_type) VALUES ($1, '{\"aps\":{}}', 'hologram')", [newer])
+                try await db.query("INSERT INTO pushq.notifications (device_token, payload, environment) VALUES ($1, '{\"aps\":{}}', 'staging')", [odd])
                 try await insertAlerts(db, count: 20, prefix: "2")
                 let configuration = try workerConfiguration(databaseURL: try await databaseURL(db), apnsURL: apnsURL)
                 try await withWorker(configuration) { _ in
-                    let drained = try await waitUntilAllFinal(db, timeout: .seconds(30))
-                    #expect(drained)
+                    let settled = try await eventually(timeout: .seconds(30)) { try await statusCounts(db) == ["sent": 40, "failed": 1, "queued": 1] }
+                    #expect(settled)
                 }
-                #expect(try await statusCounts(db) == ["sent": 40, "failed": 1])
+                #expect(try await statusCounts(db) == ["sent": 40, "failed": 1, "queued": 1])
                 let r = try await db.query("SELECT last_reason, attempts, locked_by IS NULL FROM pushq.notifications WHERE device_token = $1", [odd])
                 #expect(r.string(0, 0) == "InvalidRow" && r.string(0, 1) == "1" && r.string(0, 2) == "t")
-                #expect(mock.requests().count == 40 && !mock.requests().contains { $0.deviceToken == odd })
+                let w = try await db.query("SELECT status, attempts, last_reason FROM pushq.notifications WHERE device_token = $1", [newer])
+                #expect(w.string(0, 0) == "queued" && w.string(0, 1) == "0" && w.string(0, 2) == nil, "never claimed: a newer worker sends it")
+                #expect(mock.requests().count == 40 && !mock.requests().contains { $0.deviceToken == odd || $0.deviceToken == newer })
             }
         }
     }

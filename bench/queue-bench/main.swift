@@ -47,7 +47,7 @@ case "sql":
         try await pending?.value
         if rows.isEmpty { break }
         total += rows.count
-        let completions = rows.map { RowCompletion(id: $0.id, attempt: $0.attempts, disposition: sent, httpStatus: 200, apnsUniqueID: nil) }
+        let completions = rows.map { RowCompletion(id: $0.id, attempt: $0.attempts, lease: $0.lease, disposition: sent, httpStatus: 200, apnsUniqueID: nil) }
         pending = Task {
             try await completer.complete(completions, invalidations: [], holds: [], resumed: [Endpoint(credential: "default", environment: .development)],
                                          workerID: "queue-bench")
