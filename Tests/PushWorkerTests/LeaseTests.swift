@@ -1,0 +1,131 @@
+import APNsTransport
+import ChildProcess
+import Foundation
+import MockAPNs
+import PushCore
+import PushStore
+import PushTestSupport
+import PushWorker
+import Testing
+
+/// Leases cover the whole time a worker holds a row, answers are recorded under the claim that
+/// sent them, and rows that were never sent cost no attempt (issue 18, items 1, 2, 5 and 6).
+@Suite("Leases and claims", .serialized)
+struct LeaseTests {
+    @Test("a slow provider and one stream: rows that would outlive their lease waiting for a stream are given back unsent, never sent twice")
+    func slowProviderNeverResends() async throws {
+        try await TestDatabase.withConnection { db in
+            try await withMock { mock, apnsURL in
+                mock.answerEverything(with: MockAnswer.normal.delayed(by: 2000))
+                try await insertAlerts(db, count: 10, prefix: "6")
+                var configuration = try workerConfiguration(databaseURL: try await databaseURL(db), apnsURL: apnsURL)
+                // 10 rows at 2 s each on one stream take 20 s; the lease is 9 s.
+                configuration.sender.streamsPerConnection = 1
+                configuration.sender.requestTimeout = 3
+                configuration.leaseSeconds = 9
+                let released = try await withWorker(configuration) { worker in
+                    try await waitUntilAllFinal(db, timeout: .seconds(120))
+                    return worker.stats.released
+                }
+                #expect(try await statusCounts(db) == ["sent": 10])
+                let perToken = Dictionary(grouping: mock.requests(), by: { $0.deviceToken ?? "" })
+                #expect(perToken.count == 10)
+                #expect(perToken.values.allSatisfy { $0.count == 1 }, "\(perToken.mapValues(\.count).filter { $0.value > 1 })")
+                #expect(try await scalar(db, "SELECT count(*) FROM pushq.notifications WHERE attempts = 1 AND last_status = 200") == 10,
+                        "rows given back kept their attempts")
+                #expect(released > 0, "the window could not hold every row within its lease")
+            }
+        }
+    }
+
+    @Test("an answer is written only under the claim that sent it: the same worker's newer claim of the row is not overwritten")
+    func answersAreFencedByClaim() async throws {
+        try await TestDatabase.withConnection { c in
+            try await c.query("INSERT INTO pushq.notifications (device_token, payload) VALUES ($1, '{}')", [Fixtures.token(1, prefix: "6")])
+            let first = try #require(try await c.claim(limit: 1, workerID: "w1", leaseSeconds: 60, credentials: ["default"],
+                                                       defaultEnvironment: .production).first)
+            // Its lease runs out before the answer is written; the same worker claims it again.
+            try await c.query("UPDATE pushq.notifications SET locked_until = now() - interval '1 second'")
+            let second = try #require(try await c.claim(limit: 1, workerID: "w1", leaseSeconds: 60, credentials: ["default"],
+                                                        defaultEnvironment: .production).first)
+            #expect(second.attempts == first.attempts && second.lease != first.lease, "the first lapse is given back: same attempt, new lease")
+            let stale = RowCompletion(id: first.id, attempt: first.attempts, lease: first.lease,
+                                      disposition: Disposition(status: .sent, reason: nil), httpStatus: 200, apnsUniqueID: nil)
+            #expect(try await c.complete([stale], invalidations: [], holds: [], resumed: [], workerID: "w1").updated == 0)
+            #expect(try await c.release([stale.claim], workerID: "w1") == 0)
+            let current = RowCompletion(id: second.id, attempt: second.attempts, lease: second.lease,
+                                        disposition: Disposition(status: .failed, reason: "Unregistered"), httpStatus: 410, apnsUniqueID: nil)
+            #expect(try await c.complete([current], invalidations: [], holds: [], resumed: [], workerID: "w1").updated == 1)
+            let r = try await c.query("SELECT status, last_status FROM pushq.notifications")
+            #expect(r.string(0, 0) == "failed" && r.string(0, 1) == "410")
+        }
+    }
+
+    @Test("rows naming credential 'default' literally are sent like rows without one, and pushq send --credential default --wait ends")
+    func literalDefaultCredential() async throws {
+        try await TestDatabase.withConnection { db in
+            try await withMock { mock, apnsURL in
+                try await db.query("""
+                    INSERT INTO pushq.notifications (device_token, payload, credential)
+                    SELECT '7' || lpad(to_hex(g), 63, '0'), '{"aps":{"alert":"x"}}', CASE WHEN g % 2 = 0 THEN 'default' END
+                      FROM generate_series(1, 10) g
+                    """)
+                let url = try await databaseURL(db)
+                try await withWorker(try workerConfiguration(databaseURL: url, apnsURL: apnsURL)) { _ in
+                    try await waitUntilAllFinal(db, timeout: .seconds(30))
+                    var env = ProcessInfo.processInfo.environment
+                    env["PUSHQ_DATABASE_URL"] = url
+                    let (status, out, err) = try await ChildProcess.run(pushqBinary, ["send", "--credential", "default", "--token", Fixtures.token(11, prefix: "7"),
+                                                                                      "--alert", "hi", "--wait", "--wait-timeout", "30"], environment: env)
+                    #expect(status == .exit(0), "\(out)\(err)")
+                    #expect(out.contains(": sent (HTTP 200)"), "\(out)")
+                }
+                #expect(try await statusCounts(db) == ["sent": 11])
+                #expect(mock.requests().count == 11)
+            }
+        }
+    }
+
+    @Test("a sender that cannot be built after start holds its endpoint and gives its rows back with their attempts; the probe sends them once it can")
+    func senderBuildFailureHolds() async throws {
+        try await TestDatabase.withConnection { db in
+            try await withMock { mock, apnsURL in
+                let dir = NSTemporaryDirectory() + "pushq-lease-\(UUID().uuidString)"
+                try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+                defer { try? FileManager.default.removeItem(atPath: dir) }
+                let ca = dir + "/ca.pem"
+                try FileManager.default.copyItem(atPath: Fixtures.caFile, toPath: ca)
+                var configuration = try workerConfiguration(databaseURL: try await databaseURL(db), apnsURL: apnsURL)
+                configuration.sender.extraCAFile = ca
+                configuration.credentials["other"] = configuration.credentials["default"]
+                configuration.pauseBaseSeconds = 3600
+                configuration.pauseCapSeconds = 3600
+                try await withWorker(configuration) { _ in
+                    try await insertAlerts(db, count: 3, prefix: "8")
+                    try await waitUntilAllFinal(db, timeout: .seconds(30))
+                    // The CA file is gone since start: the `other` sender, built on first use, cannot be.
+                    try FileManager.default.removeItem(atPath: ca)
+                    try await db.query("""
+                        INSERT INTO pushq.notifications (device_token, payload, credential, max_attempts)
+                        SELECT '9' || lpad(to_hex(g), 63, '0'), '{"aps":{"alert":"x"}}', 'other', 1 FROM generate_series(1, 5) g
+                        """)
+                    let held = try await eventually {
+                        let holds = try await scalar(db, "SELECT count(*) FROM pushq.credential_pauses WHERE credential = 'other' AND reason = 'SenderUnavailable'")
+                        let back = try await scalar(db, "SELECT count(*) FROM pushq.notifications WHERE credential = 'other' AND status = 'queued' AND attempts = 0")
+                        return holds == 1 && back == 5
+                    }
+                    #expect(held)
+                    let message = try await db.query("SELECT message FROM pushq.credential_pauses WHERE credential = 'other'").string(0, 0) ?? ""
+                    #expect(message.contains("other") && message.contains(ca), "\(message)")
+                    // Fixed: the probe, due now, builds it and sends.
+                    try FileManager.default.copyItem(atPath: Fixtures.caFile, toPath: ca)
+                    try await db.query("UPDATE pushq.credential_pauses SET paused_until = now()")
+                    try await waitUntilAllFinal(db, timeout: .seconds(30))
+                }
+                #expect(try await statusCounts(db) == ["sent": 8])
+                #expect(try await scalar(db, "SELECT count(*) FROM pushq.credential_pauses") == 0)
+                #expect(mock.requests().count == 8)
+            }
+        }
+    }
+}
