@@ -5,7 +5,7 @@
 /// rare duplicate). `APNsTransport` maps libcurl's codes to a ``Kind``.
 public struct TransportFailure: Sendable, Hashable, Error, CustomStringConvertible {
     /// What went wrong, as far as the client can tell.
-    public enum Kind: String, Sendable, Hashable {
+    public enum Kind: String, Sendable, Hashable, CaseIterable {
         /// The request deadline passed without a complete answer.
         case timeout
         /// The connection could not be opened (DNS, TCP, refused).

@@ -48,6 +48,8 @@ public final class WorkerMetrics: Sendable {
         var fcmTokenRefreshes: [String: (counter: Counter, seen: Int)] = [:]
         var senderTotals: [Endpoint: SenderTotals] = [:]
         var holdGauges: [Endpoint: (paused: Gauge, down: Gauge)] = [:]
+        /// The endpoints this worker serves: the only credentials that become labels.
+        var served: Set<Endpoint> = []
         var queue: (due: Gauge, oldest: Gauge)?
     }
 
@@ -128,7 +130,14 @@ public final class WorkerMetrics: Sendable {
     private func add(_ tally: Tally) {
         var counters: [(Counter, Int)] = []
         state.withLock { s in
-            for (key, n) in tally.finished where n > 0 {
+            for (raw, n) in tally.finished where n > 0 {
+                // Rows of any credential and last_reason reach here (the upkeep expires them all):
+                // labels come from closed sets only.
+                var key = raw
+                key.reason = MetricLabel.reason(raw.reason)
+                if !s.served.contains(raw.endpoint) {
+                    key.endpoint = Endpoint(credential: MetricLabel.other, channel: raw.endpoint.channel) ?? raw.endpoint
+                }
                 let counter = s.finished[key] ?? {
                     let c = Counter(label: Catalog.finished.name, dimensions: [
                         ("outcome", key.outcome.rawValue), ("reason", key.reason),
@@ -229,6 +238,7 @@ public final class WorkerMetrics: Sendable {
     func serves(_ endpoints: [Endpoint]) {
         guard isEnabled else { return }
         state.withLock { s in
+            s.served.formUnion(endpoints)
             for e in endpoints where s.holdGauges[e] == nil {
                 let g = gauges(e, &s)
                 g.paused.record(0)

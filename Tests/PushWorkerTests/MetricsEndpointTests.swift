@@ -124,6 +124,38 @@ struct MetricsEndpointTests {
         }
     }
 
+    @Test("rows of made-up credentials and reasons, ended by the upkeep or the claim, make no new series: credential and reason are other")
+    func producerValuesAreNotLabels() async throws {
+        try await TestDatabase.withConnection { db in
+            try await withMock({ $0.recordBodies = false }) { _, apnsURL in
+                // 2 000 rows of credentials no worker serves, expired: the upkeep ends them. 20 of the
+                // default credential with a producer-written last_reason, expired: the claim ends them.
+                try await db.query("""
+                    INSERT INTO pushq.notifications (device_token, payload, credential, last_reason, expires_at)
+                    SELECT 'c' || lpad(to_hex(g), 63, '0'), '{}', CASE WHEN g <= 2000 THEN 'made-up-' || g END, 'why ' || g,
+                           now() - interval '1 minute'
+                      FROM generate_series(1, 2020) g
+                    """)
+                let (worker, log, base) = try await startWorker(try await databaseURL(db), apnsURL, id: "labels")
+                #expect(try await eventually { try await statusCounts(db) == ["expired": 2020] })
+                let counted = try await poll(timeout: .seconds(20)) { () -> String? in
+                    let text = try await get(base + "/metrics").1
+                    return Self.value(text, "pushq_notifications_finished_total") == 2020 ? text : nil
+                }
+                var metrics = counted ?? ""
+                if counted == nil { metrics = try await get(base + "/metrics").1 }
+                #expect(counted != nil, "\(metrics)")
+                let series = metrics.split(separator: "\n").filter { $0.hasPrefix("pushq_notifications_finished_total{") }
+                #expect(series.count <= 2, "\(series.prefix(5))")
+                #expect(Self.value(metrics, "pushq_notifications_finished_total", ["credential": "other", "reason": "other", "outcome": "expired"]) == 2000)
+                #expect(Self.value(metrics, "pushq_notifications_finished_total", ["credential": "default", "reason": "other", "outcome": "expired"]) == 20)
+                #expect(!metrics.contains("made-up-") && !metrics.contains("why "))
+                worker.kill(SIGTERM)
+                #expect(await worker.wait() == .exit(0), "\((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
+            }
+        }
+    }
+
     @Test("/readyz is 503 while the only credential is paused and while draining, 200 otherwise; the queue gauges see waiting rows")
     func readiness() async throws {
         try await TestDatabase.withConnection { db in
