@@ -8,9 +8,11 @@ extension PushWorker {
     /// probes of held endpoints; and every ``WorkerConfiguration/heartbeatSeconds`` does the
     /// worker's upkeep (``upkeep(_:)``).
     ///
-    /// A claim that fails on a row's data (SQLSTATE class 22 or 23) starts a ``PoisonHunt``
+    /// A claim that fails on a row's data (SQLSTATE class 22, 23 or P0) starts a ``PoisonHunt``
     /// (``hunt(after:limit:_:_:)``): the row is found and ended `failed`/`ClaimError`, and
-    /// claiming goes on at full size. Other failures are retried with backoff.
+    /// claiming goes on at full size. Other failures are retried with backoff, after what
+    /// ``databaseFailed(_:loop:purpose:_:)`` does for them (a read-only session is dropped; a
+    /// missing privilege is logged with its fix and fails `/healthz`).
     func claimLoop(_ connection: PGConnection) async {
         let credentials = configuration.credentials.keys.sorted()
         let fcmCredentials = configuration.fcmCredentials.keys.sorted()
@@ -56,6 +58,7 @@ extension PushWorker {
                                     credentials: credentials, fcmCredentials: fcmCredentials, connection)
                 }
             } catch {
+                await databaseFailed(error, loop: .claim, purpose: Self.claimPurpose, connection)
                 await backOff(Self.message(.transient), "\(error)")
                 continue
             }
@@ -66,16 +69,18 @@ extension PushWorker {
                 rows = try await claim(connection, limit: limit, scope)
                 let took = (ContinuousClock.now - started).components
                 metrics.claimed(rows: rows.count, nanoseconds: took.seconds * 1_000_000_000 + took.attoseconds / 1_000_000_000)
-            } catch where StatementFailure(sqlState: error.sqlState) == .deterministic {
+            } catch where Self.failure(of: error) == .deterministic {
                 let (end, lastError) = await hunt(after: error, limit: limit, scope, connection)
                 if case .giveUp(let why) = end {
                     await backOff(Self.message(why), lastError)
                 }
                 continue
             } catch {
+                await databaseFailed(error, loop: .claim, purpose: Self.claimPurpose, connection)
                 await backOff(Self.message(.transient), "\(error)")
                 continue
             }
+            databaseAccepted(.claim, purpose: Self.claimPurpose)
             if failing {
                 logger.info("claiming again after database errors")
                 failing = false
@@ -104,7 +109,7 @@ extension PushWorker {
             do {
                 rows = try await claim(connection, limit: policy.probeRows(h.kind), scope)
             } catch {
-                guard StatementFailure(sqlState: error.sqlState) == .deterministic else { throw error }
+                guard Self.failure(of: error) == .deterministic else { throw error }
                 if case .giveUp = await hunt(after: error, limit: policy.probeRows(h.kind), scope, connection).end { throw error }
                 continue
             }

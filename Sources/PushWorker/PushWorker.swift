@@ -62,6 +62,8 @@ public final class PushWorker: Sendable {
         var databaseConnected = false
         /// This worker's credentials that are paused, as of the last read of the holds.
         var pausedCredentials: Set<String> = []
+        /// Loops whose statements PostgreSQL refuses for a reason only an operator can mend.
+        var refusals: [WorkerHealth.Loop: String] = [:]
     }
 
     /// Counters since ``run()`` began.
