@@ -6,7 +6,8 @@ import PushStore
 extension PushWorker {
     /// Claims due rows while the window has room, until a stop is requested; takes the due
     /// probes of held endpoints; and every ``WorkerConfiguration/heartbeatSeconds`` does the
-    /// worker's upkeep (``upkeep(_:)``).
+    /// worker's upkeep (``upkeep(_:full:)``), whose expiry of a backlog goes on a few chunks
+    /// each turn until it is done.
     ///
     /// A claim that fails on a row's data (SQLSTATE class 22, 23 or P0) starts a ``PoisonHunt``
     /// (``hunt(after:limit:_:_:)``): the row is found and ended `failed`/`ClaimError`, and
@@ -35,11 +36,14 @@ extension PushWorker {
         var holds: [HeldEndpoint] = []
         var holdsReadAt = ContinuousClock.now - .seconds(3600)
         var upkeepAt = ContinuousClock.now
+        var expiryLeft = false
         while !stopRequested {
             tick(.claim)
-            if ContinuousClock.now >= upkeepAt {
-                await upkeep(connection)
-                upkeepAt = .now + upkeepEvery
+            let upkeepDue = ContinuousClock.now >= upkeepAt
+            if upkeepDue || expiryLeft {
+                // A mass expiry goes on a few chunks a turn, between claims.
+                expiryLeft = await upkeep(connection, full: upkeepDue)
+                if upkeepDue { upkeepAt = .now + upkeepEvery }
             }
             let room = holdLimit - heldCount
             if room < minimumClaim {
@@ -88,7 +92,7 @@ extension PushWorker {
             }
             databaseAnswered(true)
             dispatch(rows)
-            if rows.count < limit {
+            if rows.count < limit && !expiryLeft {
                 // The queue is drained for now: wait for a NOTIFY, a short retry, or the poll.
                 await workWake.wait(timeout: poll)
             }
