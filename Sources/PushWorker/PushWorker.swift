@@ -201,9 +201,14 @@ public final class PushWorker: Sendable {
             await claimConnection.close()
             throw WorkerError(.schema, "the database has pushq schema version \(version), this worker needs \(needed): run `pushq migrate` first")
         }
-        guard let completeConnection = await connect(purpose: "complete"),
-              let listenConnection = await connect(purpose: "listen") else {
+        guard let completeConnection = await connect(purpose: "complete") else {
             await claimConnection.close()
+            return
+        }
+        try await requireSessions(claimConnection, completeConnection)
+        guard let listenConnection = await connect(purpose: "listen") else {
+            await claimConnection.close()
+            await completeConnection.close()
             return
         }
         listener.withLock { $0 = listenConnection }
@@ -240,6 +245,23 @@ public final class PushWorker: Sendable {
             "worker.claimed": "\(s.claimed)", "worker.sent": "\(s.sent)", "worker.retried": "\(s.retried)",
             "worker.failed": "\(s.failed)", "worker.expired": "\(s.expired)", "worker.released": "\(s.released)",
         ])
+    }
+
+    /// Refuses to run through a pooler that does not keep a session per client
+    /// (``PGConnection/checkSessionsKept(_:_:)``); a check that fails otherwise is left to the
+    /// loops, which retry their statements.
+    ///
+    /// - Throws: ``WorkerError`` `.configuration` with the problem and the fix, the connections closed.
+    private func requireSessions(_ claimConnection: PGConnection, _ completeConnection: PGConnection) async throws {
+        do {
+            try await PGConnection.checkSessionsKept(claimConnection, completeConnection)
+        } catch where error.code == .sessionNotKept {
+            await claimConnection.close()
+            await completeConnection.close()
+            throw WorkerError(.configuration, error.message)
+        } catch {
+            logger.warning("could not check that the worker's connections keep their sessions", metadata: ["error": "\(error)"])
+        }
     }
 
     /// Connects to PostgreSQL, retrying with backoff until it works or a stop is requested.
