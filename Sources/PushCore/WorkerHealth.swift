@@ -2,7 +2,9 @@
 ///
 /// - **Live** (`/healthz`): every loop of the worker ticked within ``staleAfterSeconds``. A
 ///   loop blocked for longer (a statement past its deadline, a deadlock, a wedged thread)
-///   makes the worker not live: restart it.
+///   makes the worker not live: restart it. So does a loop whose statements PostgreSQL
+///   refuses in a way only an operator can mend (``refusals``: a missing privilege, a
+///   missing table): the worker keeps retrying, and is live again once they work.
 /// - **Ready** (`/readyz`): live, PostgreSQL answered the last statement, the worker is not
 ///   draining, and at least one of its credentials is not paused.
 public struct WorkerHealth: Sendable, Hashable {
@@ -25,9 +27,13 @@ public struct WorkerHealth: Sendable, Hashable {
     public var pausedCredentials: Set<String>
     /// How long a loop may go without a tick, in seconds.
     public var staleAfterSeconds: Double
+    /// Loops whose last statement PostgreSQL refused for a reason retrying cannot mend
+    /// (``StatementFailure/configuration``), with that problem in one sentence.
+    public var refusals: [Loop: String]
 
     public init(loopAges: [Loop: Double], runningSeconds: Double, databaseConnected: Bool, draining: Bool,
-                credentials: Set<String>, pausedCredentials: Set<String>, staleAfterSeconds: Double) {
+                credentials: Set<String>, pausedCredentials: Set<String>, staleAfterSeconds: Double,
+                refusals: [Loop: String] = [:]) {
         self.loopAges = loopAges
         self.runningSeconds = runningSeconds
         self.databaseConnected = databaseConnected
@@ -35,6 +41,7 @@ public struct WorkerHealth: Sendable, Hashable {
         self.credentials = credentials
         self.pausedCredentials = pausedCredentials
         self.staleAfterSeconds = staleAfterSeconds
+        self.refusals = refusals
     }
 
     /// The loops that have not ticked for too long, in ``Loop`` order.
@@ -47,6 +54,7 @@ public struct WorkerHealth: Sendable, Hashable {
     /// Why the worker is not live; empty when it is.
     public var livenessProblems: [String] {
         stuckLoops.map { "the \($0.rawValue) loop has not run for more than \(Int(staleAfterSeconds)) s" }
+            + Loop.allCases.compactMap { loop in refusals[loop].map { "the \(loop.rawValue) loop is refused by PostgreSQL: \($0)" } }
     }
 
     /// Why the worker is not ready; empty when it is.

@@ -13,6 +13,10 @@ import CLibPQ
 ///   30 + 3 × 10 = 60 s, so a listener waiting for notifications learns of it.
 /// - `tcp_user_timeout=30000`: the kernel closes a connection whose sent data stays
 ///   unacknowledged for 30 s (milliseconds, Linux only).
+/// - `target_session_attrs=read-write`: of the URL's hosts (`host=a,b`), libpq takes the
+///   first that accepts writes, connecting and reconnecting alike, so a worker never sticks
+///   to a standby (which answers every write with SQLSTATE 25006). `any` in the URL (or
+///   `PGTARGETSESSIONATTRS`) restores libpq's default.
 ///
 /// The kernel's timers cannot see a peer that still acknowledges packets but never answers
 /// (a stuck server, a proxy that stopped forwarding): `PGConnection.statementDeadline`
@@ -25,6 +29,7 @@ enum PGConnectDefaults {
         ("keepalives_interval", "10"),
         ("keepalives_count", "3"),
         ("tcp_user_timeout", "30000"),
+        ("target_session_attrs", "read-write"),
     ]
 
     /// The keywords and values for `PQconnectdbParams` with `expand_dbname` set: the

@@ -25,6 +25,13 @@ extension PGConnection {
         for channel in listening { try execute("LISTEN " + quoteIdentifier(channel)) }
     }
 
+    /// Gives up this session: the next call reconnects (with libpq's `PQreset`, which tries
+    /// the URL's hosts in order again). For a session that cannot do its work, e.g. one on a
+    /// read-only server (SQLSTATE 25006) when the URL lists the primary too.
+    public func dropSession() {
+        mustReconnect = true
+    }
+
     /// The connection, reconnected first if the server went away since the last call or
     /// a statement was given up on.
     ///

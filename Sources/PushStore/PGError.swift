@@ -19,6 +19,9 @@ public struct PGError: Error, Sendable, CustomStringConvertible {
         public static let invalidValue = Code(name: "invalidValue")
         /// The connection was closed by `close()`.
         public static let closed = Code(name: "closed")
+        /// The connection goes through a pooler that does not keep a session (PgBouncer in
+        /// transaction or statement mode), and the caller needs one.
+        public static let sessionNotKept = Code(name: "sessionNotKept")
         public var description: String { name }
     }
 

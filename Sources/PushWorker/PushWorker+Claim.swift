@@ -6,11 +6,14 @@ import PushStore
 extension PushWorker {
     /// Claims due rows while the window has room, until a stop is requested; takes the due
     /// probes of held endpoints; and every ``WorkerConfiguration/heartbeatSeconds`` does the
-    /// worker's upkeep (``upkeep(_:)``).
+    /// worker's upkeep (``upkeep(_:full:)``), whose expiry of a backlog goes on a few chunks
+    /// each turn until it is done.
     ///
-    /// A claim that fails on a row's data (SQLSTATE class 22 or 23) starts a ``PoisonHunt``
+    /// A claim that fails on a row's data (SQLSTATE class 22, 23 or P0) starts a ``PoisonHunt``
     /// (``hunt(after:limit:_:_:)``): the row is found and ended `failed`/`ClaimError`, and
-    /// claiming goes on at full size. Other failures are retried with backoff.
+    /// claiming goes on at full size. Other failures are retried with backoff, after what
+    /// ``databaseFailed(_:loop:purpose:_:)`` does for them (a read-only session is dropped; a
+    /// missing privilege is logged with its fix and fails `/healthz`).
     func claimLoop(_ connection: PGConnection) async {
         let credentials = configuration.credentials.keys.sorted()
         let fcmCredentials = configuration.fcmCredentials.keys.sorted()
@@ -33,11 +36,14 @@ extension PushWorker {
         var holds: [HeldEndpoint] = []
         var holdsReadAt = ContinuousClock.now - .seconds(3600)
         var upkeepAt = ContinuousClock.now
+        var expiryLeft = false
         while !stopRequested {
             tick(.claim)
-            if ContinuousClock.now >= upkeepAt {
-                await upkeep(connection)
-                upkeepAt = .now + upkeepEvery
+            let upkeepDue = ContinuousClock.now >= upkeepAt
+            if upkeepDue || expiryLeft {
+                // A mass expiry goes on a few chunks a turn, between claims.
+                expiryLeft = await upkeep(connection, full: upkeepDue)
+                if upkeepDue { upkeepAt = .now + upkeepEvery }
             }
             let room = holdLimit - heldCount
             if room < minimumClaim {
@@ -56,6 +62,7 @@ extension PushWorker {
                                     credentials: credentials, fcmCredentials: fcmCredentials, connection)
                 }
             } catch {
+                await databaseFailed(error, loop: .claim, purpose: Self.claimPurpose, connection)
                 await backOff(Self.message(.transient), "\(error)")
                 continue
             }
@@ -66,16 +73,18 @@ extension PushWorker {
                 claimed = try await claim(connection, limit: limit, scope)
                 let took = (ContinuousClock.now - started).components
                 metrics.claimed(rows: claimed.rows.count, nanoseconds: took.seconds * 1_000_000_000 + took.attoseconds / 1_000_000_000)
-            } catch where StatementFailure(sqlState: error.sqlState) == .deterministic {
+            } catch where Self.failure(of: error) == .deterministic {
                 let (end, lastError) = await hunt(after: error, limit: limit, scope, connection)
                 if case .giveUp(let why) = end {
                     await backOff(Self.message(why), lastError)
                 }
                 continue
             } catch {
+                await databaseFailed(error, loop: .claim, purpose: Self.claimPurpose, connection)
                 await backOff(Self.message(.transient), "\(error)")
                 continue
             }
+            databaseAccepted(.claim, purpose: Self.claimPurpose)
             if failing {
                 logger.info("claiming again after database errors")
                 failing = false
@@ -83,7 +92,7 @@ extension PushWorker {
             }
             databaseAnswered(true)
             dispatch(claimed)
-            if claimed.rows.count < limit {
+            if claimed.rows.count < limit && !expiryLeft {
                 // The queue is drained for now: wait for a NOTIFY, a short retry, or the poll.
                 await workWake.wait(timeout: poll)
             }
@@ -104,7 +113,7 @@ extension PushWorker {
             do {
                 claimed = try await claim(connection, limit: policy.probeRows(h.kind), scope)
             } catch {
-                guard StatementFailure(sqlState: error.sqlState) == .deterministic else { throw error }
+                guard Self.failure(of: error) == .deterministic else { throw error }
                 if case .giveUp = await hunt(after: error, limit: policy.probeRows(h.kind), scope, connection).end { throw error }
                 continue
             }

@@ -89,11 +89,14 @@ extension PushWorker {
                 }
             } catch {
                 lastError = "\(error)"
-                hunt.failed(StatementFailure(sqlState: error.sqlState), error: lastError)
+                hunt.failed(Self.failure(of: error), error: lastError)
             }
         }
         return (hunt.isOver ? hunt.next : .done, lastError)
     }
+
+    /// What the claim loop's statements are for, in its log lines.
+    static let claimPurpose = "claiming notifications"
 
     /// What the claim loop logs (once per run of failures) when a hunt ends without ending a row.
     static func message(_ giveUp: PoisonHunt.GiveUp) -> String {

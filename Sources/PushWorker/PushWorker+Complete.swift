@@ -220,7 +220,7 @@ extension PushWorker {
 
     /// Writes one batch, retrying until it lands: the write is fenced and idempotent, so
     /// running it again after a lost connection cannot record anything twice. A write that
-    /// fails on data (SQLSTATE class 22 or 23) is split until the row that makes it fail is
+    /// fails on data (SQLSTATE class 22, 23 or P0) is split until the row that makes it fail is
     /// alone, and that row is ended (``bisect(_:after:_:)``). Once a stop is requested it gives
     /// up after ``WorkerConfiguration/shutdownRetrySeconds`` (the leases bring the rows back).
     ///
@@ -229,7 +229,7 @@ extension PushWorker {
     func write(_ batch: CompletionBatch, _ connection: PGConnection) async -> (write: CompletionWrite, ended: [Int])? {
         var failures = 0
         let workerID = configuration.workerID
-        switch await settle(&failures, {
+        switch await settle(&failures, connection, {
             try await connection.complete(batch.completions, invalidations: batch.invalidations, throttles: batch.throttles,
                                           holds: batch.holds, resumed: batch.resumed, workerID: workerID)
         }) {
@@ -247,21 +247,28 @@ extension PushWorker {
 
     /// Runs a write-back statement until it works or fails on data, retrying every other
     /// failure (a lost connection, a deadline, 40001, 40P01, 57P01...) with backoff; the first
-    /// failure of a run (counted in `failures`) is logged.
+    /// failure of a run (counted in `failures`) is logged. A read-only session (25006) is
+    /// dropped first, so the retry reconnects; a refusal only an operator can mend (42501,
+    /// 42P01...) is logged with its fix and fails `/healthz` until a retry works
+    /// (``databaseFailed(_:loop:purpose:_:)``).
     ///
-    /// - Returns: its value, the error it failed with on data (SQLSTATE class 22 or 23), or nil
+    /// - Returns: its value, the error it failed with on data (SQLSTATE class 22, 23 or P0), or nil
     ///   when the worker gave up on the database at shutdown.
-    func settle<T: Sendable>(_ failures: inout Int, _ body: () async throws -> T) async -> Result<T, any Error>? {
+    func settle<T: Sendable>(_ failures: inout Int, _ connection: PGConnection,
+                             _ body: () async throws -> T) async -> Result<T, any Error>? {
+        let purpose = "recording answers"
         var backoff = 0.05
         while !databaseGivenUp {
             do {
                 let value = try await body()
                 tick(.complete)
+                databaseAccepted(.complete, purpose: purpose)
                 return .success(value)
             } catch {
-                if StatementFailure(sqlState: (error as? PGError)?.sqlState) == .deterministic { return .failure(error) }
+                if Self.failure(of: error) == .deterministic { return .failure(error) }
                 failures += 1
-                if failures == 1 {
+                let kind = await databaseFailed(error, loop: .complete, purpose: purpose, connection)
+                if failures == 1, kind == .transient {
                     logger.error("recording answers failed; retrying with backoff", metadata: ["error": "\(error)"])
                 }
                 if stoppingFor(moreThan: configuration.shutdownRetrySeconds) {

@@ -21,7 +21,7 @@ extension PushWorker {
                          runningSeconds: s.loopsStartedAt.map { seconds(now - $0) } ?? 0,
                          databaseConnected: s.databaseConnected, draining: s.stopRequested,
                          credentials: Set(configuration.credentials.keys), pausedCredentials: s.pausedCredentials,
-                         staleAfterSeconds: staleAfterSeconds)
+                         staleAfterSeconds: staleAfterSeconds, refusals: s.refusals)
         }
     }
 

@@ -43,7 +43,7 @@ extension PushWorker {
     func giveBack(_ rows: [RowClaim], _ connection: PGConnection) async {
         var failures = 0
         let workerID = configuration.workerID
-        switch await settle(&failures, { try await connection.release(rows, workerID: workerID) }) {
+        switch await settle(&failures, connection, { try await connection.release(rows, workerID: workerID) }) {
         case .success(let n):
             logger.warning("notifications given back unsent, attempts refunded: they waited for a stream until their lease would run out (a slow provider, or few streams), or their sender cannot be built", metadata: [
                 "notifications": "\(n)"])

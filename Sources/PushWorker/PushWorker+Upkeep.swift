@@ -64,29 +64,46 @@ extension PushWorker {
         }
     }
 
-    /// The worker's periodic upkeep: the heartbeat, expiring waiting rows that no worker claims
-    /// (held endpoints, credentials no live worker has), and deleting ended token throttles.
-    func upkeep(_ connection: PGConnection) async {
+    /// The worker's periodic upkeep, run by the claim loop between claims: with `full`, the
+    /// heartbeat, deleting ended token throttles and the queue gauges; always, expiring waiting
+    /// rows that no worker claims (held endpoints, credentials no live worker has), at most
+    /// ``WorkerConfiguration/expiryChunksPerTurn`` chunks of
+    /// ``WorkerConfiguration/expiryChunkRows`` a turn, ticking the claim loop between chunks.
+    ///
+    /// - Returns: whether expired rows are left for the next turn (the last chunk was full).
+    func upkeep(_ connection: PGConnection, full: Bool) async -> Bool {
         tick(.upkeep)
+        let chunk = max(1, configuration.expiryChunkRows)
+        var more = false
         do {
-            if try await !connection.heartbeat(id: configuration.workerID) { await register(connection) }
+            if full, try await !connection.heartbeat(id: configuration.workerID) { await register(connection) }
             var expired = 0
-            while true {
-                let groups = try await connection.expireWaiting(limit: 1000)
+            for _ in 0..<max(1, configuration.expiryChunksPerTurn) {
+                let groups = try await connection.expireWaiting(limit: chunk)
+                tick(.claim)
+                tick(.upkeep)
                 metrics.expired(groups, defaultEnvironment: configuration.sender.environment)
                 let n = groups.reduce(0) { $0 + $1.rows }
                 expired += n
-                if n < 1000 || stopRequested { break }
+                more = n >= chunk
+                if !more || stopRequested { break }
             }
             if expired > 0 {
                 state.withLock { $0.stats.expired += expired }
-                logger.info("expired notifications no worker could send in time", metadata: ["notifications": "\(expired)"])
+                logger.info("expired notifications no worker could send in time", metadata: [
+                    "notifications": "\(expired)", "expiry.more": "\(more)"])
             }
-            try await connection.deleteEndedThrottles()
-            try await readQueueGauges(connection)
+            if full {
+                try await connection.deleteEndedThrottles()
+                try await readQueueGauges(connection)
+            }
         } catch {
+            await databaseFailed(error, loop: .upkeep, purpose: "the upkeep (heartbeat, expiry)", connection)
             logger.debug("upkeep failed; tried again later", metadata: ["error": "\(error)"])
+            return false
         }
+        databaseAccepted(.upkeep, purpose: "the upkeep (heartbeat, expiry)")
+        return more
     }
 
     static let hostName: String = {

@@ -3,7 +3,7 @@ import PushCore
 import PushStore
 
 extension PushWorker {
-    /// After the write-back of `batch` failed on data (SQLSTATE class 22 or 23), carries out a
+    /// After the write-back of `batch` failed on data (SQLSTATE class 22, 23 or P0), carries out a
     /// ``WriteBackBisection`` to its end: writes the holds and resumed endpoints once, then the
     /// rows in parts, and ends each row whose write alone fails (`failed`/`WriteBackError`),
     /// logging its error once. Transient failures on the way are retried as in ``write(_:_:)``.
@@ -26,7 +26,7 @@ extension PushWorker {
             case .done:
                 return (total, ended)
             case .writeExtras:
-                switch await settle(&failures, {
+                switch await settle(&failures, connection, {
                     try await connection.complete([], invalidations: [], holds: batch.holds, resumed: batch.resumed, workerID: workerID)
                 }) {
                 case .success(let w):
@@ -42,7 +42,7 @@ extension PushWorker {
                 }
             case .write(let rows):
                 let part = batch.part(rows)
-                switch await settle(&failures, {
+                switch await settle(&failures, connection, {
                     try await connection.complete(part.completions, invalidations: part.invalidations, throttles: part.throttles,
                                                   holds: [], resumed: [], workerID: workerID)
                 }) {
@@ -61,7 +61,7 @@ extension PushWorker {
                 var metadata: Logger.Metadata = [
                     "notification.id": "\(c.id)", "notification.status": "\(c.disposition.status.rawValue)",
                     "pg.sqlstate": "\((errors[i] as? PGError)?.sqlState ?? "")", "error": "\(error)"]
-                switch await settle(&failures, { try await connection.endWriteBackError(c.claim, workerID: workerID) }) {
+                switch await settle(&failures, connection, { try await connection.endWriteBackError(c.claim, workerID: workerID) }) {
                 case .success(true):
                     logger.error("a notification's answer could not be recorded; ended failed/WriteBackError", metadata: metadata)
                     ended.append(i)

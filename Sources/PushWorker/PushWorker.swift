@@ -69,6 +69,8 @@ public final class PushWorker: Sendable {
         var databaseConnected = false
         /// This worker's credentials that are paused, as of the last read of the holds.
         var pausedCredentials: Set<String> = []
+        /// Loops whose statements PostgreSQL refuses for a reason only an operator can mend.
+        var refusals: [WorkerHealth.Loop: String] = [:]
     }
 
     /// Counters since ``run()`` began.
@@ -206,9 +208,14 @@ public final class PushWorker: Sendable {
             await claimConnection.close()
             throw WorkerError(.schema, "the database has pushq schema version \(version), this worker needs \(needed): run `pushq migrate` first")
         }
-        guard let completeConnection = await connect(purpose: "complete"),
-              let listenConnection = await connect(purpose: "listen") else {
+        guard let completeConnection = await connect(purpose: "complete") else {
             await claimConnection.close()
+            return
+        }
+        try await requireSessions(claimConnection, completeConnection)
+        guard let listenConnection = await connect(purpose: "listen") else {
+            await claimConnection.close()
+            await completeConnection.close()
             return
         }
         listener.withLock { $0 = listenConnection }
@@ -245,27 +252,6 @@ public final class PushWorker: Sendable {
             "worker.claimed": "\(s.claimed)", "worker.sent": "\(s.sent)", "worker.retried": "\(s.retried)",
             "worker.failed": "\(s.failed)", "worker.expired": "\(s.expired)", "worker.released": "\(s.released)",
         ])
-    }
-
-    /// Connects to PostgreSQL, retrying with backoff until it works or a stop is requested.
-    func connect(purpose: String) async -> PGConnection? {
-        var delay = 0.2
-        var warned = false
-        while !stopRequested {
-            do {
-                return try await PGConnection.connect(configuration.databaseURL, logger: logger,
-                                                      statementTimeout: .milliseconds(Int(configuration.statementTimeoutSeconds * 1000)),
-                                                      statementDeadline: .milliseconds(Int(configuration.statementDeadlineSeconds * 1000)))
-            } catch {
-                if !warned {
-                    logger.error("cannot connect to PostgreSQL; retrying with backoff", metadata: ["pg.purpose": "\(purpose)", "error": "\(error)"])
-                    warned = true
-                }
-                await workWake.wait(timeout: .milliseconds(Int(delay * 1000)))
-                delay = min(delay * 2, 5)
-            }
-        }
-        return nil
     }
 
     /// The sender for `key`, created and started on first use.

@@ -59,6 +59,12 @@ public struct WorkerConfiguration: Sendable {
     /// How often the worker marks itself alive in `pushq.workers` and expires rows that no
     /// worker claims, in seconds. Defaults to 5.
     public var heartbeatSeconds: Double
+    /// Most rows one statement of the upkeep expires. Defaults to 1000.
+    public var expiryChunkRows: Int
+    /// Most expiry statements of one upkeep turn: a mass expiry (a million rows past their
+    /// `expires_at`) is done a few chunks between claims, so claims keep flowing and the
+    /// claim loop stays live. Defaults to 5.
+    public var expiryChunksPerTurn: Int
     /// The server-side limit (`statement_timeout`) of each of the worker's statements, in
     /// seconds. Defaults to 20.
     public var statementTimeoutSeconds: Double
@@ -100,6 +106,8 @@ public struct WorkerConfiguration: Sendable {
         self.outageProbeBaseSeconds = 1
         self.outageProbeCapSeconds = 45
         self.heartbeatSeconds = 5
+        self.expiryChunkRows = 1000
+        self.expiryChunksPerTurn = 5
         self.statementTimeoutSeconds = 20
         self.statementDeadlineSeconds = 25
         self.shutdownRetrySeconds = 30

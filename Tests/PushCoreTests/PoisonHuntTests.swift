@@ -198,10 +198,10 @@ import Testing
         #expect(hunt.isOver == { if case .done = hunt.next { return true }; if case .giveUp = hunt.next { return true }; return false }())
     }
 
-    @Test("SQLSTATE classes 22 and 23 are deterministic; lost connections, serialization failures, deadlocks, shutdowns and timeouts are not",
+    @Test("SQLSTATE classes 22 and 23 are deterministic; lost connections, serialization failures, deadlocks, shutdowns and timeouts are not (a missing column is configuration: see StatementFailureTests)",
           arguments: [("22003", StatementFailure.deterministic), ("22P02", .deterministic), ("22008", .deterministic),
                       ("23514", .deterministic), ("23505", .deterministic), ("40001", .transient), ("40P01", .transient),
-                      ("57P01", .transient), ("57014", .transient), ("08006", .transient), ("42703", .transient),
+                      ("57P01", .transient), ("57014", .transient), ("08006", .transient), ("42703", .configuration),
                       ("2", .transient), ("", .transient), (nil, .transient)] as [(String?, StatementFailure)])
     func classify(_ sqlState: String?, _ expected: StatementFailure) {
         #expect(StatementFailure(sqlState: sqlState) == expected)

@@ -4,9 +4,10 @@ import Testing
 @Suite struct WorkerHealthTests {
     static func health(ages: [WorkerHealth.Loop: Double] = [.claim: 1, .complete: 1, .upkeep: 3], running: Double = 100,
                        database: Bool = true, draining: Bool = false,
-                       credentials: Set<String> = ["default", "b"], paused: Set<String> = []) -> WorkerHealth {
+                       credentials: Set<String> = ["default", "b"], paused: Set<String> = [],
+                       refusals: [WorkerHealth.Loop: String] = [:]) -> WorkerHealth {
         WorkerHealth(loopAges: ages, runningSeconds: running, databaseConnected: database, draining: draining,
-                     credentials: credentials, pausedCredentials: paused, staleAfterSeconds: 60)
+                     credentials: credentials, pausedCredentials: paused, staleAfterSeconds: 60, refusals: refusals)
     }
 
     /// (name, health, live, ready)
@@ -23,6 +24,7 @@ import Testing
         ("one credential of two paused", health(paused: ["b"]), true, true),
         ("every credential paused", health(paused: ["b", "default"]), true, false),
         ("a paused credential the worker lacks", health(credentials: ["default"], paused: ["other"]), true, true),
+        ("a loop refused by PostgreSQL (42501) though ticking: not live", health(refusals: [.complete: "SQLSTATE 42501"]), false, false),
     ]
 
     @Test("live while every loop ticks; ready when also connected, not draining, one credential usable",
@@ -31,6 +33,12 @@ import Testing
         let (name, h, live, ready) = Self.table[index]
         #expect(h.livenessProblems.isEmpty == live, "\(name)")
         #expect(h.readinessProblems.isEmpty == ready, "\(name)")
+    }
+
+    @Test("a refusal names its loop and the problem")
+    func refusalMessage() {
+        let h = Self.health(refusals: [.complete: "recording answers fails with SQLSTATE 42501"])
+        #expect(h.livenessProblems == ["the complete loop is refused by PostgreSQL: recording answers fails with SQLSTATE 42501"])
     }
 
     @Test("problems name the stuck loop and the paused credentials")

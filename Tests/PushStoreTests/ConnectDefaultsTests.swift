@@ -45,7 +45,7 @@ struct ConnectDefaultsTests {
         #expect(PGConnectDefaults.environmentVariables["connect_timeout"] == "PGCONNECT_TIMEOUT")
         let withVariable = PGConnectDefaults.parameters(url: "postgresql://h/db", environment: ["PGCONNECT_TIMEOUT": "4"])
         #expect(withVariable.map(\.keyword) == ["keepalives", "keepalives_idle", "keepalives_interval", "keepalives_count",
-                                                "tcp_user_timeout", "dbname"])
+                                                "tcp_user_timeout", "target_session_attrs", "dbname"])
         let without = PGConnectDefaults.parameters(url: "postgresql://h/db", environment: [:])
         #expect(without.map(\.keyword) == PGConnectDefaults.options.map(\.keyword) + ["dbname"])
         #expect(without.last?.value == "postgresql://h/db")
