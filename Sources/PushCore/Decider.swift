@@ -68,10 +68,15 @@ public struct Decisions: Sendable, Hashable {
 /// - **Outage.** While an endpoint is down, and for every probe of a held endpoint, a failure
 ///   that says APNs is down (5xx, no connection, timeout) gives the attempt back and waits;
 ///   the first batch that takes the endpoint down holds it for every worker.
-/// - **Burst.** A `BadDeviceToken` / `DeviceTokenNotForTopic` answer is acted on only once
-///   the endpoint's detector can judge, and only when it shows no burst. Before that the row
-///   waits, its attempt given back; in a burst, it waits and the endpoint is held. The
-///   detector is never reset by a hold.
+/// - **Burst.** A `BadDeviceToken` / `DeviceTokenNotForTopic` (FCM: `SENDER_ID_MISMATCH`)
+///   answer is acted on when the endpoint's detector can judge and shows no burst; in a burst,
+///   the row waits and the endpoint is held. The detector is never reset by a hold. While the
+///   detector cannot judge yet (a quiet endpoint, a worker just started), the row waits 1–16 s,
+///   its attempt given back, **once**: when the row's previous attempt ended with the same
+///   reason (``Answer/lastReason``), the answer is taken at face value, so a bad token on a
+///   quiet endpoint ends at its second request instead of retrying forever. A busy endpoint's
+///   detector fills during that wait, so a wrong environment there is still held. A probe of
+///   a held endpoint always waits.
 /// - **Wrong clock.** `ExpiredProviderToken` for ``freshTokensToPause`` different tokens that
 ///   were signed less than ``freshTokenSeconds`` before holds the credential, with a message
 ///   pointing at the host's clock, instead of resending forever.
@@ -153,8 +158,12 @@ public struct Decider: Sendable {
                 let reason = d.reason ?? APNsReason.badDeviceToken.rawValue
                 let burstReason = a.endpoint.provider == .fcm ? reason + "_BURST" : reason + "Burst"
                 if !state.burst.canJudge {
-                    // Too few answers to tell a bad token from a wrong environment: wait, 1-16 s.
-                    d = .waiting(reason: reason, delay: policy.baseSeconds * (1 + 15 * min(max(unitRandom(), 0), 1)))
+                    // Too few answers to tell a bad token from a wrong environment: wait once, 1-16 s,
+                    // so that a busy endpoint's burst can show; the same answer again is believed
+                    // (a probe of a held endpoint always waits: the hold says it may be a burst).
+                    if a.isProbe || a.lastReason != reason {
+                        d = .waiting(reason: reason, delay: policy.baseSeconds * (1 + 15 * min(max(unitRandom(), 0), 1)))
+                    }
                 } else if state.burst.isBurst {
                     d = .waiting(reason: reason, delay: policy.soonDelay(unitRandom: unitRandom))
                     hold(HoldRequest(endpoint: a.endpoint, kind: .burst, reason: burstReason,
