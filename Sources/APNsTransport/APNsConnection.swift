@@ -164,6 +164,7 @@ final class APNsConnection: @unchecked Sendable {
         }
         multiUsed = true
         let nowSeconds = Int64(time(nil))
+        let databaseOffset = core.configuration.databaseClock.seconds
         // Read after the token above, which may have waited for an exchange.
         let startingAt = monotonicNanoseconds()
         for (i, request) in work.enumerated() {
@@ -175,8 +176,9 @@ final class APNsConnection: @unchecked Sendable {
                 results.append(response)
                 continue
             }
-            if let expiration = request.expiration, expiration > 0, expiration <= nowSeconds {
-                // Waited past its expires_at for a stream: never sent late (0 is APNs' "do not store").
+            if SendTimeExpiry.hasPassed(expiration: request.expiration, hostNow: nowSeconds, databaseOffset: databaseOffset) {
+                // Waited past its expires_at (by the database's clock) for a stream: never sent
+                // late (0 is APNs' "do not store").
                 var response = emptyResponse(for: request)
                 response.expiredBeforeSending = true
                 results.append(response)

@@ -36,6 +36,10 @@ public struct APNsSenderConfiguration: Sendable {
     /// A connection idle this long, in seconds, is closed and reopened before its next request
     /// (idle connections die silently behind NAT). Defaults to 600.
     public var idleReopenAfter: Double
+    /// The database clock's offset from the host's, by which a request's `expiration` (the
+    /// database's `expires_at`) is judged when a stream comes free. Shared by reference: the
+    /// worker measures it and updates it. Defaults to a new one at 0 (the host's clock alone).
+    public var databaseClock = DatabaseClockOffset()
     /// libcurl's own trace on stderr (`CURLOPT_VERBOSE`). It prints request headers,
     /// provider tokens included: internal, for debugging tests against the mock only. Defaults to false.
     var curlVerbose = false

@@ -10,7 +10,19 @@ enum CurlRuntime {
     /// uses: `CURLOPT_CAINFO_BLOB` (7.77.0), `curl_multi_wakeup` (7.68.0), `curl_multi_poll` and
     /// `CURLMOPT_MAX_CONCURRENT_STREAMS` (7.67.0/7.66.0), `CURLOPT_UPLOAD_BUFFERSIZE` (7.62.0),
     /// and the multiplexed-POST fixes of 7.50.2.
+    ///
+    /// It also ignores SIGPIPE for the whole process (unless the program set a handler of its
+    /// own). Every handle sets `CURLOPT_NOSIGNAL` (libcurl must not touch signals from several
+    /// threads), and with it libcurl stops ignoring SIGPIPE around its calls; but OpenSSL writes
+    /// to the socket itself (a TLS alert, `close_notify` when a connection is cleaned up) with
+    /// plain `write()`, and a write to a connection the peer reset raises SIGPIPE, whose default
+    /// action ends the process (curl#3787; libcurl before 8.x, e.g. 7.81 and 7.88). Ignored, the
+    /// write fails with EPIPE and the transfer with a send error, which the sender retries.
+    /// Done here, once, so every program that sends through this module is protected.
     static let check: Result<LibcurlInfo, APNsTransportError> = {
+        guard ccurl_ignore_sigpipe() >= 0 else {
+            return .failure(APNsTransportError(.unsupportedLibcurl, "sigaction(SIGPIPE) failed: SIGPIPE cannot be ignored, and a connection reset during a TLS write would end the process"))
+        }
         let rc = ccurl_global_init_all()
         guard rc == CURLE_OK else {
             return .failure(APNsTransportError(.unsupportedLibcurl, "curl_global_init failed: \(String(cString: curl_easy_strerror(rc)))"))

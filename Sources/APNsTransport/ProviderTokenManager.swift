@@ -83,11 +83,12 @@ public final class ProviderTokenManager: Sendable {
     public func now() -> Int64 { clock() }
 
     /// The token a connection should take when it opens: the newest one, minted now if
-    /// there is none or the newest is ``mintInterval`` old.
+    /// there is none, the newest is ``mintInterval`` old, or its `iat` is after now (the
+    /// host's clock went back: ``ProviderTokenAge``).
     public func newest() throws -> Token {
         let now = clock()
         return try state.withLock { current in
-            if let token = current, now - token.issuedAt < mintInterval { return token }
+            if let token = current, !ProviderTokenAge.needsReplacing(issuedAt: token.issuedAt, now: now, limit: mintInterval) { return token }
             let token = try mint(now: now, serial: (current?.serial ?? 0) + 1)
             current = token
             return token
@@ -95,9 +96,9 @@ public final class ProviderTokenManager: Sendable {
     }
 
     /// The token a connection holding `token` should use now: `token` itself until it is
-    /// ``switchAge`` old, then ``newest()``.
+    /// ``switchAge`` old (or issued after now, the clock having gone back), then ``newest()``.
     public func refresh(_ token: Token) throws -> Token {
-        if clock() - token.issuedAt < switchAge { return token }
+        if !ProviderTokenAge.needsReplacing(issuedAt: token.issuedAt, now: clock(), limit: switchAge) { return token }
         return try newest()
     }
 

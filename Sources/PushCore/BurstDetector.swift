@@ -48,6 +48,9 @@ public struct BurstDetector: Sendable, Hashable {
     /// Answers remembered.
     public var count: Int { rows.count }
 
+    /// Suspect answers among them.
+    public var suspectCount: Int { suspects }
+
     /// Whether enough answers were seen to tell a burst from a few bad tokens.
     public var canJudge: Bool { rows.count >= minimumAnswers }
 }

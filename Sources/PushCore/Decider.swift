@@ -17,9 +17,11 @@ public struct Answer: Sendable, Hashable {
     public var isHTTPAnswer: Bool
     /// The provider token the request carried (token auth), nil for certificate auth.
     public var token: TokenUse?
+    /// The row's device token (FCM: tells one hot device's 429s from many devices'); nil: the row's id stands for it.
+    public var deviceToken: String?
 
     public init(row: Int64, endpoint: Endpoint, attempts: Int, maxAttempts: Int, lastReason: String?, isProbe: Bool = false,
-                outcome: Outcome, reasonText: String?, isHTTPAnswer: Bool, token: TokenUse? = nil) {
+                outcome: Outcome, reasonText: String?, isHTTPAnswer: Bool, token: TokenUse? = nil, deviceToken: String? = nil) {
         self.row = row
         self.endpoint = endpoint
         self.attempts = attempts
@@ -30,6 +32,7 @@ public struct Answer: Sendable, Hashable {
         self.reasonText = reasonText
         self.isHTTPAnswer = isHTTPAnswer
         self.token = token
+        self.deviceToken = deviceToken
     }
 }
 
@@ -68,14 +71,23 @@ public struct Decisions: Sendable, Hashable {
 /// - **Outage.** While an endpoint is down, and for every probe of a held endpoint, a failure
 ///   that says APNs is down (5xx, no connection, timeout) gives the attempt back and waits;
 ///   the first batch that takes the endpoint down holds it for every worker.
-/// - **Burst.** A `BadDeviceToken` / `DeviceTokenNotForTopic` answer is acted on only once
-///   the endpoint's detector can judge, and only when it shows no burst. Before that the row
-///   waits, its attempt given back; in a burst, it waits and the endpoint is held. The
-///   detector is never reset by a hold.
+/// - **Burst.** A `BadDeviceToken` / `DeviceTokenNotForTopic` (FCM: `SENDER_ID_MISMATCH`)
+///   answer is acted on when the endpoint's detector can judge and shows no burst; in a burst,
+///   the row waits and the endpoint is held. The detector is never reset by a hold. While the
+///   detector cannot judge yet (a quiet endpoint, a worker just started), the row waits 1–16 s,
+///   its attempt given back, **once**: when the row's previous attempt ended with the same
+///   reason (``Answer/lastReason``), the answer is taken at face value, so a bad token on a
+///   quiet endpoint ends at its second request instead of retrying forever. A busy endpoint's
+///   detector fills during that wait, so a wrong environment there is still held. A probe of
+///   a held endpoint always waits.
 /// - **Wrong clock.** `ExpiredProviderToken` for ``freshTokensToPause`` different tokens that
 ///   were signed less than ``freshTokenSeconds`` before holds the credential, with a message
 ///   pointing at the host's clock, instead of resending forever.
 /// - **Rejected credential.** ``Outcome/pauseCredential(_:)`` holds the credential.
+/// - **FCM quota.** A 429 naming the project's quota holds the credential for its Retry-After.
+///   One naming a device, or not saying whose (``FCMVerdict/throttleToken(seconds:)``), retries
+///   only its row, unless ``quotaTokensToHold`` different tokens got one and they are more than
+///   half of the last 32 tokens answered: then it is the project's, and the credential is held.
 public struct Decider: Sendable {
     public var policy: RetryPolicy
     /// A token younger than this, in seconds, that APNs calls expired means the clocks
@@ -84,9 +96,15 @@ public struct Decider: Sendable {
     /// Different fresh tokens rejected as expired before the credential is held. Defaults to 2.
     public var freshTokensToPause = 2
 
-    private struct EndpointState: Sendable {
+    /// Different FCM tokens whose 429s, among the credential's recent answers (more than half of
+    /// them), mean the project's quota rather than a device's. Defaults to 3.
+    public var quotaTokensToHold = 3
+
+    struct EndpointState: Sendable {
         var health = EndpointHealth()
         var burst = BurstDetector()
+        /// FCM: the latest answer of each of the last 32 device tokens, suspect when a 429.
+        var quota = BurstDetector(capacity: 32, minimumAnswers: 1)
         /// Serials of fresh tokens APNs called expired since the last accepted notification.
         var expiredFreshTokens: Set<Int> = []
         var expiredFreshAge: Int64 = 0
@@ -113,6 +131,7 @@ public struct Decider: Sendable {
             var state = endpoints[a.endpoint, default: EndpointState()]
             state.health.record(a.outcome.healthSignal, row: a.row)
             if a.isHTTPAnswer { state.burst.record(row: a.row, suspect: a.outcome.isBurstSuspect) }
+            if a.isHTTPAnswer, a.endpoint.provider == .fcm { state.quota.record(row: a.tokenKey, suspect: a.outcome.isQuotaAnswer) }
             switch a.outcome {
             case .sent:
                 state.expiredFreshTokens.removeAll()
@@ -153,8 +172,12 @@ public struct Decider: Sendable {
                 let reason = d.reason ?? APNsReason.badDeviceToken.rawValue
                 let burstReason = a.endpoint.provider == .fcm ? reason + "_BURST" : reason + "Burst"
                 if !state.burst.canJudge {
-                    // Too few answers to tell a bad token from a wrong environment: wait, 1-16 s.
-                    d = .waiting(reason: reason, delay: policy.baseSeconds * (1 + 15 * min(max(unitRandom(), 0), 1)))
+                    // Too few answers to tell a bad token from a wrong environment: wait once, 1-16 s,
+                    // so that a busy endpoint's burst can show; the same answer again is believed
+                    // (a probe of a held endpoint always waits: the hold says it may be a burst).
+                    if a.isProbe || a.lastReason != reason {
+                        d = .waiting(reason: reason, delay: policy.baseSeconds * (1 + 15 * min(max(unitRandom(), 0), 1)))
+                    }
                 } else if state.burst.isBurst {
                     d = .waiting(reason: reason, delay: policy.soonDelay(unitRandom: unitRandom))
                     hold(HoldRequest(endpoint: a.endpoint, kind: .burst, reason: burstReason,
@@ -170,6 +193,11 @@ public struct Decider: Sendable {
             } else if case .fcm(.pauseCredential(let code, let message)) = a.outcome {
                 hold(HoldRequest(endpoint: a.endpoint, kind: .credential, reason: code.rawValue,
                                  message: "credential \(a.endpoint.credential) (FCM): " + message + "; its notifications wait"))
+            } else if case .fcm(.throttleToken(let seconds)) = a.outcome, projectQuota(state.quota) {
+                // Several different tokens over their rate: the project's quota, whatever each answer said.
+                d = .waiting(reason: FCMErrorCode.quotaExceeded.rawValue, delay: max(Double(seconds), policy.baseSeconds))
+                hold(HoldRequest(endpoint: a.endpoint, kind: .outage, reason: FCMErrorCode.quotaExceeded.rawValue,
+                                 message: Self.quotaMessage(a.endpoint, seconds: seconds), seconds: d.retryDelay))
             } else if case .fcm(.backOffCredential(let seconds)) = a.outcome {
                 // FCM's project quota: the whole credential waits as long as FCM said, its rows
                 // keeping their attempts; then one probe tells whether the quota is back.

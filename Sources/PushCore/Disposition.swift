@@ -119,8 +119,10 @@ public struct Disposition: Sendable, Hashable {
     /// - A token FCM says is gone (`UNREGISTERED`, or `INVALID_ARGUMENT` naming the token) is
     ///   recorded in `pushq.devices` with that code as its reason; the row ends `failed`.
     /// - A retry waits for the backoff, and at least FCM's `Retry-After`.
-    /// - `QUOTA_EXCEEDED` waits for its `Retry-After` (at least the retry base), its attempt given
-    ///   back; the ``Decider`` holds the whole credential as long.
+    /// - `QUOTA_EXCEEDED` naming the project waits for its `Retry-After` (at least the retry base),
+    ///   its attempt given back; the ``Decider`` holds the whole credential as long. One for a
+    ///   device (or not saying whose) retries after `Retry-After`, counting an attempt, and
+    ///   ends `failed` / `QUOTA_EXCEEDED` at `max_attempts`.
     /// - `UNAUTHENTICATED` that reaches the worker (the sender already refreshed the access
     ///   token once and resent) is resent soon, its attempt given back unless the previous
     ///   attempt ended the same way, as for APNs' connection-level failures.
@@ -150,6 +152,10 @@ public struct Disposition: Sendable, Hashable {
             return Disposition(status: .retrying, reason: text, retryDelay: delay)
         case .backOffCredential(let seconds):
             return .waiting(reason: FCMErrorCode.quotaExceeded.rawValue, delay: max(Double(seconds), policy.baseSeconds))
+        case .throttleToken(let seconds):
+            let text = FCMErrorCode.quotaExceeded.rawValue
+            if attempts >= maxAttempts { return Disposition(status: .failed, reason: text) }
+            return Disposition(status: .retrying, reason: text, retryDelay: max(Double(seconds), policy.baseSeconds))
         case .refreshAccessToken:
             let text = FCMErrorCode.unauthenticated.rawValue
             guard lastReason == text else {

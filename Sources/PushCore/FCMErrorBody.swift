@@ -5,10 +5,13 @@ public struct FCMErrorBody: Sendable, Hashable {
     public var code: FCMErrorCode?
     /// `error.message`, e.g. "The registration token is not a valid FCM registration token".
     public var message: String?
+    /// Whose quota a 429 is about, when the body says (``FCMQuotaScope``).
+    public var quotaScope: FCMQuotaScope?
 
-    public init(code: FCMErrorCode?, message: String?) {
+    public init(code: FCMErrorCode?, message: String?, quotaScope: FCMQuotaScope? = nil) {
         self.code = code
         self.message = message
+        self.quotaScope = quotaScope
     }
 
     static let fcmErrorType = "type.googleapis.com/google.firebase.fcm.v1.FcmError"
@@ -24,7 +27,7 @@ public struct FCMErrorBody: Sendable, Hashable {
             }
         }
         if code == nil, let status = error["status"]?.stringValue { code = FCMErrorCode(status) }
-        return FCMErrorBody(code: code, message: error["message"]?.stringValue)
+        return FCMErrorBody(code: code, message: error["message"]?.stringValue, quotaScope: FCMQuotaScope.read(error))
     }
 
     /// Whether the message says the registration token itself is malformed

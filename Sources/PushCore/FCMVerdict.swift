@@ -14,9 +14,15 @@ public enum FCMVerdict: Sendable, Hashable {
     /// A transient failure: retry after a backoff (at least `retryAfter` seconds when FCM
     /// said so); counts an attempt.
     case retry(RetryKind, retryAfter: Int64?)
-    /// QUOTA_EXCEEDED: the project's sending quota is used up. Back off the whole credential
-    /// for `seconds` (FCM's Retry-After, or ``defaultQuotaBackoff``); no attempt is counted.
+    /// QUOTA_EXCEEDED naming the project's quota (``FCMQuotaScope/project``): back off the
+    /// whole credential for `seconds` (FCM's Retry-After, or ``defaultQuotaBackoff``); no
+    /// attempt is counted.
     case backOffCredential(seconds: Int64)
+    /// QUOTA_EXCEEDED (or a 429) for one device's message rate, or not saying whose: retry
+    /// this notification after `seconds` (Retry-After, or ``defaultQuotaBackoff``), counting an
+    /// attempt, as APNs' 429 `TooManyRequests`; other tokens are not slowed. The ``Decider``
+    /// holds the credential instead when several different tokens get it.
+    case throttleToken(seconds: Int64)
     /// 401 UNAUTHENTICATED: the access token expired or was revoked. Refresh it once
     /// (``FCMAccessTokenCache/invalidate(_:)``) and resend; no attempt is counted.
     case refreshAccessToken
@@ -54,7 +60,7 @@ public enum FCMVerdict: Sendable, Hashable {
             switch status {
             case 401: return .refreshAccessToken
             case 404: return notFoundPause
-            case 429: return .backOffCredential(seconds: retryAfter ?? defaultQuotaBackoff)
+            case 429: return quota(error?.quotaScope, retryAfter: retryAfter)
             case 500...599: return .retry(.serverError(nil), retryAfter: retryAfter)
             default: return .retry(.unknown("HTTP\(status)"), retryAfter: retryAfter)
             }
@@ -68,7 +74,7 @@ public enum FCMVerdict: Sendable, Hashable {
         case .senderIDMismatch:
             return .fail(.senderIDMismatch)
         case .quotaExceeded:
-            return .backOffCredential(seconds: retryAfter ?? defaultQuotaBackoff)
+            return quota(error?.quotaScope, retryAfter: retryAfter)
         case .unavailable, .internalError, .unspecifiedError:
             return .retry(.serverError(code), retryAfter: retryAfter)
         case .thirdPartyAuthError:
@@ -83,9 +89,16 @@ public enum FCMVerdict: Sendable, Hashable {
             return notFoundPause
         case .unknown(let text):
             if status >= 500 { return .retry(.serverError(code), retryAfter: retryAfter) }
-            if status == 429 { return .backOffCredential(seconds: retryAfter ?? defaultQuotaBackoff) }
+            if status == 429 { return quota(error?.quotaScope, retryAfter: retryAfter) }
             return .retry(.unknown(text), retryAfter: retryAfter)
         }
+    }
+
+    /// A quota answer: the credential backs off when the answer names the project's quota;
+    /// otherwise (a device's rate, or not said) only this notification waits.
+    static func quota(_ scope: FCMQuotaScope?, retryAfter: Int64?) -> FCMVerdict {
+        let seconds = retryAfter ?? defaultQuotaBackoff
+        return scope == .project ? .backOffCredential(seconds: seconds) : .throttleToken(seconds: seconds)
     }
 
     static let notFoundPause = FCMVerdict.pauseCredential(.notFound, message: "FCM answered 404 NOT_FOUND without naming the registration token: check project_id in the service account file and that the Firebase Cloud Messaging API is enabled for the project")
@@ -99,7 +112,7 @@ public enum FCMVerdict: Sendable, Hashable {
     /// Whether this verdict uses up one of the notification's attempts.
     public var consumesAttempt: Bool {
         switch self {
-        case .sent, .invalidateToken, .fail, .retry: return true
+        case .sent, .invalidateToken, .fail, .retry, .throttleToken: return true
         case .backOffCredential, .refreshAccessToken, .pauseCredential: return false
         }
     }
@@ -116,7 +129,7 @@ public enum FCMVerdict: Sendable, Hashable {
     /// UNAVAILABLE and INTERNAL count as server failures.
     public var healthSignal: EndpointHealth.Signal {
         switch self {
-        case .sent, .invalidateToken, .fail, .backOffCredential, .refreshAccessToken: return .reachable
+        case .sent, .invalidateToken, .fail, .backOffCredential, .throttleToken, .refreshAccessToken: return .reachable
         case .retry(.serverError, _): return .serverFailure
         case .retry(.unknown, _): return .reachable
         case .pauseCredential: return .none

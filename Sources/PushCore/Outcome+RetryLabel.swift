@@ -2,7 +2,7 @@ extension Outcome {
     /// The `kind` label of `pushq_retries_total` for a row this outcome leaves `retrying`.
     ///
     /// `transport` (no answer: timeout, reset, refused), `server_error` (5xx),
-    /// `too_many_requests` (429), `idle_timeout`, `unknown_reason`, `connection` (resent at once
+    /// `too_many_requests` (APNs' 429, FCM's 429 for one token), `idle_timeout`, `unknown_reason`, `connection` (resent at once
     /// on a fresh connection or token, or after an FCM access-token refresh), `quota` (FCM's
     /// QUOTA_EXCEEDED: the whole credential backs off), `held` (waiting for a paused credential
     /// or an endpoint that is down). Outcomes that are not retries by themselves (a sent or failed answer the
@@ -21,6 +21,7 @@ extension Outcome {
             case .retry(.serverError, _): return "server_error"
             case .retry(.unknown, _): return "unknown_reason"
             case .backOffCredential: return "quota"
+            case .throttleToken: return "too_many_requests"
             case .refreshAccessToken: return "connection"
             case .sent, .fail, .invalidateToken, .pauseCredential: return "held"
             }

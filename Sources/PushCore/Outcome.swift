@@ -85,7 +85,7 @@ public enum Outcome: Sendable, Hashable {
         case .fcm(let verdict):
             switch verdict {
             case .sent, .invalidateToken, .fail: return true
-            case .retry, .backOffCredential, .refreshAccessToken, .pauseCredential: return false
+            case .retry, .backOffCredential, .throttleToken, .refreshAccessToken, .pauseCredential: return false
             }
         }
     }

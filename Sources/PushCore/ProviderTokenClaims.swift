@@ -44,3 +44,17 @@ public struct ProviderTokenClaims: Sendable, Hashable {
         signingInput + "." + Base64URL.encode(rawSignature)
     }
 }
+
+/// When a provider token must be replaced, by its age on the host's clock (pure: the caller
+/// passes the time). A negative age means the clock went back after the token was signed:
+/// its `iat` lies in the future, APNs may refuse it, and an age rule would keep it for as
+/// long as the jump plus the interval. Such a token is replaced at once, like an old one.
+public enum ProviderTokenAge {
+    /// Whether a token issued at `issuedAt` (UNIX seconds) is at least `limit` seconds old at
+    /// `now`, or issued after `now` (the clock went back): either way, sign another.
+    public static func needsReplacing(issuedAt: Int64, now: Int64, limit: Int64) -> Bool {
+        if now < issuedAt { return true }
+        let (age, overflow) = now.subtractingReportingOverflow(issuedAt)
+        return overflow || age >= limit
+    }
+}

@@ -53,6 +53,12 @@ extension PGConnection {
         try query("UPDATE pushq.workers SET heartbeat_at = now() WHERE id = $1", [id]).affectedRows == 1
     }
 
+    /// The database's clock now (`clock_timestamp()`, not the transaction's start), in
+    /// milliseconds since the epoch.
+    public func clockMilliseconds() throws(PGError) -> Int64 {
+        try query("SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint").decode(Int64.self, 0, 0) ?? 0
+    }
+
     /// Removes this worker (clean stop), and every worker whose heartbeat is long gone.
     public func unregisterWorker(id: String) throws(PGError) {
         try query("DELETE FROM pushq.workers WHERE id = $1 OR heartbeat_at < now() - interval '1 day'", [id])

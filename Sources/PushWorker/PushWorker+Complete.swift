@@ -150,7 +150,7 @@ extension PushWorker {
                 ?? answer.status.map { "HTTP\($0)" }
             inputs.append(Answer(row: answer.tag, endpoint: h.endpoint, attempts: h.attempt, maxAttempts: h.maxAttempts,
                                  lastReason: h.lastReason, isProbe: h.isProbe, outcome: answer.outcome, reasonText: reasonText,
-                                 isHTTPAnswer: answer.status != nil, token: answer.token))
+                                 isHTTPAnswer: answer.status != nil, token: answer.token, deviceToken: h.deviceToken))
             rows.append((answer, h))
         }
         var rng = SystemRandomNumberGenerator()

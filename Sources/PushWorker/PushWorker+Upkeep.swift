@@ -77,6 +77,7 @@ extension PushWorker {
         var more = false
         do {
             if full, try await !connection.heartbeat(id: configuration.workerID) { await register(connection) }
+            if full { try await measureDatabaseClock(connection) }
             var expired = 0
             for _ in 0..<max(1, configuration.expiryChunksPerTurn) {
                 let groups = try await connection.expireWaiting(limit: chunk)
@@ -104,6 +105,31 @@ extension PushWorker {
         }
         databaseAccepted(.upkeep, purpose: "the upkeep (heartbeat, expiry)")
         return more
+    }
+
+    /// Reads the database's clock and records its offset from the host's in the senders'
+    /// ``DatabaseClockOffset``, so that send-time expiry follows the database's clock (which
+    /// wrote `expires_at`) even when the host's clock is wrong; logs a warning when the offset
+    /// moves to 2 s or more.
+    func measureDatabaseClock(_ connection: PGConnection) async throws {
+        let before = Self.hostMilliseconds()
+        let database = try await connection.clockMilliseconds()
+        let offset = SendTimeExpiry.offset(hostBeforeMilliseconds: before, databaseMilliseconds: database,
+                                           hostAfterMilliseconds: Self.hostMilliseconds())
+        let clock = configuration.sender.databaseClock
+        let previous = clock.seconds
+        clock.set(offset)
+        if offset != previous, abs(offset) >= 2 {
+            logger.warning("this host's clock differs from the database's; send-time expiry follows the database's clock (check NTP)",
+                           metadata: ["clock.database_ahead_seconds": "\(offset)"])
+        }
+    }
+
+    /// This host's wall clock, in milliseconds since the epoch.
+    static func hostMilliseconds() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
     }
 
     static let hostName: String = {

@@ -149,6 +149,27 @@ final class FakeClock: Sendable {
     }
 }
 
+/// The host's clock stepped back (NTP, a VM restored) after tokens were signed.
+@Suite struct TokenClockJumpTests {
+    @Test("after a 2 h backward jump, newest() signs a new token at once (one, however many callers) and refresh() moves a connection to it")
+    func backwardJumpResigns() throws {
+        let clock = FakeClock()
+        let manager = try ProviderTokenManager(teamID: "TEAM123456", keyID: "KEY1234567",
+                                               key: ES256PrivateKey(pem: TestKeyPair.generate().privatePEM), clock: clock.now)
+        let before = try manager.newest()
+        clock.advance(-2 * 3600)
+        let after = try manager.newest()
+        #expect(after.serial == before.serial + 1 && after.issuedAt == clock.now())
+        #expect(try manager.newest() == after)
+        #expect(try manager.refresh(before) == after)
+        #expect(try manager.refresh(after) == after)
+        #expect(manager.mintedCount == 2)
+        // A later step back within the token's life (1 s) re-signs too: its iat is in the future again.
+        clock.advance(-1)
+        #expect(try manager.refresh(after).serial == 3)
+    }
+}
+
 /// Deterministic generator for simulations.
 struct SplitMix: RandomNumberGenerator {
     var state: UInt64

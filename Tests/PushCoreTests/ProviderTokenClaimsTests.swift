@@ -48,4 +48,18 @@ import Testing
         #expect(!ProviderTokenClaims.isValidID("AB\"C"))
         #expect(!ProviderTokenClaims.isValidID("ABC 123"))
     }
+
+    @Test("a token is replaced once it reaches the limit, or when its iat lies after now (the clock went back)",
+          arguments: [
+              (issuedAt: Int64(1000), now: Int64(1000), limit: Int64(1500), replace: false),
+              (issuedAt: 1000, now: 2499, limit: 1500, replace: false),
+              (issuedAt: 1000, now: 2500, limit: 1500, replace: true),
+              (issuedAt: 1000, now: 999, limit: 1500, replace: true),
+              (issuedAt: 8200, now: 1000, limit: 3000, replace: true),
+              (issuedAt: Int64.max, now: Int64.min, limit: 3000, replace: true),
+              (issuedAt: Int64.min, now: Int64.max, limit: 3000, replace: true),
+          ])
+    func replacement(_ c: (issuedAt: Int64, now: Int64, limit: Int64, replace: Bool)) {
+        #expect(ProviderTokenAge.needsReplacing(issuedAt: c.issuedAt, now: c.now, limit: c.limit) == c.replace)
+    }
 }

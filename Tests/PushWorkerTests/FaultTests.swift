@@ -234,21 +234,25 @@ struct FaultTests {
         }
     }
 
-    @Test("BadDeviceToken with too few answers to judge: the row waits with its attempt given back, and no token is invalidated")
-    func loneBadTokenWaits() async throws {
+    @Test("three BadDeviceToken rows on an otherwise quiet endpoint: each waits once (attempt given back), then ends failed/BadDeviceToken at its second request, its token invalidated, nothing held")
+    func quietBadTokensEnd() async throws {
         try await TestDatabase.withConnection { db in
             try await withMock { mock, apnsURL in
-                let token = Fixtures.token(1, prefix: "0")
-                mock.setRule(forToken: token, .always(.error(.badDeviceToken)))
-                try await db.query("INSERT INTO pushq.notifications (device_token, payload, max_attempts) VALUES ($1, '{\"aps\":{}}', 2)", [token])
+                let tokens = (1...3).map { Fixtures.token($0, prefix: "0") }
+                for token in tokens {
+                    mock.setRule(forToken: token, .always(.error(.badDeviceToken)))
+                    try await db.query("INSERT INTO pushq.notifications (device_token, payload) VALUES ($1, '{\"aps\":{}}')", [token])
+                }
                 let configuration = try workerConfiguration(databaseURL: try await databaseURL(db), apnsURL: apnsURL)
                 try await withWorker(configuration) { _ in
-                    let tried = try await eventually { mock.stats().requests >= 3 }
-                    #expect(tried)
+                    _ = try await waitUntilAllFinal(db, timeout: .seconds(60))
                 }
-                let r = try await db.query("SELECT status, attempts, last_reason FROM pushq.notifications")
-                #expect(r.string(0, 0) == "retrying" && r.string(0, 1) == "0" && r.string(0, 2) == "BadDeviceToken")
-                #expect(try await scalar(db, "SELECT count(*) FROM pushq.devices") == 0)
+                let r = try await db.query("SELECT status, attempts, last_reason, last_status FROM pushq.notifications ORDER BY id")
+                for i in 0..<3 {
+                    #expect((0..<4).map { r.string(i, $0) } == ["failed", "1", "BadDeviceToken", "400"], "row \(i)")
+                }
+                #expect(mock.stats().requests == 6, "two requests per row")
+                #expect(try await scalar(db, "SELECT count(*) FROM pushq.devices WHERE invalid_reason = 'BadDeviceToken' AND invalidated_at IS NOT NULL") == 3)
                 #expect(try await scalar(db, "SELECT count(*) FROM pushq.credential_pauses") == 0)
             }
         }

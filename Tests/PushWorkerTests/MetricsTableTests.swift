@@ -34,14 +34,10 @@ struct MetricsTableTests {
                 mock.setRule(forToken: Self.special(8), .always(.error(.badDeviceToken)))
                 // A timestamp PostgreSQL cannot hold: the row's write-back fails, it ends failed/WriteBackError.
                 mock.setRule(forToken: Self.special(9), .always(.unregistered(at: 999_999_999_999_999_999)))
-                // First: the burst detector judges a BadDeviceToken only after 20 answers (the row waits before).
+                // First 200 good answers, awaited before the special rows go in: the burst detector then
+                // judges the BadDeviceToken at its first answer, whatever order the answers come in (with
+                // fewer than 20 answers the row would wait once, its attempt given back: a held retry).
                 try await insertAlerts(db, count: 200, prefix: "5")
-                // Answered after 4 s: in flight meanwhile, and above the 2.5 s bucket.
-                mock.setRule(forToken: Self.special(10), .always(MockAnswer.normal.delayed(by: 4000)))
-                try await db.query("INSERT INTO pushq.notifications (device_token, payload) VALUES ($1, '{\"aps\":{}}')", [Self.special(10)])
-                for i in [0, 1, 2, 3, 4, 6, 7, 8, 9] {
-                    try await db.query("INSERT INTO pushq.notifications (device_token, payload) VALUES ($1, '{\"aps\":{}}')", [Self.special(i)])
-                }
                 try await db.query("""
                     INSERT INTO pushq.notifications (device_token, payload, expires_at)
                     VALUES ($1, '{"aps":{}}', now() - interval '1 minute')
@@ -55,6 +51,15 @@ struct MetricsTableTests {
                 // The delayed answer must not time out.
                 let (worker, log, base) = try await M().startWorker(try await databaseURL(db), apnsURL, id: "table",
                                                                     extra: ["PUSHQ_APNS_REQUEST_TIMEOUT": "8", "PUSHQ_LEASE_SECONDS": "20"])
+                #expect(try await eventually(timeout: .seconds(60)) {
+                    try await scalar(db, "SELECT count(*) FROM pushq.notifications WHERE status = 'sent'") == 200
+                })
+                // Answered after 4 s: in flight meanwhile, and above the 2.5 s bucket.
+                mock.setRule(forToken: Self.special(10), .always(MockAnswer.normal.delayed(by: 4000)))
+                try await db.query("INSERT INTO pushq.notifications (device_token, payload) VALUES ($1, '{\"aps\":{}}')", [Self.special(10)])
+                for i in [0, 1, 2, 3, 4, 6, 7, 8, 9] {
+                    try await db.query("INSERT INTO pushq.notifications (device_token, payload) VALUES ($1, '{\"aps\":{}}')", [Self.special(i)])
+                }
                 let flying = try await M().poll(timeout: .seconds(30)) { () -> Double? in
                     let v = M.value(try await M().get(base + "/metrics").1, "pushq_apns_requests_in_flight")
                     return v >= 1 ? v : nil
