@@ -1,0 +1,149 @@
+import Foundation
+import PushCore
+
+extension PGConnection {
+    /// Writes back a batch of attempts, with their token invalidations and throttles, and the
+    /// endpoints to hold or resume, in one transaction.
+    ///
+    /// Fenced: a row is updated only while it is still `sending`, held by `workerID`, under the
+    /// claim that sent it (its `attempts` and `locked_until`, ``RowCompletion/claim``). A row whose
+    /// lease ran out and that another claim took, this worker's or another's, is left alone. Running the same batch twice (after a lost connection) changes nothing the
+    /// second time.
+    ///
+    /// - Parameters:
+    ///   - holds: endpoints to hold, each with the seconds until its first probe. A hold is
+    ///     written when the endpoint has none, or has one of a lesser kind (outage < burst <
+    ///     credential); otherwise the existing one stands.
+    ///   - resumed: endpoints that just had a notification accepted: their holds, if any, are lifted.
+    /// - Returns: the rows updated, the holds this call wrote (to be reported once, by the
+    ///   worker that wrote them) and the holds it lifted.
+    @discardableResult
+    public func complete(_ completions: [RowCompletion], invalidations: [TokenInvalidation], throttles: [TokenThrottle] = [],
+                         holds: [(hold: HoldRequest, seconds: Double)], resumed: [Endpoint],
+                         workerID: String) throws -> CompletionWrite {
+        let rowParameters: [(any PGParameter)?] = [
+            completions.map(\.id), completions.map(\.attempt), completions.map(\.disposition.status.rawValue),
+            completions.map(\.httpStatus), completions.map(\.disposition.reason), completions.map(\.apnsUniqueID),
+            completions.map(\.disposition.retryDelay), completions.map(\.disposition.refundsAttempt), workerID,
+            completions.map(\.messageName), completions.map(\.lease),
+        ]
+        let hasRows = !completions.isEmpty
+        // ON CONFLICT may touch a row once per statement: one invalidation per (token, environment,
+        // provider), the latest.
+        var latest: [String: TokenInvalidation] = [:]
+        for inv in invalidations {
+            let key = inv.storedToken + "/" + inv.environment.rawValue + "/" + inv.provider.rawValue
+            if let old = latest[key], (old.atMilliseconds ?? .max) >= (inv.atMilliseconds ?? .max) { continue }
+            latest[key] = inv
+        }
+        let invs = Array(latest.values)
+        var longest: [String: TokenThrottle] = [:]
+        for t in throttles {
+            let key = t.deviceToken.lowercased() + "/" + t.environment.rawValue
+            if let old = longest[key], old.delaySeconds >= t.delaySeconds { continue }
+            longest[key] = t
+        }
+        let thr = Array(longest.values)
+        return try transaction { c in
+            var write = CompletionWrite()
+            if hasRows {
+                write.updated = try c.query(Self.completeSQL, rowParameters).affectedRows
+            }
+            if !invs.isEmpty {
+                try c.query(Self.invalidateSQL, [invs.map(\.storedToken), invs.map { $0.environment.rawValue },
+                                                 invs.map { $0.atMilliseconds }, invs.map { $0.reason }, invs.map { $0.provider.rawValue }])
+            }
+            if !thr.isEmpty {
+                try c.query(Self.throttleSQL, [thr.map { $0.deviceToken.lowercased() }, thr.map { $0.environment.rawValue },
+                                               thr.map { $0.delaySeconds }])
+            }
+            for (h, seconds) in holds {
+                let r = try c.query(Self.holdSQL, [h.endpoint.credential, h.endpoint.channel, h.kind.rawValue,
+                                                   h.reason, h.message, seconds, workerID])
+                if r.count > 0 { write.heldNow.append(h) }
+            }
+            if !resumed.isEmpty {
+                let r = try c.query("""
+                    DELETE FROM pushq.credential_pauses p USING unnest($1::text[], $2::text[]) AS r(credential, environment)
+                     WHERE p.credential = r.credential AND p.environment = r.environment
+                    RETURNING p.credential, p.environment, p.kind, p.reason
+                    """, [resumed.map(\.credential), resumed.map(\.channel)])
+                write.lifted = try Self.decodeHolds(r)
+            }
+            return write
+        }
+    }
+
+    /// Gives back rows this worker claimed but never handed to a provider (shutdown, a lease
+    /// about to run out while the row waited for a stream, a sender that cannot be built): back
+    /// to `queued` (or `retrying` if an earlier attempt was made), attempt refunded, lease
+    /// dropped, due at once. Fenced like ``complete(_:invalidations:throttles:holds:resumed:workerID:)``.
+    @discardableResult
+    public func release(_ rows: [RowClaim], workerID: String) throws(PGError) -> Int {
+        guard !rows.isEmpty else { return 0 }
+        return try query("""
+            UPDATE pushq.notifications n
+               SET status = CASE WHEN n.attempts <= 1 THEN 'queued' ELSE 'retrying' END,
+                   attempts = n.attempts - 1, locked_by = NULL, locked_until = NULL
+              FROM unnest($1::bigint[], $2::integer[], $4::bigint[]) AS u(id, attempt, lease)
+             WHERE n.id = u.id AND n.status = 'sending' AND n.locked_by = $3 AND n.attempts = u.attempt
+               AND (extract(epoch FROM n.locked_until) * 1000000)::bigint = u.lease
+            """, [rows.map(\.id), rows.map(\.attempt), workerID, rows.map(\.lease)]).affectedRows
+    }
+
+    static let completeSQL = """
+        UPDATE pushq.notifications n
+           SET status = CASE WHEN u.status = 'retrying' AND n.expires_at <= now() + u.delay * interval '1 second'
+                             THEN 'expired' ELSE u.status END,
+               attempts = n.attempts - CASE WHEN u.refund THEN 1 ELSE 0 END,
+               last_status = u.http,
+               last_reason = u.reason,
+               apns_unique_id = COALESCE(u.unique_id, n.apns_unique_id),
+               fcm_message_name = COALESCE(u.message_name, n.fcm_message_name),
+               sent_at = CASE WHEN u.status = 'sent' THEN now() ELSE n.sent_at END,
+               finished_at = CASE WHEN u.status = 'retrying' AND (n.expires_at IS NULL OR n.expires_at > now() + u.delay * interval '1 second')
+                                  THEN NULL ELSE now() END,
+               scheduled_at = CASE WHEN u.status = 'retrying' THEN now() + u.delay * interval '1 second' ELSE n.scheduled_at END,
+               locked_by = NULL,
+               locked_until = NULL
+          FROM unnest($1::bigint[], $2::integer[], $3::text[], $4::smallint[], $5::text[], $6::uuid[], $7::float8[], $8::boolean[],
+                      $10::text[], $11::bigint[])
+               AS u(id, attempt, status, http, reason, unique_id, delay, refund, message_name, lease)
+         WHERE n.id = u.id AND n.status = 'sending' AND n.locked_by = $9 AND n.attempts = u.attempt
+           AND (extract(epoch FROM n.locked_until) * 1000000)::bigint = u.lease
+        """
+
+    static let invalidateSQL = """
+        INSERT INTO pushq.devices AS d (device_token, environment, provider, registered_at, invalidated_at, invalid_reason)
+        SELECT v.token, v.environment, v.provider, NULL, COALESCE(to_timestamp(v.ms / 1000.0), now()), v.reason
+          FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[]) AS v(token, environment, ms, reason, provider)
+         -- (device_token, environment) is unique too (old producers' ON CONFLICT): a token the other
+         -- provider has registered (an APNs token sent through FCM by mistake) is that provider's.
+         WHERE NOT EXISTS (SELECT 1 FROM pushq.devices o
+                            WHERE o.device_token = v.token AND o.environment = v.environment AND o.provider <> v.provider)
+        ON CONFLICT (device_token, environment, provider) DO UPDATE
+           SET invalid_reason = CASE WHEN d.invalidated_at IS NULL OR EXCLUDED.invalidated_at >= d.invalidated_at
+                                     THEN EXCLUDED.invalid_reason ELSE d.invalid_reason END,
+               invalidated_at = GREATEST(d.invalidated_at, EXCLUDED.invalidated_at)
+        """
+
+    static let throttleSQL = """
+        INSERT INTO pushq.token_throttles AS t (device_token, environment, until)
+        SELECT v.token, v.environment, now() + v.delay * interval '1 second'
+          FROM unnest($1::text[], $2::text[], $3::float8[]) AS v(token, environment, delay)
+        ON CONFLICT (device_token, environment) DO UPDATE SET until = GREATEST(t.until, EXCLUDED.until)
+        """
+
+    /// Writes a hold unless one of the same or a higher kind stands (outage < burst < credential);
+    /// returns a row only when it wrote one.
+    static let holdSQL = """
+        INSERT INTO pushq.credential_pauses AS p (credential, environment, kind, reason, message, paused_until, paused_by)
+        VALUES ($1, $2, $3, $4, $5, now() + $6 * interval '1 second', $7)
+        ON CONFLICT (credential, environment) DO UPDATE
+           SET kind = EXCLUDED.kind, reason = EXCLUDED.reason, message = EXCLUDED.message, failures = 1,
+               paused_at = now(), paused_until = EXCLUDED.paused_until, paused_by = EXCLUDED.paused_by
+         WHERE array_position(ARRAY['outage', 'burst', 'credential'], EXCLUDED.kind)
+             > array_position(ARRAY['outage', 'burst', 'credential'], p.kind)
+        RETURNING p.credential
+        """
+}
