@@ -16,22 +16,23 @@ struct LeaseTests {
     func slowProviderNeverResends() async throws {
         try await TestDatabase.withConnection { db in
             try await withMock { mock, apnsURL in
-                mock.answerEverything(with: MockAnswer.normal.delayed(by: 2000))
-                try await insertAlerts(db, count: 10, prefix: "6")
+                mock.answerEverything(with: MockAnswer.normal.delayed(by: 1000))
+                try await insertAlerts(db, count: 20, prefix: "6")
                 var configuration = try workerConfiguration(databaseURL: try await databaseURL(db), apnsURL: apnsURL)
-                // 10 rows at 2 s each on one stream take 20 s; the lease is 9 s.
+                // 20 rows at 1 s each on one stream take 20 s; the lease is 16 s. The request timeout
+                // (10 s) is far above an answer's 1 s, so a busy machine cannot turn one into a timeout.
                 configuration.sender.streamsPerConnection = 1
-                configuration.sender.requestTimeout = 3
-                configuration.leaseSeconds = 9
+                configuration.sender.requestTimeout = 10
+                configuration.leaseSeconds = 16
                 let released = try await withWorker(configuration) { worker in
                     try await waitUntilAllFinal(db, timeout: .seconds(120))
                     return worker.stats.released
                 }
-                #expect(try await statusCounts(db) == ["sent": 10])
+                #expect(try await statusCounts(db) == ["sent": 20])
                 let perToken = Dictionary(grouping: mock.requests(), by: { $0.deviceToken ?? "" })
-                #expect(perToken.count == 10)
+                #expect(perToken.count == 20)
                 #expect(perToken.values.allSatisfy { $0.count == 1 }, "\(perToken.mapValues(\.count).filter { $0.value > 1 })")
-                #expect(try await scalar(db, "SELECT count(*) FROM pushq.notifications WHERE attempts = 1 AND last_status = 200") == 10,
+                #expect(try await scalar(db, "SELECT count(*) FROM pushq.notifications WHERE attempts = 1 AND last_status = 200") == 20,
                         "rows given back kept their attempts")
                 #expect(released > 0, "the window could not hold every row within its lease")
             }
