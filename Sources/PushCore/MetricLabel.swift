@@ -1,8 +1,8 @@
 /// Values that may become metric labels: a closed set each, so that nothing a producer writes
 /// (a row's `credential` or `last_reason`, both free text) makes a new time series.
 ///
-/// A reason is kept when pushq, APNs or FCM defines it (``reason(_:)``); a credential when the
-/// worker serves it. Anything else is counted as ``other``.
+/// A reason is kept when pushq, APNs or FCM defines it (``reason(_:)``); the worker keeps a
+/// credential when it serves it. Anything else is counted as ``other``.
 public enum MetricLabel {
     /// The label of every value outside the set.
     public static let other = "other"
@@ -15,11 +15,6 @@ public enum MetricLabel {
         if text.utf8.count == 7, text.hasPrefix("HTTP"),
            let status = Int(text.dropFirst(4)), (100...599).contains(status) { return text }
         return other
-    }
-
-    /// `credential` as a label: kept when it is in `served`, else ``other``.
-    public static func credential(_ credential: String, served: Set<String>) -> String {
-        served.contains(credential) ? credential : other
     }
 
     /// The reasons pushq itself writes to `last_reason`.

@@ -211,7 +211,7 @@ extension PushWorker {
                 let hold = HoldRequest(endpoint: key, kind: .credential, reason: "SenderUnavailable",
                                        message: "cannot send with credential \(key.credential) (\(key.channel)): \(error); its notifications wait")
                 state.withLock { s in
-                    s.releases += requests.map { RowClaim(id: $0.tag, attempt: s.held[$0.tag]?.attempt ?? 0, lease: $0.claim) }
+                    s.releases += requests.compactMap { s.claim(of: $0) }
                     s.senderHolds.append(hold)
                 }
                 completeWake.signal()
@@ -230,12 +230,12 @@ extension PushWorker {
             for await batch in group { unsent += batch }
         }
         guard !unsent.isEmpty else { return }
-        let claims = state.withLock { s in unsent.map { RowClaim(id: $0.tag, attempt: s.held[$0.tag]?.attempt ?? -1, lease: $0.claim) } }
+        let claims = state.withLock { s in unsent.compactMap { s.claim(of: $0) } }
         while !databaseGivenUp {
             do {
                 let n = try await connection.release(claims, workerID: configuration.workerID)
                 state.withLock { s in
-                    for r in unsent where s.held[r.tag]?.lease == r.claim { s.held[r.tag] = nil }
+                    for c in claims { s.drop(c) }
                     s.stats.released += n
                 }
                 logger.info("released rows never sent", metadata: ["notifications": "\(n)"])
@@ -250,7 +250,7 @@ extension PushWorker {
         }
         logger.error("cannot release unsent rows; they return to the queue when their lease runs out",
                      metadata: ["notifications": "\(unsent.count)"])
-        state.withLock { s in for r in unsent where s.held[r.tag]?.lease == r.claim { s.held[r.tag] = nil } }
+        state.withLock { s in for c in claims { s.drop(c) } }
     }
 
     /// Waits for the insert trigger's NOTIFY and wakes the claim loop.

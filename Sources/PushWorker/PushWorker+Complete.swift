@@ -75,7 +75,7 @@ extension PushWorker {
                 s.local.removeAll()
                 // An answer is this claim's only if it carries the claim's lease: the row may have
                 // been claimed again since (its lease ran out), and then the older answer is dropped.
-                let held = taken.answers.map { a in s.held[a.tag].flatMap { $0.lease == a.request.claim ? $0 : nil } }
+                let held = taken.answers.map { s.holding($0.request) }
                 let localHeld = metrics.isEnabled ? local.map { s.held[$0.id] } : []
                 return (taken, local, held, localHeld, s.claimingDone && s.held.isEmpty)
             }
@@ -124,7 +124,7 @@ extension PushWorker {
                 if !batch.holds.isEmpty || !(written?.lifted.isEmpty ?? true) { s.holdsChanged = true }
                 // Only the claim this answer belongs to: after a partition longer than the lease,
                 // this worker may hold the same row again under a newer attempt.
-                for c in batch.completions where s.held[c.id]?.lease == c.lease { s.held[c.id] = nil }
+                for c in batch.completions { s.drop(c.claim) }
                 s.stats.sent += batch.sent
                 s.stats.retried += batch.retried
                 s.stats.failed += batch.failed

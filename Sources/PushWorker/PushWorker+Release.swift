@@ -3,6 +3,25 @@ import Logging
 import PushCore
 import PushStore
 
+extension PushWorker.State {
+    /// The row `request` was sent for, if this worker still holds it under the claim that sent it
+    /// (the same lease): after the row's lease ran out, this worker may hold it again under a
+    /// newer claim, which an older request's answer or release must not touch.
+    func holding(_ request: APNsRequest) -> PushWorker.Held? {
+        held[request.tag].flatMap { $0.lease == request.claim ? $0 : nil }
+    }
+
+    /// The claim `request` was sent under, if this worker still holds the row under it.
+    func claim(of request: APNsRequest) -> RowClaim? {
+        holding(request).map { RowClaim(id: request.tag, attempt: $0.attempt, lease: $0.lease) }
+    }
+
+    /// Forgets the row of `claim`, unless this worker holds it under another claim now.
+    mutating func drop(_ claim: RowClaim) {
+        if held[claim.id]?.lease == claim.lease { held[claim.id] = nil }
+    }
+}
+
 extension PushWorker {
     /// What the complete loop takes from the shared state in one turn.
     struct Taken {
@@ -26,9 +45,7 @@ extension PushWorker {
                         continue
                     }
                     // Only this claim's: a row claimed again since is another claim's to write.
-                    if let h = s.held[a.tag], h.lease == a.request.claim {
-                        releases.append(RowClaim(id: a.tag, attempt: h.attempt, lease: h.lease))
-                    }
+                    if let claim = s.claim(of: a.request) { releases.append(claim) }
                 }
                 s.answers.removeAll(keepingCapacity: true)
             } else {
@@ -55,9 +72,7 @@ extension PushWorker {
             logger.error("giving up giving notifications back at shutdown; they return to the queue when their lease runs out",
                          metadata: ["notifications": "\(rows.count)"])
         }
-        state.withLock { s in
-            for r in rows where s.held[r.id]?.lease == r.lease { s.held[r.id] = nil }
-        }
+        state.withLock { s in for r in rows { s.drop(r) } }
         roomWake.signal()
         workWake.signal()
     }

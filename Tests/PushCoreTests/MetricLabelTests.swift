@@ -21,10 +21,4 @@ struct MetricLabelTests {
             #expect(MetricLabel.reason(r) == r)
         }
     }
-
-    @Test("a served credential is kept; any other name is other")
-    func credential() {
-        #expect(MetricLabel.credential("default", served: ["default", "eu"]) == "default")
-        #expect(MetricLabel.credential("made-up-42", served: ["default", "eu"]) == "other")
-    }
 }
