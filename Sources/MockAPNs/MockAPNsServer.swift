@@ -15,7 +15,7 @@ import Logging
 /// ```
 ///
 /// Faults and records are also reachable over the same port under `/_mock/`
-/// (see `MockControlAPI` in the target's sources, or the apns-mock README section).
+/// (see `MockControlAPI` in the target's sources, or running apns-mock by hand in CONTRIBUTING.md).
 public final class MockAPNsServer: Sendable {
     let core: MockCore
     let listener: MockListener
