@@ -16,7 +16,7 @@ extension MockConnectionHandler {
             do {
                 try listener.refuse(reopenAfter: .milliseconds(Int64(milliseconds)))
             } catch {
-                core.logger.error("mock APNs could not refuse connections", metadata: ["error": "\(error)"])
+                core.logger.error("mock could not refuse connections", metadata: ["error": "\(error)"])
             }
         case .wait(let count, let timeoutMilliseconds):
             let loop = context.eventLoop

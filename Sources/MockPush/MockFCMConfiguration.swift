@@ -17,7 +17,7 @@ public struct MockFCMServiceAccount: Sendable, Hashable {
     }
 }
 
-/// The mock's FCM HTTP v1 side: a token endpoint and `messages:send`, on the APNs mock's
+/// The mock's FCM HTTP v1 side: a token endpoint and `messages:send`, on the same
 /// port (the paths do not overlap).
 ///
 /// Defaults: no accounts (every assertion is refused), access tokens live 3600 s, the

@@ -68,7 +68,7 @@ extension MockListener {
             state.withLock({ $0.reopen(generation: generation) }) else { return }
         bind(generation: generation, group: group, port: port, after: after, done: done)
         done.futureResult.whenFailure { [core] error in
-            core.logger.error("mock APNs could not listen again", metadata: ["error": "\(error)"])
+            core.logger.error("mock could not listen again", metadata: ["error": "\(error)"])
         }
     }
 
@@ -89,7 +89,7 @@ extension MockListener {
                 switch result {
                 case .success(let channel):
                     if let done = listening(generation: generation, channel: channel, port: port) {
-                        core.logger.debug("mock APNs listening again", metadata: ["mock.port": "\(port)"])
+                        core.logger.debug("mock listening again", metadata: ["mock.port": "\(port)"])
                         done.succeed()
                     } else {
                         channel.close(promise: nil)

@@ -56,7 +56,7 @@ final class MockListener: Sendable {
             throw MockPushError(.notStarted, "stop() was called while start() was binding")
         }
         done.succeed()
-        core.logger.info("mock APNs listening", metadata: ["mock.port": "\(port)"])
+        core.logger.info("mock listening", metadata: ["mock.port": "\(port)"])
         return port
     }
 

@@ -82,7 +82,7 @@ struct MockRulesAgreementTests {
                 try await db.query("INSERT INTO pushq.notifications (device_token, payload) VALUES ($1, '{\"aps\":{}}')", [longToken])
                 _ = try await FCMEndToEndTests.insertFCM(db, FCMEndToEndTests.token(0, "limit"), payload: Self.fcmPayload(bytes: MockFCMRules.maxPayloadBytes))
                 let configuration = try await FCMEndToEndTests.configuration(db, mockURL: mockURL)
-                try await withWorker(configuration) { _ in
+                _ = try await withWorker(configuration) { _ in
                     try await waitUntilAllFinal(db)
                 }
                 #expect(try await statusCounts(db) == ["sent": MockAPNsPushType.allCases.count + 2])
