@@ -121,7 +121,7 @@ struct FCMMessageValidatorTests {
         (#"{"message":{"token":"T","data":{"message_type":"v"}}}"#, "reserved"),
         (#"{"message":{"token":"T","data":["v"]}}"#, "data must be an object"),
         (#"{"message":{"token":"T","android":[]}}"#, "message.android"),
-        (#"{"message":{"token":1}}"#, "exactly one"),
+        (#"{"message":{"token":1}}"#, "message.token"),
         (#"{"message":{"token":"T","topic":"x"}}"#, "exactly one"),
         (#"{"message":{"token":"T","priority":"high"}}"#, #"Unknown name "priority" at 'message'"#),
         (#"{"message":{"token":"T"},"dry_run":true}"#, #"Unknown name "dry_run""#),
