@@ -11,27 +11,6 @@ extension MockConnectionHandler {
         var detail: Bool
         var retryAfter: String? = nil
 
-        init(_ code: MockFCMErrorCode, _ message: String) {
-            self.init(code: code.rawValue, googleStatus: code.googleStatus, status: code.status, message: message, detail: !code.isBareStatus)
-        }
-
-        init(code: String, googleStatus: String, status: Int, message: String, detail: Bool, retryAfter: String? = nil) {
-            self.code = code
-            self.googleStatus = googleStatus
-            self.status = status
-            self.message = message
-            self.detail = detail
-            self.retryAfter = retryAfter
-        }
-
-        /// What a rule's error answer sends: its code's status (or the one it names) and message.
-        init(rule answer: MockFCMAnswer) {
-            let known = answer.errorCode
-            self.init(code: answer.code ?? "INTERNAL", googleStatus: known?.googleStatus ?? "INTERNAL", status: answer.httpStatus,
-                      message: answer.message ?? known?.defaultMessage ?? "Internal error encountered.",
-                      detail: !(known?.isBareStatus ?? false), retryAfter: answer.retryAfter)
-        }
-
         /// FCM's error shape: `{"error":{"code":…,"message":…,"status":…,"details":[FcmError]}}`.
         var body: String {
             var body = #"{"error":{"code":"# + String(status) + #","message":"# + MockJSON.quoted(message)
@@ -104,5 +83,21 @@ extension MockConnectionHandler {
         if rule.kind == .error { return .failure(FCMSendError(rule: rule)) }
         s.fcm.messagesSent += 1
         return .success("projects/\(projectID)/messages/0:\(s.fcm.messagesSent)%mock")
+    }
+}
+
+extension MockConnectionHandler.FCMSendError {
+    /// FCM's answer for `code`: its status, its google.rpc status, and the FcmError detail
+    /// unless it is a bare status.
+    init(_ code: MockFCMErrorCode, _ message: String) {
+        self.init(code: code.rawValue, googleStatus: code.googleStatus, status: code.status, message: message, detail: !code.isBareStatus)
+    }
+
+    /// What a rule's error answer sends: its code's status (or the one it names) and message.
+    init(rule answer: MockFCMAnswer) {
+        let known = answer.errorCode
+        self.init(code: answer.code ?? "INTERNAL", googleStatus: known?.googleStatus ?? "INTERNAL", status: answer.httpStatus,
+                  message: answer.message ?? known?.defaultMessage ?? "Internal error encountered.",
+                  detail: !(known?.isBareStatus ?? false), retryAfter: answer.retryAfter)
     }
 }
