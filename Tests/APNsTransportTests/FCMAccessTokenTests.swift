@@ -2,8 +2,9 @@
 import ChildProcess
 import Foundation
 import Logging
-import MockAPNs
+import MockPush
 import PushCore
+import PushTestSupport
 import Synchronization
 import Testing
 

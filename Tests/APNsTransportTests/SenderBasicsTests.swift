@@ -1,6 +1,7 @@
 @testable import APNsTransport
-import MockAPNs
+import MockPush
 import PushCore
+import PushTestSupport
 import Testing
 
 @Suite(.serialized) struct SenderBasicsTests {

@@ -1,7 +1,7 @@
 @testable import APNsTransport
 import CCurl
 import Foundation
-import MockAPNs
+import MockPush
 import PushCore
 import Testing
 

@@ -1,5 +1,5 @@
 @testable import APNsTransport
-import MockAPNs
+import MockPush
 import PushCore
 import Testing
 

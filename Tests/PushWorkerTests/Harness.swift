@@ -2,7 +2,7 @@ import APNsTransport
 import ChildProcess
 import Foundation
 import Logging
-import MockAPNs
+import MockPush
 import PushCore
 import PushStore
 import PushTestSupport
@@ -34,12 +34,12 @@ let quietLogger: Logger = {
 }()
 
 /// A mock APNs on 127.0.0.1:0 for the duration of `body`.
-func withMock<T>(_ configure: (inout MockAPNsConfiguration) -> Void = { _ in },
-                 _ body: (MockAPNsServer, String) async throws -> T) async throws -> T {
-    var configuration = MockAPNsConfiguration.testFixtures(directory: Fixtures.directory)
+func withMock<T>(_ configure: (inout MockPushConfiguration) -> Void = { _ in },
+                 _ body: (MockPushServer, String) async throws -> T) async throws -> T {
+    var configuration = MockPushConfiguration.testFixtures(directory: Fixtures.directory)
     configuration.environment = .development
     configure(&configuration)
-    let server = try MockAPNsServer(configuration: configuration, logger: quietLogger)
+    let server = try MockPushServer(configuration: configuration, logger: quietLogger)
     let port = try await server.start()
     do {
         let value = try await body(server, "https://127.0.0.1:\(port)")

@@ -1,7 +1,7 @@
 import APNsTransport
 import ChildProcess
 import Foundation
-import MockAPNs
+import MockPush
 import PushCore
 import PushStore
 import PushTestSupport

@@ -1,7 +1,7 @@
 import ChildProcess
 import Foundation
 import Logging
-import MockAPNs
+import MockPush
 import PushCore
 import PushStore
 import PushTestSupport

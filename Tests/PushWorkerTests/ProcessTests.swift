@@ -1,6 +1,6 @@
 import ChildProcess
 import Foundation
-import MockAPNs
+import MockPush
 import PushStore
 import PushTestSupport
 import Testing
@@ -28,7 +28,7 @@ struct ProcessTests {
     }
 
     /// Requests the mock received, and how many of them repeated an apns-id already seen.
-    func duplicates(_ mock: MockAPNsServer) -> (requests: Int, distinct: Int) {
+    func duplicates(_ mock: MockPushServer) -> (requests: Int, distinct: Int) {
         let requests = mock.requests()
         return (requests.count, Set(requests.map(\.apnsID)).count)
     }

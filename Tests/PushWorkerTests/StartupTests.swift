@@ -1,6 +1,6 @@
 import APNsTransport
 import Foundation
-import MockAPNs
+import MockPush
 import PushCore
 import PushStore
 import PushTestSupport
