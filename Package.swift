@@ -110,6 +110,9 @@ let package = Package(
         .testTarget(name: "PushWorkerTests", dependencies: ["PushWorker", "PushStore", "MockAPNs", "APNsTransport", "PushCore", "ChildProcess", "PushTestSupport",
                                                      .product(name: "PropertyBased", package: "swift-property-based")]),
         .testTarget(name: "MockAPNsTests", dependencies: ["MockAPNs", "PushCore", "ChildProcess"]),
+        // The pushq executable's own code (settings, --help, the log handler), imported with @testable.
+        .testTarget(name: "PushqTests", dependencies: ["pushq", "PushWorker", "APNsTransport", "PushCore",
+                                                   .product(name: "Logging", package: "swift-log")]),
     ],
     swiftLanguageModes: [.v6]
 )

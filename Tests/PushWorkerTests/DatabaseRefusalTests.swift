@@ -8,19 +8,6 @@ import PushWorker
 import Synchronization
 import Testing
 
-/// Lines a worker logged.
-final class LogLines: Sendable {
-    let value = Mutex<[String]>([])
-    var all: [String] { value.withLock { $0 } }
-    func append(_ line: String) { value.withLock { $0.append(line) } }
-    /// A logger that writes here (text format), from `level` up.
-    func logger(_ level: Logger.Level = .info) -> Logger {
-        var logger = Logger(label: "pushq.test") { PushqLogHandler(label: $0, format: .text, write: { self.append($0) }) }
-        logger.logLevel = level
-        return logger
-    }
-}
-
 /// Write-backs PostgreSQL refuses other than on data, or on a row's data through a trigger's
 /// `RAISE` (P0001): SQLSTATEs outside classes 22 and 23 that used to be retried forever.
 @Suite("Database refusals", .serialized)
@@ -68,7 +55,7 @@ struct DatabaseRefusalTests {
                 try await insertAlerts(db, count: 10, prefix: "1")
                 let url = try await databaseURL(db).replacingOccurrences(of: "://postgres@", with: "://\(role)@")
                 let configuration = try workerConfiguration(databaseURL: url, apnsURL: apnsURL)
-                let lines = LogLines()
+                let lines = CapturedLogs()
                 let worker = PushWorker(configuration: configuration, logger: lines.logger())
                 let task = Task { try await worker.run() }
                 defer { worker.requestStop() }
