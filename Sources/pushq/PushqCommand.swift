@@ -26,9 +26,12 @@ struct DatabaseOptions: ParsableArguments {
     @Flag(name: .long, help: ArgumentHelp("Log debug details.", discussion: "Overrides $PUSHQ_LOG_LEVEL with debug."))
     var verbose = false
 
+    /// The flags given, for ``Settings``: `--verbose` sets the level to debug.
+    var flags: [SettingKey: String?] { [.databaseURL: databaseURL, .logLevel: verbose ? "debug" : nil] }
+
     /// The command's settings: these flags and `more`, over the process's variables.
     func settings(_ more: [SettingKey: String?] = [:]) -> Settings {
-        Settings(flags: more.merging([.databaseURL: databaseURL, .logLevel: verbose ? "debug" : nil]) { _, ours in ours })
+        Settings(flags: more.merging(flags) { _, ours in ours })
     }
 }
 

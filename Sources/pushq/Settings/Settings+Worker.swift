@@ -36,20 +36,20 @@ extension Settings {
         if let s = try seconds(.outageProbeCapSeconds) { c.outageProbeCapSeconds = s }
         if let s = try seconds(.shutdownSeconds) { c.shutdownSeconds = s }
         let retry = c.retryPolicy
-        c.retryPolicy = RetryPolicy(baseSeconds: try seconds(.retryBaseSeconds) ?? retry.baseSeconds,
-                                    capSeconds: try seconds(.retryCapSeconds) ?? retry.capSeconds,
-                                    throttleDelaySeconds: retry.throttleDelaySeconds)
+        let (base, cap) = (try seconds(.retryBaseSeconds) ?? retry.baseSeconds, try seconds(.retryCapSeconds) ?? retry.capSeconds)
+        try require((.retryBaseSeconds, base), atMost: (.retryCapSeconds, cap))  // before RetryPolicy, which requires it
+        c.retryPolicy = RetryPolicy(baseSeconds: base, capSeconds: cap, throttleDelaySeconds: retry.throttleDelaySeconds)
         c.retention = try retention()
         try checkTogether(c)
         return c
     }
 
-    /// The values that depend on each other: each cap not below its base, the lease longer
+    /// The values that depend on each other: each cap not below its base (the retry's is
+    /// checked before its policy is built), the lease longer
     /// than the request timeout by more than 5 s (or rows would be taken again while in flight).
     ///
     /// - Throws: ``SettingError`` naming one of the two.
     private func checkTogether(_ c: WorkerConfiguration) throws {
-        try require((.retryBaseSeconds, c.retryPolicy.baseSeconds), atMost: (.retryCapSeconds, c.retryPolicy.capSeconds))
         try require((.pauseBaseSeconds, c.pauseBaseSeconds), atMost: (.pauseCapSeconds, c.pauseCapSeconds))
         try require((.outageProbeBaseSeconds, c.outageProbeBaseSeconds), atMost: (.outageProbeCapSeconds, c.outageProbeCapSeconds))
         let timeout = c.sender.requestTimeout
