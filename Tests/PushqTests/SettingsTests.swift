@@ -133,6 +133,18 @@ struct SettingsTests {
         #expect(try verbose.logSettings() == LogSettings(format: .json, level: .debug))
     }
 
+    @Test("each flag of pushq worker reaches the setting it is named for")
+    func flagWiring() throws {
+        for key in SettingKey.credentialKeys + SettingKey.sending + [.databaseURL] {
+            let flag = try #require(key.flag)
+            let worker = try Worker.parse([flag, "value-of-" + flag])
+            let given = worker.database.settings(worker.flags).given(key)
+            #expect(given == Settings.Given(name: flag, text: "value-of-" + flag), "\(flag)")
+        }
+        let verbose = try Worker.parse(["--verbose"])
+        #expect(try verbose.database.settings(verbose.flags).logSettings().level == .debug)
+    }
+
     @Test("every error names the variable or flag, the value and what is allowed", arguments: [
         ("PUSHQ_FCM_STREAMS", "1.5", "PUSHQ_FCM_STREAMS=1.5: expected a whole number from 1 to 1000"),
         ("PUSHQ_APNS_STREAMS", "1e3", "PUSHQ_APNS_STREAMS=1e3: expected a whole number from 1 to 10000"),
