@@ -10,7 +10,8 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
-        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        // 1.16: LogHandler.log(event:), and InMemoryLogging for the tests.
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
         .package(url: "https://github.com/apple/swift-nio-http2", from: "1.36.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.30.0"),
@@ -104,10 +105,12 @@ let package = Package(
 
         .testTarget(name: "PushCoreTests", dependencies: ["PushCore", .product(name: "PropertyBased", package: "swift-property-based")]),
         .testTarget(name: "PushStoreTests", dependencies: ["PushStore", "PushCore", "ChildProcess", "PushTestSupport",
+                                                    .product(name: "InMemoryLogging", package: "swift-log"),
                                                     .product(name: "PropertyBased", package: "swift-property-based"),
                                                     .product(name: "Yams", package: "Yams")]),
         .testTarget(name: "APNsTransportTests", dependencies: ["APNsTransport", "MockAPNs", "PushCore", "ChildProcess", .product(name: "PropertyBased", package: "swift-property-based")]),
         .testTarget(name: "PushWorkerTests", dependencies: ["PushWorker", "PushStore", "MockAPNs", "APNsTransport", "PushCore", "ChildProcess", "PushTestSupport",
+                                                     .product(name: "InMemoryLogging", package: "swift-log"),
                                                      .product(name: "PropertyBased", package: "swift-property-based")]),
         .testTarget(name: "MockAPNsTests", dependencies: ["MockAPNs", "PushCore", "ChildProcess"]),
         // The pushq executable's own code (settings, --help, the log handler), imported with @testable.

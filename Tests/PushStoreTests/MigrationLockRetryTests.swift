@@ -1,4 +1,6 @@
 import Foundation
+import InMemoryLogging
+import Logging
 @testable import PushStore
 import Testing
 
@@ -42,13 +44,15 @@ struct MigrationLockRetryTests {
             let pid = try await migrator.query("SELECT pg_backend_pid()").decode(Int.self, 0, 0)
             let observer = try await PGConnection.connect(url, logger: TestDatabase.logger)
             let reader = try await LockWait.reader(url, reading: "pushq.notifications")
-            let logs = CapturedLogs()
+            let logs = InMemoryLogHandler()
+            var logger = Logger(label: "pushq.test") { _ in logs }
+            logger.logLevel = .info
             let migration = Self.migration("""
                 -- pushq:lock-retry lock_timeout=500ms tries=6
                 -- A column added while a reader holds the table: ACCESS EXCLUSIVE waits for it.
                 ALTER TABLE pushq.notifications ADD COLUMN lock_retry_test integer;
                 """)
-            async let applied = migrator.migrate(Migration.all + [migration], logger: logs.logger())
+            async let applied = migrator.migrate(Migration.all + [migration], logger: logger)
             #expect(try await LockWait.untilWaiting(observer, on: "pushq.notifications"), "the migration waits for the lock")
             // Queued behind the migration's lock request, an INSERT goes on when that try gives way (500 ms);
             // held until the reader ends (never, before this returns), its 10 s statement timeout would fail it.
@@ -67,9 +71,9 @@ struct MigrationLockRetryTests {
             #expect(producer.took < .seconds(5))
             #expect(unlimited, "the last try waits without a lock timeout")
             #expect(try await applied == [1000])
-            let gaveWay = logs.all.filter { $0.contains("migration gave way to a lock") }
-            #expect(gaveWay.count == 6, "\(logs.all)")
-            #expect(gaveWay.last?.contains("the next try waits as long as it takes") == true)
+            let gaveWay = logs.entries.map { "\($0.message)" }.filter { $0.hasPrefix("migration gave way to a lock") }
+            #expect(gaveWay.count == 6, "\(logs.entries)")
+            #expect(gaveWay.last?.hasSuffix("the next try waits as long as it takes") == true)
             let column = try await observer.query("""
                 SELECT count(*) FROM information_schema.columns WHERE table_schema = 'pushq' AND table_name = 'notifications' AND column_name = 'lock_retry_test'
                 """)
