@@ -11,10 +11,10 @@ struct Prune: AsyncParsableCommand {
             Deletes what a worker's pruner deletes: sent rows finished more than \
             \(SettingKey.retainSentSeconds.variable) ago (default \(SettingKey.retainSentSeconds.defaultValue), one day), \
             and failed, expired and cancelled rows finished more than \(SettingKey.retainFinalSeconds.variable) ago \
-            (default \(SettingKey.retainFinalSeconds.defaultValue), seven days), in batches of 1000 rows, each its own short transaction. Rows that are not final \
-            are never deleted. Only one pruner runs at a time (an advisory lock): if a worker or \
-            another `pushq prune` is pruning, this one does nothing and says so. With --dry-run, \
-            counts the rows it would delete and deletes nothing.
+            (default \(SettingKey.retainFinalSeconds.defaultValue), seven days), in batches of 1000 rows, each its own \
+            short transaction. Rows that are not final are never deleted. Only one pruner runs at a time \
+            (an advisory lock): if a worker or another `pushq prune` is pruning, this one does nothing and \
+            says so. With --dry-run, counts the rows it would delete and deletes nothing.
             """
     )
 

@@ -53,8 +53,8 @@ extension Settings {
                                    expected: missing.joined(separator: " and ") + " too (APNs token auth needs all three)")
             }
             if let cert {
-                throw SettingError(setting: cert.name, value: cert.text,
-                                   expected: "no certificate beside token auth (\(keyFile.name)): choose one, or name both in PUSHQ_CREDENTIALS_FILE")
+                throw SettingError(setting: cert.name, value: cert.text, expected: "no certificate beside token auth "
+                                   + "(\(keyFile.name)): choose one, or name both in PUSHQ_CREDENTIALS_FILE")
             }
             return try APNsCredential.token(teamID: team.text, keyID: key.text, keyFile: keyFile.text)
         }

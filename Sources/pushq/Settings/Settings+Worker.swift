@@ -55,12 +55,13 @@ extension Settings {
         let timeout = c.sender.requestTimeout
         guard c.leaseSeconds > timeout + 5 else {
             let (lease, request) = (SettingKey.leaseSeconds, SettingKey.apnsRequestTimeout)
+            let why = "or rows would be taken again while still in flight"
             if given(lease) == nil, let blamed = given(request) {
                 throw SettingError(setting: blamed.name, value: blamed.text,
-                                   expected: "less than \(lease.variable) (\(SettingKey.format(c.leaseSeconds))) - 5 seconds, or rows would be taken again while still in flight")
+                                   expected: "less than \(lease.variable) (\(SettingKey.format(c.leaseSeconds))) - 5 seconds, \(why)")
             }
             throw SettingError(setting: lease.variable, value: given(lease)?.text ?? SettingKey.format(c.leaseSeconds),
-                               expected: "more than \(request.variable) (\(SettingKey.format(timeout))) + 5 seconds, or rows would be taken again while still in flight")
+                               expected: "more than \(request.variable) (\(SettingKey.format(timeout))) + 5 seconds, \(why)")
         }
     }
 

@@ -75,7 +75,8 @@ struct Settings: Sendable {
             throw SettingError(setting: blamed.name, value: blamed.text,
                                expected: "at most \(high.key.variable) (\(SettingKey.format(high.value)))")
         }
-        throw SettingError(setting: given(high.key)?.name ?? high.key.variable, value: given(high.key)?.text ?? SettingKey.format(high.value),
+        let blamed = given(high.key) ?? Given(name: high.key.variable, text: SettingKey.format(high.value))
+        throw SettingError(setting: blamed.name, value: blamed.text,
                            expected: "at least \(low.key.variable) (\(SettingKey.format(low.value)))")
     }
 }
