@@ -12,7 +12,8 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
-        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        // 1.16: LogHandler.log(event:), and InMemoryLogging for the tests.
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
         .package(url: "https://github.com/apple/swift-nio-http2", from: "1.36.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.30.0"),
@@ -109,15 +110,20 @@ let package = Package(
 
         .testTarget(name: "PushCoreTests", dependencies: ["PushCore", .product(name: "PropertyBased", package: "swift-property-based")]),
         .testTarget(name: "PushStoreTests", dependencies: ["PushStore", "PushCore", "ChildProcess", "PushTestSupport",
+                                                    .product(name: "InMemoryLogging", package: "swift-log"),
                                                     .product(name: "PropertyBased", package: "swift-property-based"),
                                                     .product(name: "Yams", package: "Yams")]),
         .testTarget(name: "APNsTransportTests", dependencies: ["APNsTransport", "MockPush", "PushCore", "ChildProcess", "PushTestSupport", .product(name: "PropertyBased", package: "swift-property-based")]),
         .testTarget(name: "PushWorkerTests", dependencies: ["PushWorker", "PushStore", "MockPush", "APNsTransport", "PushCore", "ChildProcess", "PushTestSupport",
+                                                     .product(name: "InMemoryLogging", package: "swift-log"),
                                                      .product(name: "PropertyBased", package: "swift-property-based")]),
         // The mock's own tests: its public API over real TLS + HTTP/2, with fixtures it generates itself.
         .testTarget(name: "MockPushTests", dependencies: ["MockPush", "ChildProcess", "COpenSSL",
                                                    .product(name: "Logging", package: "swift-log"),
                                                    .product(name: "NIOHPACK", package: "swift-nio-http2")]),
+        // The pushq executable's own code (settings, --help, the log handler), imported with @testable.
+        .testTarget(name: "PushqTests", dependencies: ["pushq", "PushWorker", "APNsTransport", "PushCore",
+                                                   .product(name: "Logging", package: "swift-log")]),
     ],
     swiftLanguageModes: [.v6]
 )

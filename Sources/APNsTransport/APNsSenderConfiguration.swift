@@ -62,42 +62,6 @@ public struct APNsSenderConfiguration: Sendable {
         self.fcmBaseURL = fcmBaseURL
     }
 
-    /// The defaults, overridden by `PUSHQ_APNS_ENVIRONMENT`, `PUSHQ_APNS_URL`, `PUSHQ_APNS_CA_FILE`,
-    /// `PUSHQ_APNS_CONNECTIONS`, `PUSHQ_APNS_STREAMS`, `PUSHQ_APNS_REQUEST_TIMEOUT` and
-    /// `PUSHQ_APNS_CONNECT_TIMEOUT` when set.
-    ///
-    /// - Throws: ``APNsTransportError`` `.configuration` naming the variable and the expected form.
-    public static func fromEnvironment(_ env: [String: String]) throws -> APNsSenderConfiguration {
-        var c = APNsSenderConfiguration()
-        if let v = env["PUSHQ_APNS_ENVIRONMENT"] {
-            guard let e = APNsEnvironment(rawValue: v) else {
-                throw APNsTransportError(.configuration, "PUSHQ_APNS_ENVIRONMENT must be production or development, not \(v)")
-            }
-            c.environment = e
-        }
-        if let v = env["PUSHQ_APNS_URL"], !v.isEmpty { c.baseURL = v }
-        if let v = env["PUSHQ_APNS_CA_FILE"], !v.isEmpty { c.extraCAFile = v }
-        func int(_ name: String, _ range: ClosedRange<Int>) throws -> Int? {
-            guard let v = env[name] else { return nil }
-            guard let n = Int(v), range.contains(n) else {
-                throw APNsTransportError(.configuration, "\(name) must be an integer in \(range.lowerBound)...\(range.upperBound), not \(v)")
-            }
-            return n
-        }
-        func seconds(_ name: String) throws -> Double? {
-            guard let v = env[name] else { return nil }
-            guard let s = Double(v), s > 0, s <= 3600 else {
-                throw APNsTransportError(.configuration, "\(name) must be a number of seconds in (0, 3600], not \(v)")
-            }
-            return s
-        }
-        if let n = try int("PUSHQ_APNS_CONNECTIONS", 1...64) { c.connections = n }
-        if let n = try int("PUSHQ_APNS_STREAMS", 1...10_000) { c.streamsPerConnection = n; c.maxConcurrentStreams = max(c.maxConcurrentStreams, n) }
-        if let s = try seconds("PUSHQ_APNS_REQUEST_TIMEOUT") { c.requestTimeout = s }
-        if let s = try seconds("PUSHQ_APNS_CONNECT_TIMEOUT") { c.connectTimeout = s }
-        return c
-    }
-
     /// The base URL requests go to: ``baseURL`` or Apple's host for ``environment``, without a trailing slash.
     public var effectiveBaseURL: String {
         var url = baseURL ?? environment.baseURL

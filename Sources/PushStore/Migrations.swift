@@ -1,4 +1,9 @@
 /// One numbered schema change, embedded in the binary from `migrations/NNN_name.sql`.
+///
+/// A file's header (its leading `--` lines) may hold directives for the migrator:
+/// `-- pushq:no-transaction` as its first line runs it outside a transaction (one statement
+/// such as `CREATE INDEX CONCURRENTLY`); `-- pushq:lock-retry` runs it with a short lock
+/// timeout, trying again when a lock is not granted in time (``LockRetry``).
 public struct Migration: Sendable, Equatable {
     /// Applied in increasing order; recorded in `pushq.schema_migrations`.
     public var version: Int
@@ -14,6 +19,11 @@ public struct Migration: Sendable, Equatable {
     /// Whether the migration runs in a transaction: all do but those whose file starts with
     /// `-- pushq:no-transaction` (one statement that cannot, e.g. `CREATE INDEX CONCURRENTLY`).
     public var isTransactional: Bool { !sql.hasPrefix("-- pushq:no-transaction") }
+
+    /// The file's header: its leading comment lines (up to the first line that is not one).
+    var header: [Substring] {
+        Array(sql.split(separator: "\n", omittingEmptySubsequences: false).prefix { $0.hasPrefix("--") })
+    }
 }
 
 extension Migration {

@@ -46,11 +46,7 @@ extension PGConnection {
         for migration in migrations.sorted(by: { $0.version < $1.version }) where !applied.contains(migration.version) {
             do {
                 if migration.isTransactional {
-                    try transaction { connection in
-                        try connection.execute(migration.sql)
-                        try connection.query("INSERT INTO pushq.schema_migrations (version, name) VALUES ($1, $2)",
-                                             [migration.version, migration.name])
-                    }
+                    try applyInTransaction(migration, lockRetry: try LockRetry(of: migration), logger: logger)
                 } else {
                     // An interrupted CREATE INDEX CONCURRENTLY leaves an invalid index that
                     // IF NOT EXISTS would keep: drop such leftovers, then build again.
@@ -72,6 +68,32 @@ extension PGConnection {
             done.append(migration.version)
         }
         return done
+    }
+
+    /// Runs `migration` and records it in one transaction. With a `-- pushq:lock-retry`
+    /// header (`lockRetry`), the first `lockRetry.tries` tries run under `SET LOCAL
+    /// lock_timeout`: a try that waits longer for a lock (SQLSTATE 55P03) is rolled back,
+    /// which lets whatever queued behind its lock request go on, and the next try starts from
+    /// the beginning; the last try waits as long as it takes. See ``LockRetry``.
+    private func applyInTransaction(_ migration: Migration, lockRetry: LockRetry?, logger: Logger) throws {
+        let limitedTries = lockRetry?.tries ?? 0
+        for attempt in 1...(limitedTries + 1) {
+            // Our own constant, not input: SET takes no bound parameters.
+            let limit = attempt <= limitedTries ? lockRetry.map { "SET LOCAL lock_timeout = '\($0.lockTimeoutMilliseconds)ms'" } : nil
+            do {
+                try transaction { connection in
+                    if let limit { try connection.execute(limit) }
+                    try connection.execute(migration.sql)
+                    try connection.query("INSERT INTO pushq.schema_migrations (version, name) VALUES ($1, $2)",
+                                         [migration.version, migration.name])
+                }
+                return
+            } catch let error as PGError where limit != nil && error.sqlState == "55P03" {
+                logger.info(attempt == limitedTries ? "migration gave way to a lock; the next try waits as long as it takes"
+                                                    : "migration gave way to a lock; trying again",
+                            metadata: ["migration.version": "\(migration.version)", "migration.try": "\(attempt)"])
+            }
+        }
     }
 
     /// The highest migration version recorded, or nil when the schema was never migrated.

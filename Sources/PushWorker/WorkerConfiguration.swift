@@ -3,8 +3,8 @@ import PushCore
 
 /// Everything a ``PushWorker`` needs: where the queue is, how to reach APNs, and its tuning.
 ///
-/// Defaults are fast on one small machine; each has its own `PUSHQ_` variable
-/// (see ``fromEnvironment(_:)``).
+/// Defaults are fast on one small machine; `pushq worker` sets each from its own `PUSHQ_`
+/// variable or flag (its `Settings`; the library reads no environment).
 public struct WorkerConfiguration: Sendable {
     /// libpq connection URI or conninfo (`PUSHQ_DATABASE_URL`).
     public var databaseURL: String
@@ -159,51 +159,6 @@ public struct WorkerConfiguration: Sendable {
     public var sendWindowSeconds: Double {
         let spare = leaseSeconds - sender.requestTimeout
         return spare - min(5, spare / 2)
-    }
-
-    /// Reads the tuning variables over the given defaults.
-    ///
-    /// - Throws: ``WorkerError`` naming the variable and the form it expects.
-    public mutating func applyTuning(from env: [String: String]) throws {
-        func number(_ name: String, _ range: ClosedRange<Double>) throws -> Double? {
-            try Self.number(name, range, env)
-        }
-        if let v = try number("PUSHQ_CLAIM_BATCH", 1...10_000) { claimBatchSize = Int(v) }
-        if let v = try number("PUSHQ_PREFETCH", 0...100_000) { prefetch = Int(v) }
-        if let v = try number("PUSHQ_FCM_STREAMS", 1...1000) { fcmStreamsPerConnection = Int(v) }
-        if let v = try number("PUSHQ_LEASE_SECONDS", 1...86_400) { leaseSeconds = v }
-        if let v = try number("PUSHQ_POLL_SECONDS", 0.01...3600) { pollSeconds = v }
-        if let v = try number("PUSHQ_PAUSE_BASE_SECONDS", 0.01...86_400) { pauseBaseSeconds = v }
-        if let v = try number("PUSHQ_PAUSE_CAP_SECONDS", 0.01...86_400) { pauseCapSeconds = v }
-        if let v = try number("PUSHQ_SHUTDOWN_SECONDS", 0...3600) { shutdownSeconds = v }
-        if let v = try number("PUSHQ_OUTAGE_PROBE_BASE_SECONDS", 0.01...3600) { outageProbeBaseSeconds = v }
-        if let v = try number("PUSHQ_OUTAGE_PROBE_CAP_SECONDS", 0.01...3600) { outageProbeCapSeconds = v }
-        let base = try number("PUSHQ_RETRY_BASE_SECONDS", 0.001...86_400) ?? retryPolicy.baseSeconds
-        let cap = try number("PUSHQ_RETRY_CAP_SECONDS", 0.001...864_000) ?? retryPolicy.capSeconds
-        guard cap >= base else {
-            throw WorkerError(.configuration, "PUSHQ_RETRY_CAP_SECONDS (\(cap)) must not be below PUSHQ_RETRY_BASE_SECONDS (\(base))")
-        }
-        retryPolicy = RetryPolicy(baseSeconds: base, capSeconds: cap, throttleDelaySeconds: retryPolicy.throttleDelaySeconds)
-        retention = try Self.retention(from: env)
-    }
-
-    /// The retention of `PUSHQ_RETAIN_SENT_SECONDS` and `PUSHQ_RETAIN_FINAL_SECONDS` (seconds,
-    /// 0 and up; empty or unset keeps the default), for the worker and `pushq prune`.
-    ///
-    /// - Throws: ``WorkerError`` naming the variable and the form it expects.
-    public static func retention(from env: [String: String]) throws -> RetentionPolicy {
-        let defaults = RetentionPolicy()
-        return RetentionPolicy(
-            sentSeconds: try number("PUSHQ_RETAIN_SENT_SECONDS", 0...315_360_000, env) ?? defaults.sentSeconds,
-            finalSeconds: try number("PUSHQ_RETAIN_FINAL_SECONDS", 0...315_360_000, env) ?? defaults.finalSeconds)
-    }
-
-    private static func number(_ name: String, _ range: ClosedRange<Double>, _ env: [String: String]) throws -> Double? {
-        guard let text = env[name], !text.isEmpty else { return nil }
-        guard let value = Double(text), range.contains(value) else {
-            throw WorkerError(.configuration, "\(name) must be a number in \(range.lowerBound)...\(range.upperBound), not \(text)")
-        }
-        return value
     }
 
     /// Checks the values that depend on each other.

@@ -14,8 +14,9 @@ struct Migrate: AsyncParsableCommand {
     @OptionGroup var database: DatabaseOptions
 
     func run() async throws {
-        let logger = try database.makeLogger(label: "pushq.migrate")
-        let url = try database.resolvedURL()
+        let settings = database.settings()
+        let logger = try settings.logger(label: "pushq.migrate")
+        let url = try settings.databaseURL()
         let connection = try await PGConnection.connect(url, logger: logger)
         let applied = try await connection.migrate(logger: logger)
         let version = try await connection.schemaVersion() ?? 0

@@ -3,7 +3,8 @@ import PushStore
 extension PGConnection {
     /// Runs `body`, then closes the connection (awaited, whether `body` returned or threw),
     /// so a command's last query is finished and the connection closed before it exits.
-    func closing<T>(_ body: (PGConnection) async throws -> T) async throws -> T {
+    /// Nonisolated: `body` runs on the caller's side and each call to the connection is awaited.
+    nonisolated func closing<T>(_ body: (PGConnection) async throws -> T) async throws -> T {
         let value: T
         do {
             value = try await body(self)

@@ -9,12 +9,12 @@ struct Prune: AsyncParsableCommand {
         abstract: "Delete final notifications past their retention, once (for cron).",
         discussion: """
             Deletes what a worker's pruner deletes: sent rows finished more than \
-            PUSHQ_RETAIN_SENT_SECONDS ago (default 86400, one day), and failed, expired and \
-            cancelled rows finished more than PUSHQ_RETAIN_FINAL_SECONDS ago (default 604800, seven \
-            days), in batches of 1000 rows, each its own short transaction. Rows that are not final \
-            are never deleted. Only one pruner runs at a time (an advisory lock): if a worker or \
-            another `pushq prune` is pruning, this one does nothing and says so. With --dry-run, \
-            counts the rows it would delete and deletes nothing.
+            \(SettingKey.retainSentSeconds.variable) ago (default \(SettingKey.retainSentSeconds.defaultValue), one day), \
+            and failed, expired and cancelled rows finished more than \(SettingKey.retainFinalSeconds.variable) ago \
+            (default \(SettingKey.retainFinalSeconds.defaultValue), seven days), in batches of 1000 rows, each its own \
+            short transaction. Rows that are not final are never deleted. Only one pruner runs at a time \
+            (an advisory lock): if a worker or another `pushq prune` is pruning, this one does nothing and \
+            says so. With --dry-run, counts the rows it would delete and deletes nothing.
             """
     )
 
@@ -23,12 +23,10 @@ struct Prune: AsyncParsableCommand {
     @Flag(help: "Count the rows that would be deleted; delete nothing.") var dryRun = false
 
     func run() async throws {
-        let logger = try database.makeLogger(label: "pushq.prune")
-        let policy: RetentionPolicy
-        do { policy = try WorkerConfiguration.retention(from: ProcessInfo.processInfo.environment) } catch let error as WorkerError {
-            throw ValidationError(error.description)
-        }
-        let c = try await PGConnection.connect(try database.resolvedURL(), logger: logger)
+        let settings = database.settings()
+        let logger = try settings.logger(label: "pushq.prune")
+        let policy = try settings.retention()
+        let c = try await PGConnection.connect(try settings.databaseURL(), logger: logger)
         try await c.closing { c in try await prune(c, policy: policy) }
     }
 

@@ -39,7 +39,8 @@ struct Send: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let logger = try database.makeLogger(label: "pushq.send")
+        let settings = database.settings()
+        let logger = try settings.logger(label: "pushq.send")
         let body: String
         if let alert {
             let data = try JSONSerialization.data(withJSONObject: ["aps": ["alert": alert]], options: [.sortedKeys, .withoutEscapingSlashes])
@@ -47,7 +48,7 @@ struct Send: AsyncParsableCommand {
         } else {
             body = payload ?? ""
         }
-        let connection = try await PGConnection.connect(try database.resolvedURL(), logger: logger)
+        let connection = try await PGConnection.connect(try settings.databaseURL(), logger: logger)
         try await connection.closing { try await insert($0, body: body) }
     }
 

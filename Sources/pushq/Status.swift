@@ -18,8 +18,9 @@ struct Status: AsyncParsableCommand {
     @Flag(help: "Print one JSON object instead of text.") var json = false
 
     func run() async throws {
-        let logger = try database.makeLogger(label: "pushq.status")
-        let c = try await PGConnection.connect(try database.resolvedURL(), logger: logger)
+        let settings = database.settings()
+        let logger = try settings.logger(label: "pushq.status")
+        let c = try await PGConnection.connect(try settings.databaseURL(), logger: logger)
         let status = try await c.closing { try await $0.queueStatus(failureMinutes: minutes) }
         if json {
             let encoder = JSONEncoder()

@@ -17,7 +17,7 @@ struct Worker: AsyncParsableCommand {
             loses nothing: its rows return to the queue when their lease runs out.
 
             On SIGTERM or SIGINT the worker stops claiming, waits for answers in flight \
-            (PUSHQ_SHUTDOWN_SECONDS, default 5), records them, releases what it never sent, and exits 0.
+            (\(SettingKey.shutdownSeconds.bracketed)), records them, releases what it never sent, and exits 0.
 
             Faults that last cost no notification: when APNs cannot be reached or answers only 5xx, \
             or rejects a credential, or answers BadDeviceToken to most tokens, every worker holds that \
@@ -29,18 +29,12 @@ struct Worker: AsyncParsableCommand {
             they name (PUSHQ_FCM_SERVICE_ACCOUNT_FILE for the default one, or "type": "fcm" entries in \
             PUSHQ_CREDENTIALS_FILE); a worker sends only the providers it has credentials for.
 
-            Tuning variables (defaults in brackets): PUSHQ_APNS_CONNECTIONS [2], PUSHQ_APNS_STREAMS [500] \
-            (streams in flight per connection; APNs allows 1000), PUSHQ_FCM_STREAMS [100] (per FCM connection; \
-            FCM allows 100), PUSHQ_APNS_REQUEST_TIMEOUT [30], PUSHQ_APNS_CONNECT_TIMEOUT [10], \
-            PUSHQ_CLAIM_BATCH [500], PUSHQ_PREFETCH [500], PUSHQ_LEASE_SECONDS [120], PUSHQ_POLL_SECONDS [1], \
-            PUSHQ_RETRY_BASE_SECONDS [1], PUSHQ_RETRY_CAP_SECONDS [600], PUSHQ_PAUSE_BASE_SECONDS [30], \
-            PUSHQ_PAUSE_CAP_SECONDS [900], PUSHQ_OUTAGE_PROBE_BASE_SECONDS [1], PUSHQ_OUTAGE_PROBE_CAP_SECONDS [45], \
-            PUSHQ_SHUTDOWN_SECONDS [5].
+            Tuning variables (defaults in brackets): \(SettingKey.tuning.map(\.bracketed).joined(separator: ", ")).
 
             Retention: final rows are deleted by whichever worker holds the pruner's advisory lock, \
-            in batches of 1000: sent rows after PUSHQ_RETAIN_SENT_SECONDS [86400], failed, expired and \
-            cancelled rows after PUSHQ_RETAIN_FINAL_SECONDS [604800]. Logs: PUSHQ_LOG_FORMAT [text] \
-            (or json), PUSHQ_LOG_LEVEL [info].
+            in batches of 1000: sent rows after \(SettingKey.retainSentSeconds.bracketed), failed, expired and \
+            cancelled rows after \(SettingKey.retainFinalSeconds.bracketed). Logs: \(SettingKey.logFormat.bracketed) \
+            (or json), \(SettingKey.logLevel.bracketed). Every variable and flag: docs/configuration.md.
 
             With --http-addr (PUSHQ_HTTP_ADDR), e.g. 127.0.0.1:9464, the worker serves /metrics \
             (Prometheus), /healthz (its loops are alive) and /readyz (PostgreSQL connected, not draining, \
@@ -51,51 +45,38 @@ struct Worker: AsyncParsableCommand {
     @OptionGroup var database: DatabaseOptions
     @OptionGroup var credentials: CredentialOptions
 
-    @Option(help: ArgumentHelp("Default apns-topic (bundle id) for rows whose topic is NULL.", discussion: "Defaults to $PUSHQ_APNS_TOPIC."))
+    @Option(help: SettingKey.apnsTopic.help("The push type's suffix is added (.voip, .complication...)."))
     var topic: String?
-    @Option(help: ArgumentHelp("Default environment for rows whose environment is NULL: production or development.",
-                               discussion: "Defaults to $PUSHQ_APNS_ENVIRONMENT, else production (the environment of a device registered without one)."))
+    @Option(help: SettingKey.apnsEnvironment.help("Production is the environment of a device registered without one."))
     var environment: String?
-    @Option(help: ArgumentHelp("Base URL replacing Apple's hosts (a mock or a proxy).", discussion: "Defaults to $PUSHQ_APNS_URL."))
+    @Option(help: SettingKey.apnsURL.help())
     var apnsURL: String?
-    @Option(help: ArgumentHelp("Base URL replacing https://fcm.googleapis.com (a mock or a proxy).", discussion: "Defaults to $PUSHQ_FCM_URL."))
+    @Option(help: SettingKey.fcmURL.help())
     var fcmURL: String?
-    @Option(help: ArgumentHelp("Extra trusted CA certificate (PEM), e.g. a mock's; trusted for APNs, FCM and FCM's token endpoint.",
-                               discussion: "Defaults to $PUSHQ_APNS_CA_FILE."))
+    @Option(help: SettingKey.caFile.help())
     var caFile: String?
-    @Option(help: ArgumentHelp("Worker id written to locked_by.", discussion: "Defaults to $PUSHQ_WORKER_ID, else host:pid."))
+    @Option(help: SettingKey.workerID.help())
     var workerID: String?
-    @Option(help: ArgumentHelp("Serve /metrics, /healthz and /readyz on host:port, e.g. 127.0.0.1:9464.",
-                               discussion: "Defaults to $PUSHQ_HTTP_ADDR; off when neither is set."))
+    @Option(help: SettingKey.httpAddr.help("E.g. 127.0.0.1:9464; port 0 takes any free port."))
     var httpAddr: String?
 
+    /// The flags given, for ``Settings``.
+    var flags: [SettingKey: String?] {
+        credentials.flags.merging([.apnsTopic: topic, .apnsEnvironment: environment, .apnsURL: apnsURL, .fcmURL: fcmURL,
+                                   .caFile: caFile, .workerID: workerID, .httpAddr: httpAddr]) { _, ours in ours }
+    }
+
     func run() async throws {
-        let logger = try database.makeLogger(label: "pushq.worker")
-        var env = ProcessInfo.processInfo.environment
-        if let environment { env["PUSHQ_APNS_ENVIRONMENT"] = environment }
-        if let apnsURL { env["PUSHQ_APNS_URL"] = apnsURL }
-        if let caFile { env["PUSHQ_APNS_CA_FILE"] = caFile }
-        var configuration: WorkerConfiguration
-        let httpAddress = try httpAddr.flatMap { $0.isEmpty ? nil : try HTTPAddress(parsing: $0, setting: "--http-addr") }
-            ?? Environment.nonEmpty("PUSHQ_HTTP_ADDR").map { try HTTPAddress(parsing: $0, setting: "PUSHQ_HTTP_ADDR") }
+        let settings = database.settings(flags)
+        let logger = try settings.logger(label: "pushq.worker")
+        let httpAddress = try settings.httpAddress()
+        let configuration: WorkerConfiguration
         do {
-            let sender = try APNsSenderConfiguration.fromEnvironment(env)
-            let resolved = try credentials.resolve()
-            configuration = WorkerConfiguration(
-                databaseURL: try database.resolvedURL(),
-                workerID: workerID ?? Environment.nonEmpty("PUSHQ_WORKER_ID") ?? Self.defaultWorkerID(),
-                credentials: resolved.apns,
-                defaultTopic: topic ?? Environment.nonEmpty("PUSHQ_APNS_TOPIC"),
-                sender: sender)
-            configuration.credentialTopics = resolved.topics
-            configuration.fcmCredentials = resolved.fcm
-            configuration.fcmBaseURL = fcmURL.flatMap { $0.isEmpty ? nil : $0 } ?? Environment.nonEmpty("PUSHQ_FCM_URL")
-            try configuration.applyTuning(from: env)
-            try configuration.validate()
+            configuration = try settings.workerConfiguration(defaultWorkerID: Self.defaultWorkerID)
         } catch let error as APNsTransportError {
-            throw ValidationError(error.description)
+            throw CommandFailure(error.description)
         } catch let error as WorkerError {
-            throw ValidationError(error.description)
+            throw CommandFailure(error.description)
         }
         let registry = PrometheusCollectorRegistry()
         let metrics = httpAddress == nil ? WorkerMetrics() : WorkerMetrics(factory: PrometheusFactory(registry: registry))

@@ -123,12 +123,7 @@ import Testing
                            credential: .token(tokenManager()), logger: testLogger, onResults: { _ in })
         }
         #expect(missingCA.description.contains("/nonexistent/ca.pem"))
-        #expect(throws: APNsTransportError.self) {
-            try APNsSenderConfiguration.fromEnvironment(["PUSHQ_APNS_CONNECTIONS": "zero"])
-        }
-        let env = try APNsSenderConfiguration.fromEnvironment(["PUSHQ_APNS_URL": "https://127.0.0.1:9/", "PUSHQ_APNS_STREAMS": "50"])
-        #expect(env.effectiveBaseURL == "https://127.0.0.1:9")
-        #expect(env.streamsPerConnection == 50)
+        #expect(APNsSenderConfiguration(baseURL: "https://127.0.0.1:9/").effectiveBaseURL == "https://127.0.0.1:9")
         #expect(APNsSenderConfiguration(environment: .production).effectiveBaseURL == "https://api.push.apple.com")
     }
 

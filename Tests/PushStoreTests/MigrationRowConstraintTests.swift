@@ -97,37 +97,22 @@ struct MigrationRowConstraintTests {
             let migrator = try await PGConnection.connect(url, logger: TestDatabase.logger)
             #expect(try await migrator.migrate(Array(Migration.all.prefix(3)), logger: TestDatabase.logger) == [1, 2, 3])
             // A long transaction that read the table: ALTER TABLE must wait for it.
-            let reader = try await PGConnection.connect(url, logger: TestDatabase.logger)
-            try await reader.execute("BEGIN")
-            try await reader.query("SELECT count(*) FROM pushq.notifications")
+            let reader = try await LockWait.reader(url, reading: "pushq.notifications")
             async let applied = migrator.migrate(logger: TestDatabase.logger)
             let observer = try await PGConnection.connect(url, logger: TestDatabase.logger)
-            var waiting = false
-            for _ in 0..<400 where !waiting {
-                waiting = try await observer.query("""
-                    SELECT count(*) > 0 FROM pg_locks WHERE relation = 'pushq.notifications'::regclass AND mode = 'AccessExclusiveLock' AND NOT granted
-                    """).decode(Bool.self, 0, 0) == true
-                if !waiting { try await Task.sleep(for: .milliseconds(25)) }
-            }
-            #expect(waiting, "migration 4 waits for the lock")
+            #expect(try await LockWait.untilWaiting(observer, on: "pushq.notifications"), "migration 4 waits for the lock")
             // A producer meanwhile: without the 1 s tries it would wait behind the migration until the reader ends
             // (never: the reader ends after it), and its statement timeout would fail it.
-            let producer = try await PGConnection.connect(url, logger: TestDatabase.logger, statementTimeout: .seconds(10))
-            let start = ContinuousClock.now
-            var producerError: (any Error)?
-            do {
+            let producer = try await LockWait.produce(url) { producer in
                 try await producer.query("INSERT INTO pushq.notifications (device_token, payload) VALUES ($1, '{}')", [String(repeating: "e", count: 64)])
-            } catch {
-                producerError = error
             }
-            let took = ContinuousClock.now - start
             #expect(await reader.inTransaction)
             try await reader.execute("COMMIT")  // before any expectation can end the test: the migration waits for it
-            #expect(producerError == nil, "the INSERT waited behind the migration: \(String(describing: producerError))")
-            #expect(took < .seconds(5))
+            #expect(producer.error == nil, "the INSERT waited behind the migration: \(String(describing: producer.error))")
+            #expect(producer.took < .seconds(5))
             #expect(try await applied == Migration.all.map(\.version).filter { $0 >= 4 })
             #expect(try await observer.query("SELECT count(*) FROM pushq.notifications").decode(Int.self, 0, 0) == 1)
-            for c in [migrator, reader, observer, producer] { await c.close() }
+            for c in [migrator, reader, observer] { await c.close() }
         }
     }
 }

@@ -134,41 +134,26 @@ struct MigrationUpgradeTests {
     func providerLockWaitGivesWay() async throws {
         try await TestDatabase.with(migrated: false) { url in
             let migrator = try await PGConnection.connect(url, logger: TestDatabase.logger)
-            try await migrator.migrate(Array(Migration.all.prefix(6)), logger: TestDatabase.logger)
+            #expect(try await migrator.migrate(Array(Migration.all.prefix(6)), logger: TestDatabase.logger) == [1, 2, 3, 4, 5, 6])
             // A long transaction that read the registry: migration 7's ALTER TABLE of devices must wait for it.
-            let reader = try await PGConnection.connect(url, logger: TestDatabase.logger)
-            try await reader.execute("BEGIN")
-            try await reader.query("SELECT count(*) FROM pushq.devices")
+            let reader = try await LockWait.reader(url, reading: "pushq.devices")
             async let applied = migrator.migrate(logger: TestDatabase.logger)
             let observer = try await PGConnection.connect(url, logger: TestDatabase.logger)
-            var waiting = false
-            for _ in 0..<400 where !waiting {
-                waiting = try await observer.query("""
-                    SELECT count(*) > 0 FROM pg_locks WHERE relation = 'pushq.devices'::regclass AND mode = 'AccessExclusiveLock' AND NOT granted
-                    """).decode(Bool.self, 0, 0) == true
-                if !waiting { try await Task.sleep(for: .milliseconds(25)) }
-            }
-            #expect(waiting, "migration 7 waits for the lock on devices")
-            let producer = try await PGConnection.connect(url, logger: TestDatabase.logger, statementTimeout: .seconds(10))
-            let start = ContinuousClock.now
-            var producerError: (any Error)?
-            do {
+            #expect(try await LockWait.untilWaiting(observer, on: "pushq.devices"), "migration 7 waits for the lock on devices")
+            let producer = try await LockWait.produce(url) { producer in
                 try await producer.query("INSERT INTO pushq.notifications (device_token, payload) VALUES ($1, '{}')", [String(repeating: "e", count: 64)])
                 try await producer.query("INSERT INTO pushq.devices (device_token) VALUES ($1) ON CONFLICT (device_token, environment) DO NOTHING",
                                          [String(repeating: "e", count: 64)])
-            } catch {
-                producerError = error
             }
-            let took = ContinuousClock.now - start
             try await reader.execute("COMMIT")  // before any expectation can end the test: the migration waits for it
-            #expect(producerError == nil, "a producer waited behind the migration: \(String(describing: producerError))")
-            #expect(took < .seconds(5))
+            #expect(producer.error == nil, "a producer waited behind the migration: \(String(describing: producer.error))")
+            #expect(producer.took < .seconds(5))
             #expect(try await applied == Migration.all.map(\.version).filter { $0 > 6 })
             let r = try await observer.query("""
                 SELECT (SELECT provider FROM pushq.notifications), (SELECT provider FROM pushq.devices)
                 """)
             #expect(r.string(0, 0) == "apns" && r.string(0, 1) == "apns")
-            for c in [migrator, reader, observer, producer] { await c.close() }
+            for c in [migrator, reader, observer] { await c.close() }
         }
     }
 
@@ -176,7 +161,7 @@ struct MigrationUpgradeTests {
     func invalidIndexRebuilt() async throws {
         try await TestDatabase.with(migrated: false) { url in
             let c = try await PGConnection.connect(url, logger: TestDatabase.logger)
-            try await c.migrate(Array(Migration.all.prefix(2)), logger: TestDatabase.logger)
+            #expect(try await c.migrate(Array(Migration.all.prefix(2)), logger: TestDatabase.logger) == [1, 2])
             // What an interrupted CREATE INDEX CONCURRENTLY leaves: an index marked invalid.
             try await c.execute("CREATE INDEX notifications_expiry ON pushq.notifications (expires_at)")
             try await c.execute("UPDATE pg_index SET indisvalid = false WHERE indexrelid = 'pushq.notifications_expiry'::regclass")

@@ -1,4 +1,5 @@
 import Foundation
+import InMemoryLogging
 import Logging
 import MockPush
 import PushCore
@@ -7,19 +8,6 @@ import PushTestSupport
 import PushWorker
 import Synchronization
 import Testing
-
-/// Lines a worker logged.
-final class LogLines: Sendable {
-    let value = Mutex<[String]>([])
-    var all: [String] { value.withLock { $0 } }
-    func append(_ line: String) { value.withLock { $0.append(line) } }
-    /// A logger that writes here (text format), from `level` up.
-    func logger(_ level: Logger.Level = .info) -> Logger {
-        var logger = Logger(label: "pushq.test") { PushqLogHandler(label: $0, format: .text, write: { self.append($0) }) }
-        logger.logLevel = level
-        return logger
-    }
-}
 
 /// Write-backs PostgreSQL refuses other than on data, or on a row's data through a trigger's
 /// `RAISE` (P0001): SQLSTATEs outside classes 22 and 23 that used to be retried forever.
@@ -68,16 +56,18 @@ struct DatabaseRefusalTests {
                 try await insertAlerts(db, count: 10, prefix: "1")
                 let url = try await databaseURL(db).replacingOccurrences(of: "://postgres@", with: "://\(role)@")
                 let configuration = try workerConfiguration(databaseURL: url, apnsURL: apnsURL)
-                let lines = LogLines()
-                let worker = PushWorker(configuration: configuration, logger: lines.logger())
+                let logs = InMemoryLogHandler()
+                var logger = Logger(label: "pushq.test") { _ in logs }
+                logger.logLevel = .info
+                let worker = PushWorker(configuration: configuration, logger: logger)
                 let task = Task { try await worker.run() }
                 defer { worker.requestStop() }
                 let refused = try await eventually {
                     worker.health().livenessProblems.contains { $0.contains("42501") && $0.contains("GRANT") }
                 }
                 #expect(refused, "\(worker.health().livenessProblems)")
-                let logged = lines.all.filter { $0.contains(" error ") && $0.contains("SQLSTATE 42501") }
-                #expect(logged.count == 1, "logged once, however often retried: \(lines.all)")
+                let logged = logs.entries.filter { $0.level == .error }.map { "\($0.message) \($0.metadata)" }.filter { $0.contains("SQLSTATE 42501") }
+                #expect(logged.count == 1, "logged once, however often retried: \(logs.entries)")
                 #expect(logged.first?.contains("recording answers") == true && logged.first?.contains("GRANT SELECT, INSERT, UPDATE, DELETE") == true)
                 #expect(try await scalar(db, "SELECT count(*) FROM pushq.notifications WHERE status = 'sent'") == 0, "nothing recorded yet")
                 try await db.execute("GRANT UPDATE ON pushq.devices TO \(role)")
@@ -88,7 +78,7 @@ struct DatabaseRefusalTests {
                 #expect(try await statusCounts(db) == ["sent": 10, "failed": 1])
                 #expect(try await scalar(db, "SELECT count(*) FROM pushq.devices WHERE invalidated_at IS NOT NULL") == 1)
                 #expect(mock.requests().count == 11, "recorded, not resent")
-                #expect(lines.all.contains { $0.contains("PostgreSQL accepts recording answers again") })
+                #expect(logs.entries.contains { "\($0.message)".contains("PostgreSQL accepts recording answers again") })
                 try await db.execute("DROP OWNED BY \(role); DROP ROLE \(role)")
             }
         }

@@ -70,6 +70,7 @@ func workerConfiguration(databaseURL: String, apnsURL: String, workerID: String 
 }
 
 /// Runs a worker in this process for the duration of `body`, then stops it and waits for it.
+@discardableResult
 func withWorker<T>(_ configuration: WorkerConfiguration, _ body: (PushWorker) async throws -> T) async throws -> T {
     let worker = PushWorker(configuration: configuration, logger: quietLogger)
     let task = Task { try await worker.run() }

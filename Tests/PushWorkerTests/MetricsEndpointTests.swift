@@ -238,7 +238,7 @@ struct MetricsEndpointTests {
                 let bad = try ChildProcess.runBlocking(pushqBinary, ["worker"], environment: workerEnvironment(
                     databaseURL: url, apnsURL: apnsURL, workerID: "bad-addr", extra: ["PUSHQ_HTTP_ADDR": "9464"]))
                 #expect(bad.termination != .exit(0))
-                #expect(bad.stderr.contains("PUSHQ_HTTP_ADDR must be host:port, e.g. 127.0.0.1:9464, not 9464"), "\(bad.stderr)")
+                #expect(bad.stderr.contains("PUSHQ_HTTP_ADDR=9464: expected host:port, e.g. 127.0.0.1:9464"), "\(bad.stderr)")
 
                 let (first, _, base) = try await startWorker(url, apnsURL, id: "first")
                 let port = String(base.split(separator: ":").last!)

@@ -9,18 +9,18 @@ import PushCore
 /// `message` and `metadata` (an object, nested values kept). In both formats secrets are
 /// removed first (``SecretRedaction``): a metadata value whose key names a secret is masked
 /// whole, and the passwords, tokens and keys recognised in any text are masked.
-public struct PushqLogHandler: LogHandler {
+struct PushqLogHandler: LogHandler {
     /// How lines are written.
-    public enum Format: String, Sendable, CaseIterable {
+    enum Format: String, Sendable, CaseIterable {
         /// `2026-11-23T13:30:00+0000 info pushq.worker : key=value [PushWorker] message`
         case text
         /// `{"time":"2026-11-23T13:30:00.123Z","level":"info","label":"pushq.worker","message":"…","metadata":{…}}`
         case json
     }
 
-    public var logLevel: Logger.Level = .info
-    public var metadata: Logger.Metadata = [:]
-    public var metadataProvider: Logger.MetadataProvider?
+    var logLevel: Logger.Level = .info
+    var metadata: Logger.Metadata = [:]
+    var metadataProvider: Logger.MetadataProvider?
     private let label: String
     private let format: Format
     private let write: @Sendable (String) -> Void
@@ -29,23 +29,24 @@ public struct PushqLogHandler: LogHandler {
     ///   - label: the logger's label.
     ///   - format: text or JSON.
     ///   - write: receives each finished line, newline included. Defaults to standard error.
-    public init(label: String, format: Format, write: @escaping @Sendable (String) -> Void = PushqLogHandler.standardError) {
+    init(label: String, format: Format, write: @escaping @Sendable (String) -> Void = PushqLogHandler.standardError) {
         self.label = label
         self.format = format
         self.write = write
     }
 
-    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
         set { metadata[key] = newValue }
     }
 
-    public func log(level: Logger.Level, message: Logger.Message, metadata explicit: Logger.Metadata?,
-                    source: String, file: String, function: String, line: UInt) {
+    func log(event: LogEvent) {
         var all = metadata
         if let provided = metadataProvider?.get() { all.merge(provided) { _, new in new } }
-        if let explicit { all.merge(explicit) { _, new in new } }
-        let text = SecretRedaction.redact(message.description)
+        if let explicit = event.metadata { all.merge(explicit) { _, new in new } }
+        if let error = event.error, all["error"] == nil { all["error"] = "\(error)" }
+        let (level, source) = (event.level, event.source)
+        let text = SecretRedaction.redact(event.message.description)
         let now = Date()
         switch format {
         case .text:
@@ -69,7 +70,7 @@ public struct PushqLogHandler: LogHandler {
     }
 
     /// Writes `line` to standard error in one `write(2)` (lines of several threads never interleave).
-    public static let standardError: @Sendable (String) -> Void = { line in
+    static let standardError: @Sendable (String) -> Void = { line in
         var bytes = Array(line.utf8)
         var offset = 0
         while offset < bytes.count {

@@ -1,0 +1,97 @@
+import APNsTransport
+import Foundation
+import PushWorker
+
+/// The credentials a worker can send with: APNs ones with their default topics, and FCM ones.
+struct ResolvedCredentials {
+    var apns: [String: APNsCredential] = [:]
+    var topics: [String: String] = [:]
+    var fcm: [String: FCMServiceAccount] = [:]
+}
+
+extension Settings {
+    /// The credentials by name: the APNs token or certificate settings and the FCM service
+    /// account give `"default"` of their provider; the credentials file adds (or replaces) named
+    /// ones, with the default topics it gives some APNs ones. Every file is loaded and checked.
+    ///
+    /// - Throws: ``SettingError`` for an incomplete or ambiguous APNs credential, or an error
+    ///   naming the setting and the file that cannot be loaded.
+    func credentials() throws -> ResolvedCredentials {
+        var resolved = ResolvedCredentials()
+        if let file = given(.fcmServiceAccountFile) {
+            do {
+                resolved.fcm[WorkerConfiguration.defaultCredentialName] = try FCMServiceAccount(file: file.text)
+            } catch {
+                throw CommandFailure("\(file.name): \(error)")
+            }
+        }
+        if let credential = try defaultAPNsCredential() {
+            resolved.apns[WorkerConfiguration.defaultCredentialName] = credential
+        }
+        if let file = given(.credentialsFile) {
+            let loaded = try Self.loadCredentials(file: file)
+            for (name, entry) in loaded.apns {
+                resolved.apns[name] = entry.credential
+                resolved.topics[name] = entry.topic
+            }
+            for (name, account) in loaded.fcm { resolved.fcm[name] = account }
+        }
+        return resolved
+    }
+
+    /// The APNs credential of the team/key/key-file settings (token auth) or the certificate
+    /// settings; nil when none is given.
+    private func defaultAPNsCredential() throws -> APNsCredential? {
+        let team = given(.teamID), key = given(.keyID), keyFile = given(.keyFile)
+        let cert = given(.certFile), password = given(.certPassword)
+        let token = [team, key, keyFile].compactMap { $0 }
+        guard token.isEmpty else {
+            guard let team, let key, let keyFile else {
+                let first = token[0]
+                let missing = [SettingKey.teamID, .keyID, .keyFile].filter { given($0) == nil }.map(\.variable)
+                throw SettingError(setting: first.name, value: first.text,
+                                   expected: missing.joined(separator: " and ") + " too (APNs token auth needs all three)")
+            }
+            if let cert {
+                throw SettingError(setting: cert.name, value: cert.text, expected: "no certificate beside token auth "
+                                   + "(\(keyFile.name)): choose one, or name both in PUSHQ_CREDENTIALS_FILE")
+            }
+            return try APNsCredential.token(teamID: team.text, keyID: key.text, keyFile: keyFile.text)
+        }
+        return cert.map { .certificate(APNsClientCertificate.detectingFormat(file: $0.text, password: password?.text)) }
+    }
+
+    /// Reads the credentials file and loads every credential it names (``CredentialsFile``
+    /// checks its shape first).
+    private static func loadCredentials(file given: Given) throws
+        -> (apns: [String: (credential: APNsCredential, topic: String?)], fcm: [String: FCMServiceAccount]) {
+        let file = given.text
+        let bytes: [UInt8]
+        do { bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: file))) } catch {
+            throw CommandFailure("cannot read \(given.name) \(file): \(error.localizedDescription)")
+        }
+        let parsed: CredentialsFile
+        do { parsed = try CredentialsFile.parse(bytes, file: file) } catch {
+            throw CommandFailure(error.description)
+        }
+        var out: [String: (credential: APNsCredential, topic: String?)] = [:]
+        var fcm: [String: FCMServiceAccount] = [:]
+        for (name, spec) in parsed.specs.sorted(by: { $0.key < $1.key }) {
+            do {
+                switch spec.kind {
+                case .token(let team, let key, let path):
+                    out[name] = (try APNsCredential.token(teamID: team, keyID: key, keyFile: path), spec.topic)
+                case .certificate(let cert, let password):
+                    let certificate = APNsClientCertificate.detectingFormat(file: cert, password: password)
+                    try certificate.validate()
+                    out[name] = (.certificate(certificate), spec.topic)
+                case .fcm(let path):
+                    fcm[name] = try FCMServiceAccount(file: path)
+                }
+            } catch {
+                throw CommandFailure("credential \(name) in \(file): \(error)")
+            }
+        }
+        return (out, fcm)
+    }
+}
