@@ -10,7 +10,9 @@ import Testing
 /// settings: APNs answering 500 to everything, and APNs refusing connections. Nothing may
 /// end `failed`, no row may use more than 2 attempts, every row must be sent within 60 s of
 /// the recovery, and the worker must send no more than a few requests per second meanwhile.
-@Suite("Two-minute outages", .serialized)
+/// The two tests share nothing (each its own database, mock and worker) and mostly wait: they
+/// run side by side.
+@Suite("Two-minute outages")
 struct OutageTests {
     static let rows = 2000
     static let outage = Duration.seconds(120)
