@@ -41,15 +41,16 @@ let package = Package(
             dependencies: ["CLibPQ", "PushCore", .product(name: "Logging", package: "swift-log")],
             resources: [.embedInCode("Migrations")]
         ),
-        // libcurl HTTP/2 sender, provider tokens (OpenSSL).
+        // The HTTP/2 senders (libcurl): provider-neutral machinery in Curl/, each provider's own
+        // requests, authentication and answers in APNs/ and FCM/ (see docs/architecture.md).
         .target(
-            name: "APNsTransport",
+            name: "PushTransport",
             dependencies: ["CCurl", "COpenSSL", "PushCore", .product(name: "Logging", package: "swift-log")]
         ),
         // claim -> send -> record pipeline.
         .target(
             name: "PushWorker",
-            dependencies: ["PushStore", "APNsTransport", "PushCore", .product(name: "Logging", package: "swift-log"),
+            dependencies: ["PushStore", "PushTransport", "PushCore", .product(name: "Logging", package: "swift-log"),
                            .product(name: "CoreMetrics", package: "swift-metrics")]
         ),
         // SwiftNIO HTTP/2 TLS mock of APNs (tests, make run, benchmarks). Never linked into pushq.
@@ -67,7 +68,7 @@ let package = Package(
         .executableTarget(
             name: "pushq",
             dependencies: [
-                "PushWorker", "PushStore", "APNsTransport", "PushCore",
+                "PushWorker", "PushStore", "PushTransport", "PushCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
@@ -85,10 +86,10 @@ let package = Package(
             ]
         ),
 
-        // Benchmark: notifications/s of APNsSender alone (scripts/bench-client).
+        // Benchmark: notifications/s of PushSender alone (scripts/bench-client).
         .executableTarget(
             name: "sender-bench",
-            dependencies: ["APNsTransport", "PushCore", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["PushTransport", "PushCore", .product(name: "Logging", package: "swift-log")],
             path: "bench/sender-bench"
         ),
 
@@ -106,8 +107,8 @@ let package = Package(
         .testTarget(name: "PushStoreTests", dependencies: ["PushStore", "PushCore", "ChildProcess", "PushTestSupport",
                                                     .product(name: "PropertyBased", package: "swift-property-based"),
                                                     .product(name: "Yams", package: "Yams")]),
-        .testTarget(name: "APNsTransportTests", dependencies: ["APNsTransport", "MockAPNs", "PushCore", "ChildProcess", .product(name: "PropertyBased", package: "swift-property-based")]),
-        .testTarget(name: "PushWorkerTests", dependencies: ["PushWorker", "PushStore", "MockAPNs", "APNsTransport", "PushCore", "ChildProcess", "PushTestSupport",
+        .testTarget(name: "PushTransportTests", dependencies: ["PushTransport", "MockAPNs", "PushCore", "ChildProcess", .product(name: "PropertyBased", package: "swift-property-based")]),
+        .testTarget(name: "PushWorkerTests", dependencies: ["PushWorker", "PushStore", "MockAPNs", "PushTransport", "PushCore", "ChildProcess", "PushTestSupport",
                                                      .product(name: "PropertyBased", package: "swift-property-based")]),
         .testTarget(name: "MockAPNsTests", dependencies: ["MockAPNs", "PushCore", "ChildProcess"]),
     ],

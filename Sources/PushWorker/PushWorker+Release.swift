@@ -1,4 +1,4 @@
-import APNsTransport
+import PushTransport
 import Logging
 import PushCore
 import PushStore

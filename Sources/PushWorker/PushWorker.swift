@@ -1,4 +1,4 @@
-import APNsTransport
+import PushTransport
 import Foundation
 import Logging
 import PushCore
@@ -160,7 +160,7 @@ public final class PushWorker: Sendable {
     /// Every sender this worker started is shut down before `run()` returns or throws.
     ///
     /// - Throws: ``WorkerError`` for a bad configuration or a database without the pushq
-    ///   schema, ``APNsTransportError`` when the default sender cannot be set up (libcurl, the
+    ///   schema, ``PushTransportError`` when the default sender cannot be set up (libcurl, the
     ///   CA file, the certificate: the message names the file). Once running, database and
     ///   network failures are retried with backoff, never thrown.
     public func run() async throws {

@@ -1,4 +1,4 @@
-import APNsTransport
+import PushTransport
 import PushCore
 
 /// Everything a ``PushWorker`` needs: where the queue is, how to reach APNs, and its tuning.

@@ -1,4 +1,4 @@
-import APNsTransport
+import PushTransport
 import CoreMetrics
 import PushCore
 import PushStore

@@ -1,5 +1,5 @@
 import ArgumentParser
-import APNsTransport
+import PushTransport
 import Foundation
 import PushWorker
 

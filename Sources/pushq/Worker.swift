@@ -1,4 +1,4 @@
-import APNsTransport
+import PushTransport
 import ArgumentParser
 import Dispatch
 import Foundation
@@ -92,7 +92,7 @@ struct Worker: AsyncParsableCommand {
             configuration.fcmBaseURL = fcmURL.flatMap { $0.isEmpty ? nil : $0 } ?? Environment.nonEmpty("PUSHQ_FCM_URL")
             try configuration.applyTuning(from: env)
             try configuration.validate()
-        } catch let error as APNsTransportError {
+        } catch let error as PushTransportError {
             throw ValidationError(error.description)
         } catch let error as WorkerError {
             throw ValidationError(error.description)
@@ -113,7 +113,7 @@ struct Worker: AsyncParsableCommand {
         } catch let error as WorkerError {
             logger.critical("\(error.description)")
             throw ExitCode(1)
-        } catch let error as APNsTransportError {
+        } catch let error as PushTransportError {
             logger.critical("cannot set up APNs: \(error.description)")
             throw ExitCode(1)
         }

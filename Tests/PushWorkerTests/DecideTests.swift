@@ -1,4 +1,4 @@
-@testable import APNsTransport
+@testable import PushTransport
 import MockAPNs
 import PushCore
 import PushStore

@@ -1,4 +1,4 @@
-import APNsTransport
+import PushTransport
 import ChildProcess
 import Foundation
 import Logging

@@ -1,4 +1,4 @@
-import APNsTransport
+import PushTransport
 import Foundation
 import MockAPNs
 import PushCore
@@ -55,7 +55,7 @@ struct StartupTests {
             for sender in senders {
                 let r = APNsRequest(tag: 1, deviceToken: Fixtures.token(1), payload: Array("{}".utf8), pushType: .alert,
                                     topic: Fixtures.topic, priority: 10, apnsID: "00000000-0000-4000-8000-000000000000")
-                #expect(throws: APNsTransportError.self) { try sender.submit([r]) }
+                #expect(throws: PushTransportError.self) { try sender.submit([r]) }
             }
         }
     }
@@ -74,7 +74,7 @@ struct StartupTests {
                 for sender in senders {
                     let r = APNsRequest(tag: 1, deviceToken: Fixtures.token(1), payload: Array("{}".utf8), pushType: .alert,
                                         topic: Fixtures.topic, priority: 10, apnsID: "00000000-0000-4000-8000-000000000000")
-                    #expect(throws: APNsTransportError.self) { try sender.submit([r]) }
+                    #expect(throws: PushTransportError.self) { try sender.submit([r]) }
                 }
             }
         }

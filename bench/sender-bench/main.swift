@@ -10,7 +10,7 @@
 //
 // Requests are built before the clock starts; the timed part is submit → last result,
 // with the whole workload handed over in batches of 1000, as the worker does.
-import APNsTransport
+import PushTransport
 import Dispatch
 import Foundation
 import Logging

@@ -1,4 +1,4 @@
-// libFuzzer entry for ErrorBodyParser (compiled with Sources/APNsTransport/ErrorBodyParser.swift
+// libFuzzer entry for ErrorBodyParser (compiled with Sources/PushTransport/APNs/APNsErrorBodyParser.swift
 // by scripts/fuzz): any bytes must parse without trapping, and a timestamp is 0..<10^18.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzErrorBody(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {

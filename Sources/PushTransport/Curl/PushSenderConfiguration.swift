@@ -1,0 +1,136 @@
+import PushCore
+
+/// How an ``APNsSender`` connects: where, how many connections, how many streams, deadlines.
+public struct APNsSenderConfiguration: Sendable {
+    /// Apple's environment, which picks the host. Defaults to `.production`, the environment a
+    /// device registered in `pushq.devices` without one belongs to.
+    public var environment: APNsEnvironment
+    /// A base URL replacing Apple's host (`PUSHQ_APNS_URL`), e.g. `https://127.0.0.1:8443`. Defaults to nil.
+    public var baseURL: String?
+    /// A base URL replacing `https://fcm.googleapis.com` for a sender to FCM (`PUSHQ_FCM_URL`,
+    /// parsed by the caller), e.g. `https://127.0.0.1:8443`. Defaults to nil. APNs senders ignore it.
+    public var fcmBaseURL: String?
+    /// An extra trusted CA certificate (PEM) (`PUSHQ_APNS_CA_FILE`), added to the system's roots. Defaults to nil.
+    ///
+    /// libcurl's `CURLOPT_CAINFO` would *replace* the default bundle, so the sender gives
+    /// this file to libcurl in memory (`CURLOPT_CAINFO_BLOB`), which replaces only the bundle
+    /// *file*: libcurl's built-in `CURLOPT_CAPATH` directory (Debian: `/etc/ssl/certs`) still
+    /// supplies the system roots. A libcurl built without a CA directory gets the system
+    /// bundle file's contents followed by this file instead.
+    public var extraCAFile: String?
+    /// HTTP/2 connections to open, each driven by its own thread. Defaults to 2.
+    public var connections: Int
+    /// Streams in flight per connection (the window); more wait in the sender's queue. Defaults to 500:
+    /// 2 x 500 in flight carry 10 000/s at a 100 ms round trip, more than one worker's CPU sends,
+    /// and each stream in flight costs ~22 KB of memory (libcurl 7.88 holds a 16 KiB upload
+    /// buffer per easy handle). APNs allows up to 1000 per connection: raise it for long round trips.
+    public var streamsPerConnection: Int
+    /// `CURLMOPT_MAX_CONCURRENT_STREAMS` (libcurl's default is 100). Defaults to 1000.
+    public var maxConcurrentStreams: Int
+    /// Deadline of one request, from when it is handed to libcurl, in seconds. Defaults to 30.
+    public var requestTimeout: Double
+    /// Deadline of a connection's TCP+TLS setup, in seconds. Defaults to 10.
+    public var connectTimeout: Double
+    /// Delay between the first use of successive connections, in seconds (Apple: open them a few seconds apart). Defaults to 1.
+    public var connectionStagger: Double
+    /// A connection idle this long, in seconds, is closed and reopened before its next request
+    /// (idle connections die silently behind NAT). Defaults to 600.
+    public var idleReopenAfter: Double
+    /// The database clock's offset from the host's, by which a request's `expiration` (the
+    /// database's `expires_at`) is judged when a stream comes free. Shared by reference: the
+    /// worker measures it and updates it. Defaults to a new one at 0 (the host's clock alone).
+    public var databaseClock = DatabaseClockOffset()
+    /// libcurl's own trace on stderr (`CURLOPT_VERBOSE`). It prints request headers,
+    /// provider tokens included: internal, for debugging tests against the mock only. Defaults to false.
+    var curlVerbose = false
+
+    /// The defaults listed on each property.
+    public init(environment: APNsEnvironment = .production, baseURL: String? = nil, extraCAFile: String? = nil,
+                connections: Int = 2, streamsPerConnection: Int = 500, maxConcurrentStreams: Int = 1000,
+                requestTimeout: Double = 30, connectTimeout: Double = 10, connectionStagger: Double = 1,
+                idleReopenAfter: Double = 600, fcmBaseURL: String? = nil) {
+        self.environment = environment
+        self.baseURL = baseURL
+        self.extraCAFile = extraCAFile
+        self.connections = connections
+        self.streamsPerConnection = streamsPerConnection
+        self.maxConcurrentStreams = maxConcurrentStreams
+        self.requestTimeout = requestTimeout
+        self.connectTimeout = connectTimeout
+        self.connectionStagger = connectionStagger
+        self.idleReopenAfter = idleReopenAfter
+        self.fcmBaseURL = fcmBaseURL
+    }
+
+    /// The defaults, overridden by `PUSHQ_APNS_ENVIRONMENT`, `PUSHQ_APNS_URL`, `PUSHQ_APNS_CA_FILE`,
+    /// `PUSHQ_APNS_CONNECTIONS`, `PUSHQ_APNS_STREAMS`, `PUSHQ_APNS_REQUEST_TIMEOUT` and
+    /// `PUSHQ_APNS_CONNECT_TIMEOUT` when set.
+    ///
+    /// - Throws: ``PushTransportError`` `.configuration` naming the variable and the expected form.
+    public static func fromEnvironment(_ env: [String: String]) throws -> APNsSenderConfiguration {
+        var c = APNsSenderConfiguration()
+        if let v = env["PUSHQ_APNS_ENVIRONMENT"] {
+            guard let e = APNsEnvironment(rawValue: v) else {
+                throw PushTransportError(.configuration, "PUSHQ_APNS_ENVIRONMENT must be production or development, not \(v)")
+            }
+            c.environment = e
+        }
+        if let v = env["PUSHQ_APNS_URL"], !v.isEmpty { c.baseURL = v }
+        if let v = env["PUSHQ_APNS_CA_FILE"], !v.isEmpty { c.extraCAFile = v }
+        func int(_ name: String, _ range: ClosedRange<Int>) throws -> Int? {
+            guard let v = env[name] else { return nil }
+            guard let n = Int(v), range.contains(n) else {
+                throw PushTransportError(.configuration, "\(name) must be an integer in \(range.lowerBound)...\(range.upperBound), not \(v)")
+            }
+            return n
+        }
+        func seconds(_ name: String) throws -> Double? {
+            guard let v = env[name] else { return nil }
+            guard let s = Double(v), s > 0, s <= 3600 else {
+                throw PushTransportError(.configuration, "\(name) must be a number of seconds in (0, 3600], not \(v)")
+            }
+            return s
+        }
+        if let n = try int("PUSHQ_APNS_CONNECTIONS", 1...64) { c.connections = n }
+        if let n = try int("PUSHQ_APNS_STREAMS", 1...10_000) { c.streamsPerConnection = n; c.maxConcurrentStreams = max(c.maxConcurrentStreams, n) }
+        if let s = try seconds("PUSHQ_APNS_REQUEST_TIMEOUT") { c.requestTimeout = s }
+        if let s = try seconds("PUSHQ_APNS_CONNECT_TIMEOUT") { c.connectTimeout = s }
+        return c
+    }
+
+    /// The base URL requests go to: ``baseURL`` or Apple's host for ``environment``, without a trailing slash.
+    public var effectiveBaseURL: String {
+        var url = baseURL ?? environment.baseURL
+        while url.hasSuffix("/") { url.removeLast() }
+        return url
+    }
+
+    /// FCM's HTTP v1 host: `https://fcm.googleapis.com`.
+    public static let fcmDefaultBaseURL = "https://fcm.googleapis.com"
+
+    /// The base URL a sender to FCM posts to: ``fcmBaseURL`` or ``fcmDefaultBaseURL``, without a trailing slash.
+    public var effectiveFCMBaseURL: String {
+        var url = fcmBaseURL ?? Self.fcmDefaultBaseURL
+        while url.hasSuffix("/") { url.removeLast() }
+        return url
+    }
+
+    /// The base URL of a sender to `provider`.
+    func effectiveBaseURL(for provider: Provider) -> String {
+        provider == .fcm ? effectiveFCMBaseURL : effectiveBaseURL
+    }
+
+    func validate(for provider: Provider = .apns) throws {
+        guard connections >= 1, streamsPerConnection >= 1, maxConcurrentStreams >= 1 else {
+            throw PushTransportError(.configuration, "connections, streamsPerConnection and maxConcurrentStreams must be at least 1")
+        }
+        guard requestTimeout > 0, connectTimeout > 0 else {
+            throw PushTransportError(.configuration, "requestTimeout and connectTimeout must be positive (timeouts are always on)")
+        }
+        let url = effectiveBaseURL(for: provider)
+        guard url.hasPrefix("https://") else {
+            let (variable, service) = provider == .fcm ? ("PUSHQ_FCM_URL", "FCM") : ("PUSHQ_APNS_URL", "APNs")
+            throw PushTransportError(.configuration, "\(variable) must be an https:// URL (\(service) is HTTP/2 over TLS), not \(url)")
+        }
+    }
+}
