@@ -1,7 +1,7 @@
-import PushTransport
 import Logging
 import PushCore
 import PushStore
+import PushTransport
 
 extension PushWorker {
     /// Claims due rows while the window has room, until a stop is requested; takes the due
@@ -119,7 +119,8 @@ extension PushWorker {
             }
             if claimed.rows.contains(where: { $0.verdict == .send }) {
                 logger.info("probing a held endpoint", metadata: [
-                    "apns.credential": "\(h.endpoint.credential)", "apns.environment": "\(h.endpoint.channel)",
+                    LogKey.provider: "\(h.endpoint.provider.rawValue)", LogKey.credential: "\(h.endpoint.credential)",
+                    LogKey.environment: "\(h.endpoint.channel)",
                     "hold.kind": "\(h.kind.rawValue)", "hold.reason": "\(h.reason)", "hold.probe": "\(h.failures)",
                     "hold.next_probe_seconds": "\(Int(seconds.rounded()))"])
                 dispatch(claimed, probe: true)
@@ -127,14 +128,17 @@ extension PushWorker {
                 dispatch(claimed, probe: true)
                 try await connection.liftIdleHold(h.endpoint, failures: h.failures + 1)
                 logger.info("hold lifted: no notifications waiting to probe it with", metadata: [
-                    "apns.credential": "\(h.endpoint.credential)", "apns.environment": "\(h.endpoint.channel)",
+                    LogKey.provider: "\(h.endpoint.provider.rawValue)", LogKey.credential: "\(h.endpoint.credential)",
+                    LogKey.environment: "\(h.endpoint.channel)",
                     "hold.kind": "\(h.kind.rawValue)"])
             }
         }
     }
 
     /// Hands claimed rows to their senders, in one batch per sender, each request with the
-    /// claim's lease and send-by time.
+    /// claim's lease and send-by time. What each row's request is, is PushCore's
+    /// (``PushRequest/make(tag:claim:startDeadline:provider:deviceToken:payload:pushType:topic:defaultTopic:priority:collapseID:apnsID:expiration:)``);
+    /// a row it refuses, or one this version cannot read, ends `failed` without being sent.
     ///
     /// A sender that cannot be built (its credential's files changed since start, say) holds its
     /// endpoint like a rejected credential, with the error as the hold's message, and its rows
@@ -143,58 +147,41 @@ extension PushWorker {
         let rows = claim.rows
         guard !rows.isEmpty else { return }
         metrics.endedByClaim(rows)
-        var batches: [Endpoint: [APNsRequest]] = [:]
+        var batches: [Endpoint: [PushRequest]] = [:]
         var held: [(Int64, Held)] = []
         var local: [RowCompletion] = []
         held.reserveCapacity(rows.count)
-        var unreadable = 0
-        var unsendable = 0
+        var missingTopic = 0
         for row in rows where row.verdict == .send || row.verdict == .unreadable {
             let key = Endpoint(credential: row.credential, environment: row.environment, provider: row.provider)
             held.append((row.id, Held(attempt: row.attempts, lease: row.lease, maxAttempts: row.maxAttempts, endpoint: key, deviceToken: row.deviceToken,
                                       lastReason: row.lastReason, isProbe: probe)))
+            let refusal: PushRequest.Refusal
             if row.verdict == .unreadable {
                 logger.error("a notification's push_type or environment is unknown to this version of pushq; ended failed/InvalidRow",
                              metadata: ["notification.id": "\(row.id)"])
-                local.append(RowCompletion(id: row.id, attempt: row.attempts, lease: row.lease,
-                                           disposition: Disposition(status: .failed, reason: "InvalidRow"),
-                                           httpStatus: nil, apnsUniqueID: nil))
-                unreadable += 1
-                continue
-            }
-            if row.provider == .fcm {
-                // The producer's message object with the registration token spliced in, byte for byte.
-                switch FCMMessageBody.build(payload: row.payload, token: row.deviceToken) {
-                case .success(let body):
-                    batches[key, default: []].append(APNsRequest(
-                        tag: row.id, deviceToken: row.deviceToken, payload: body, pushType: .alert, topic: "",
-                        priority: 10, expiration: row.expiresAt, collapseID: nil, apnsID: row.apnsID,
-                        claim: row.lease, startDeadline: claim.sendBy))
-                case .failure(let problem):
-                    // The table's constraints keep such rows out; this guards rows written around them.
-                    logger.error("an FCM notification cannot be sent as it is; ended failed/InvalidPayload",
-                                 metadata: ["notification.id": "\(row.id)", "problem": "\(problem)"])
-                    local.append(RowCompletion(id: row.id, attempt: row.attempts, lease: row.lease,
-                                               disposition: Disposition(status: .failed, reason: "InvalidPayload"),
-                                               httpStatus: nil, apnsUniqueID: nil))
-                    unsendable += 1
+                refusal = PushRequest.Refusal(reason: "InvalidRow", message: "unknown push_type or environment")
+            } else {
+                switch request(for: row, sendBy: claim.sendBy) {
+                case .success(let request):
+                    batches[key, default: []].append(request)
+                    continue
+                case .failure(let refused):
+                    refusal = refused
+                    if refused.reason == "MissingTopic" {
+                        missingTopic += 1
+                    } else {
+                        logger.error("a notification cannot be sent as it is; ended failed/\(refused.reason)",
+                                     metadata: ["notification.id": "\(row.id)", "problem": "\(refused.message)"])
+                    }
                 }
-                continue
             }
-            guard let topic = row.topic ?? configuration.topic(credential: row.credential, pushType: row.pushType) else {
-                local.append(RowCompletion(id: row.id, attempt: row.attempts, lease: row.lease,
-                                           disposition: Disposition(status: .failed, reason: "MissingTopic"),
-                                           httpStatus: nil, apnsUniqueID: nil))
-                continue
-            }
-            batches[key, default: []].append(APNsRequest(
-                tag: row.id, deviceToken: row.deviceToken, payload: row.payload, pushType: row.pushType,
-                topic: topic, priority: row.priority ?? row.pushType.defaultPriority, expiration: row.expiresAt,
-                collapseID: row.collapseID, apnsID: row.apnsID, claim: row.lease, startDeadline: claim.sendBy))
+            local.append(RowCompletion(id: row.id, attempt: row.attempts, lease: row.lease,
+                                       disposition: Disposition(status: .failed, reason: refusal.reason), httpStatus: nil, apnsUniqueID: nil))
         }
-        if local.count > unreadable + unsendable {
+        if missingTopic > 0 {
             logger.error("notifications without a topic: set PUSHQ_APNS_TOPIC, the credential's topic or the rows' topic column",
-                         metadata: ["notifications": "\(local.count - unreadable - unsendable)"])
+                         metadata: ["notifications": "\(missingTopic)"])
         }
         state.withLock { s in
             s.stats.claimed += rows.count
@@ -202,30 +189,41 @@ extension PushWorker {
             s.local.append(contentsOf: local)
         }
         if !local.isEmpty { completeWake.signal() }
-        for (key, requests) in batches {
-            do {
-                try sender(for: key).submit(requests)
-            } catch {
-                // Only a sender that cannot be built gets here (e.g. a credential file changed
-                // since start): hold the endpoint, give the rows back, let the probe try again.
-                let hold = HoldRequest(endpoint: key, kind: .credential, reason: "SenderUnavailable",
-                                       message: "cannot send with credential \(key.credential) (\(key.channel)): \(error); its notifications wait")
-                state.withLock { s in
-                    s.releases += requests.compactMap { s.claim(of: $0) }
-                    s.senderHolds.append(hold)
-                }
-                completeWake.signal()
+        for (key, requests) in batches { submit(requests, to: key) }
+    }
+
+    /// The request for `row` (``PushRequest/make(tag:claim:startDeadline:provider:deviceToken:payload:pushType:topic:defaultTopic:priority:collapseID:apnsID:expiration:)``).
+    private func request(for row: ClaimedRow, sendBy: Int64?) -> Result<PushRequest, PushRequest.Refusal> {
+        PushRequest.make(tag: row.id, claim: row.lease, startDeadline: sendBy, provider: row.provider, deviceToken: row.deviceToken,
+                         payload: row.payload, pushType: row.pushType, topic: row.topic,
+                         defaultTopic: configuration.defaultTopic(credential: row.credential), priority: row.priority,
+                         collapseID: row.collapseID, apnsID: row.apnsID, expiration: row.expiresAt)
+    }
+
+    /// Submits `requests` to the sender of `key`. Only a sender that cannot be built fails
+    /// (e.g. a credential file changed since start): the endpoint is held, the rows given back,
+    /// and the hold's probe tries again.
+    private func submit(_ requests: [PushRequest], to key: Endpoint) {
+        do {
+            try sender(for: key).submit(requests)
+        } catch {
+            let hold = HoldRequest(endpoint: key, kind: .credential, reason: "SenderUnavailable",
+                                   message: "cannot send with credential \(key.credential) (\(key.channel)): \(error); its notifications wait")
+            state.withLock { s in
+                s.releases += requests.compactMap { s.claim(of: $0) }
+                s.senderHolds.append(hold)
             }
+            completeWake.signal()
         }
     }
 
     /// Stops every sender: waits for answers in flight up to the shutdown deadline (the complete
-    /// loop records them) and releases the rows never handed to APNs.
+    /// loop records them) and releases the rows never handed to a provider.
     func drainSenders(_ connection: PGConnection) async {
         let senders = state.withLock { Array($0.senders.values) }
         let deadline = Duration.milliseconds(Int(configuration.shutdownSeconds * 1000))
-        var unsent: [APNsRequest] = []
-        await withTaskGroup(of: [APNsRequest].self) { group in
+        var unsent: [PushRequest] = []
+        await withTaskGroup(of: [PushRequest].self) { group in
             for sender in senders { group.addTask { await sender.shutdown(deadline: deadline) } }
             for await batch in group { unsent += batch }
         }

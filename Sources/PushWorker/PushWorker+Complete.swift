@@ -138,18 +138,16 @@ extension PushWorker {
 
     /// Turns answers into row updates, invalidations, throttles and holds (no I/O): the
     /// decisions are the ``Decider``'s; this maps rows in and writes out.
-    func decide(_ answers: [APNsResponse], held: [Held?], decider: inout Decider) -> CompletionBatch {
+    func decide(_ answers: [PushResponse], held: [Held?], decider: inout Decider) -> CompletionBatch {
         var batch = CompletionBatch()
         var inputs: [Answer] = []
-        var rows: [(answer: APNsResponse, held: Held)] = []
+        var rows: [(answer: PushResponse, held: Held)] = []
         inputs.reserveCapacity(answers.count)
         rows.reserveCapacity(answers.count)
         for (i, answer) in answers.enumerated() {
             guard let h = held[i] else { continue }  // released or unknown: nothing to write
-            let reasonText = answer.reason?.rawValue ?? answer.fcmError?.code?.rawValue ?? answer.transportFailure?.reasonString
-                ?? answer.status.map { "HTTP\($0)" }
             inputs.append(Answer(row: answer.tag, endpoint: h.endpoint, attempts: h.attempt, maxAttempts: h.maxAttempts,
-                                 lastReason: h.lastReason, isProbe: h.isProbe, outcome: answer.outcome, reasonText: reasonText,
+                                 lastReason: h.lastReason, isProbe: h.isProbe, outcome: answer.outcome, reasonText: answer.reasonText,
                                  isHTTPAnswer: answer.status != nil, token: answer.token, deviceToken: h.deviceToken))
             rows.append((answer, h))
         }
@@ -165,11 +163,11 @@ extension PushWorker {
                 let entry = batch.tally.count(d, outcome: inputs[i].outcome, status: answer.status, endpoint: h.endpoint,
                                               answered: !answer.expiredBeforeSending)
                 batch.counted.append(entry)
-                metrics.answered(nanoseconds: answer.durationNanoseconds)
+                metrics.answered(h.endpoint.provider, nanoseconds: answer.durationNanoseconds)
             }
             batch.completions.append(RowCompletion(id: answer.tag, attempt: h.attempt, lease: h.lease, disposition: d, httpStatus: answer.status,
-                                                   apnsUniqueID: answer.apnsUniqueID.flatMap { UUID(uuidString: $0) },
-                                                   messageName: answer.fcmMessageName))
+                                                   apnsUniqueID: answer.apns?.uniqueID.flatMap { UUID(uuidString: $0) },
+                                                   messageName: answer.fcm?.messageName))
             switch d.status {
             case .sent: batch.sent += 1
             case .failed: batch.failed += 1
@@ -201,8 +199,8 @@ extension PushWorker {
     func report(_ written: CompletionWrite?) {
         guard let written else { return }
         func metadata(_ endpoint: Endpoint, _ kind: HoldKind, _ reason: String) -> Logger.Metadata {
-            ["apns.credential": "\(endpoint.credential)", "apns.environment": "\(endpoint.environment.rawValue)",
-             "apns.reason": "\(reason)", "hold.kind": "\(kind.rawValue)"]
+            [LogKey.provider: "\(endpoint.provider.rawValue)", LogKey.credential: "\(endpoint.credential)",
+             LogKey.environment: "\(endpoint.channel)", LogKey.reason: "\(reason)", "hold.kind": "\(kind.rawValue)"]
         }
         for h in written.heldNow {
             switch h.kind {
@@ -212,8 +210,10 @@ extension PushWorker {
         }
         for h in written.lifted {
             switch h.kind {
-            case .outage: logger.info("endpoint recovered: APNs answers again; its notifications go out", metadata: metadata(h.endpoint, h.kind, h.reason))
-            case .credential, .burst: logger.info("credential resumed: APNs accepted a notification", metadata: metadata(h.endpoint, h.kind, h.reason))
+            case .outage:
+                logger.info("endpoint recovered: \(h.endpoint.serviceName) answers again; its notifications go out", metadata: metadata(h.endpoint, h.kind, h.reason))
+            case .credential, .burst:
+                logger.info("credential resumed: \(h.endpoint.serviceName) accepted a notification", metadata: metadata(h.endpoint, h.kind, h.reason))
             }
         }
     }

@@ -79,7 +79,7 @@ struct Worker: AsyncParsableCommand {
         let httpAddress = try httpAddr.flatMap { $0.isEmpty ? nil : try HTTPAddress(parsing: $0, setting: "--http-addr") }
             ?? Environment.nonEmpty("PUSHQ_HTTP_ADDR").map { try HTTPAddress(parsing: $0, setting: "PUSHQ_HTTP_ADDR") }
         do {
-            let sender = try APNsSenderConfiguration.fromEnvironment(env)
+            let sender = try PushSenderConfiguration.fromEnvironment(env)
             let resolved = try credentials.resolve()
             configuration = WorkerConfiguration(
                 databaseURL: try database.resolvedURL(),

@@ -6,7 +6,7 @@ import Testing
 /// and reads back what a JSON body in any spacing and member order says.
 @Suite struct ErrorBodyParserPropertyTests {
     static func parse(_ bytes: [UInt8]) -> (reason: String?, timestamp: Int64?) {
-        bytes.withUnsafeBytes { ErrorBodyParser.parse($0) }
+        bytes.withUnsafeBytes { APNsErrorBodyParser.parse($0) }
     }
 
     static let space = Gen<Character?>.element(of: [" ", "\t", "\n", "\r"] as [Character]).map { $0! }.string(of: 0...3)

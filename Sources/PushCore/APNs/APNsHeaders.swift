@@ -1,7 +1,33 @@
-extension APNsRequest {
-    /// The longest value the sender puts in each header, in bytes. The header slots of a
-    /// stream are sized from these, so a request within them always fits.
-    public enum HeaderLimit {
+/// The `apns-*` headers of one request to APNs (``ProviderFields/apns(_:)``).
+///
+/// Sent as they are, except for what would break the request itself: a value holding a
+/// control character, or longer than ``Limit`` allows, is refused before anything is sent
+/// (``problem(deviceToken:)``, then `TransportFailure.Kind.invalidHeader`). The rest of
+/// validation (token format, payload size, priority for `background`) is the producer's and
+/// the table's, because APNs answers a bad value with a rejection that slows the connection down.
+public struct APNsHeaders: Sendable, Hashable {
+    /// `apns-push-type`.
+    public var pushType: PushType
+    /// `apns-topic`, suffix included.
+    public var topic: String
+    /// `apns-priority`: 10, 5 or 1.
+    public var priority: Int
+    /// `apns-collapse-id`, nil for no header.
+    public var collapseID: String?
+    /// `apns-id`: a lowercase canonical UUID, the same for every attempt.
+    public var apnsID: String
+
+    public init(pushType: PushType, topic: String, priority: Int, collapseID: String? = nil, apnsID: String) {
+        self.pushType = pushType
+        self.topic = topic
+        self.priority = priority
+        self.collapseID = collapseID
+        self.apnsID = apnsID
+    }
+
+    /// The longest value the sender puts in each header, in bytes. A stream's header nodes are
+    /// sized from these, so a request within them always fits.
+    public enum Limit {
         /// `apns-topic`: a bundle id (`pushq.notifications` allows 255 bytes) plus the push
         /// type's suffix (at most 23 bytes).
         public static let topic = 320
@@ -17,29 +43,29 @@ extension APNsRequest {
         public static let priority: ClosedRange<Int> = -999_999_999...9_999_999_999
     }
 
-    /// Why this request cannot be sent as it is, or nil if it can.
+    /// Why these headers, sent to `deviceToken`, cannot be sent as they are, or nil if they can.
     ///
     /// A header value (topic, collapse id, apns-id) must hold no control character (CR, LF,
-    /// NUL or any other byte below 0x20, or 0x7F) and stay within ``HeaderLimit``; the device
-    /// token must be 1 to ``HeaderLimit/deviceToken`` visible ASCII characters other than
-    /// `/`, `?` and `#` (it becomes the request path). The check reads the bytes in place and
-    /// allocates nothing unless it finds a problem.
-    public var headerProblem: String? {
-        if !Self.isHeaderValue(topic, limit: HeaderLimit.topic) {
-            return "apns-topic holds a control character or is longer than \(HeaderLimit.topic) bytes"
+    /// NUL or any other byte below 0x20, or 0x7F) and stay within ``Limit``; the device token
+    /// must be 1 to ``Limit/deviceToken`` visible ASCII characters other than `/`, `?` and `#`
+    /// (it becomes the request path). The check reads the bytes in place and allocates nothing
+    /// unless it finds a problem.
+    public func problem(deviceToken: String) -> String? {
+        if !Self.isHeaderValue(topic, limit: Limit.topic) {
+            return "apns-topic holds a control character or is longer than \(Limit.topic) bytes"
         }
-        if let collapseID, !Self.isHeaderValue(collapseID, limit: HeaderLimit.collapseID) {
-            return "apns-collapse-id holds a control character or is longer than \(HeaderLimit.collapseID) bytes"
+        if let collapseID, !Self.isHeaderValue(collapseID, limit: Limit.collapseID) {
+            return "apns-collapse-id holds a control character or is longer than \(Limit.collapseID) bytes"
         }
-        if !Self.isHeaderValue(apnsID, limit: HeaderLimit.apnsID) {
-            return "apns-id holds a control character or is longer than \(HeaderLimit.apnsID) bytes"
+        if !Self.isHeaderValue(apnsID, limit: Limit.apnsID) {
+            return "apns-id holds a control character or is longer than \(Limit.apnsID) bytes"
         }
-        if !HeaderLimit.priority.contains(priority) {
-            return "apns-priority \(priority) is longer than \(HeaderLimit.priorityDigits) characters"
+        if !Limit.priority.contains(priority) {
+            return "apns-priority \(priority) is longer than \(Limit.priorityDigits) characters"
         }
         let token = deviceToken.utf8
-        guard (1...HeaderLimit.deviceToken).contains(token.count) else {
-            return "the device token is empty or longer than \(HeaderLimit.deviceToken) bytes"
+        guard (1...Limit.deviceToken).contains(token.count) else {
+            return "the device token is empty or longer than \(Limit.deviceToken) bytes"
         }
         for byte in token where byte <= 0x20 || byte >= 0x7f || byte == UInt8(ascii: "/") || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") {
             return "the device token holds a character that cannot be in a request path (only visible ASCII other than / ? #)"

@@ -30,13 +30,14 @@ public enum PushType: String, Sendable, CaseIterable, Hashable {
     /// The priority used when a row's `priority` is NULL: 5 for `background`, 10 otherwise.
     public var defaultPriority: Int { self == .background ? 5 : 10 }
 
-    /// The topic to send: `topic` as given, or the default topic plus this type's suffix.
+    /// The topic to send: `topic` as given, or the default topic plus this type's suffix; nil
+    /// when there is neither.
     ///
     /// - Parameters:
     ///   - explicit: the row's `topic` column; used verbatim when not nil.
-    ///   - defaultTopic: the credential's bundle id.
-    public func topic(explicit: String?, defaultTopic: String) -> String {
-        explicit ?? (defaultTopic + topicSuffix)
+    ///   - defaultTopic: the credential's bundle id, nil if it has none.
+    public func topic(explicit: String?, defaultTopic: String?) -> String? {
+        explicit ?? defaultTopic.map { $0 + topicSuffix }
     }
 }
 

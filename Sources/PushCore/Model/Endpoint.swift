@@ -40,7 +40,7 @@ public struct Endpoint: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The provider's name for messages: `APNs` or `FCM`.
-    public var serviceName: String { provider == .fcm ? "FCM" : "APNs" }
+    public var serviceName: String { provider.serviceName }
 
     public var description: String { "\(credential) (\(channel))" }
 }

@@ -4,4 +4,12 @@ public enum Provider: String, Sendable, Hashable, CaseIterable {
     case apns
     /// Firebase Cloud Messaging, HTTP v1 API (OAuth 2.0 service account).
     case fcm
+
+    /// The provider's name for messages: `APNs` or `FCM`.
+    public var serviceName: String {
+        switch self {
+        case .apns: return "APNs"
+        case .fcm: return "FCM"
+        }
+    }
 }

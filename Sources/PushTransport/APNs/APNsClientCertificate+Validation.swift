@@ -15,7 +15,7 @@ extension APNsClientCertificate {
         do { bytes = try readWholeFile(file) } catch {
             throw PushTransportError(.invalidCertificate, "cannot read the APNs client certificate \(file)", cause: error)
         }
-        _ = openSSLErrorMessage(fallback: "")
+        ERR_clear_error()  // start from an empty queue
         switch format {
         case .pkcs12:
             let ok: Bool = bytes.withUnsafeBytes { raw in

@@ -39,6 +39,14 @@ public struct APNsClientCertificate: Sendable {
         self.password = password
     }
 
+    /// What libcurl needs to present it (`CURLOPT_SSLCERT`, `CURLOPT_SSLCERTTYPE`...).
+    var curlOptions: CurlClientCertificate {
+        switch format {
+        case .pkcs12: return CurlClientCertificate(file: file, type: "P12", keyFile: nil, password: password)
+        case .pem(let keyFile): return CurlClientCertificate(file: file, type: "PEM", keyFile: keyFile ?? file, password: password)
+        }
+    }
+
     /// `.pem` for files ending in `.pem`, `.crt` or `.cer`, PKCS#12 otherwise.
     public static func detectingFormat(file: String, password: String?) -> APNsClientCertificate {
         let lower = file.lowercased()

@@ -3,7 +3,7 @@
 ///
 /// A tiny hand parser for the one shape APNs sends: top-level string and integer
 /// members, whitespace anywhere, other members skipped. No Foundation on the hot path.
-enum ErrorBodyParser {
+enum APNsErrorBodyParser {
     static func parse(_ body: UnsafeRawBufferPointer) -> (reason: String?, timestamp: Int64?) {
         (stringValue(of: "reason", in: body), integerValue(of: "timestamp", in: body))
     }

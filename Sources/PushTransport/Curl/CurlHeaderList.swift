@@ -39,7 +39,7 @@ final class CurlHeaderList {
 
     /// Writes `prefix` then `value` into node `index`; false (and the node cleared) if it
     /// does not fit. The value is copied as it is: callers check it holds no CR, LF or NUL
-    /// (``APNsRequest/headerProblem``).
+    /// (``PushProvider/problem(with:)``).
     func set(_ index: Int, prefix: StaticString, value: String) -> Bool {
         var value = value
         return value.withUTF8 { v in

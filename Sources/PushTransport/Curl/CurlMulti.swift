@@ -36,10 +36,7 @@ final class CurlMulti: @unchecked Sendable {
     }
 
     private func set(_ option: CURLMoption, _ value: Int, _ name: String) throws {
-        let rc = ccurl_multi_setopt_long(handle, option, value)
-        guard rc == CURLM_OK else {
-            throw PushTransportError(.curlSetup, "curl_multi_setopt(\(name)) failed: \(curlMessage(rc))")
-        }
+        try checkCurl(ccurl_multi_setopt_long(handle, option, value), "curl_multi_setopt(\(name))")
     }
 
     func add(_ easy: CurlEasy) -> CURLMcode { curl_multi_add_handle(handle, easy.handle) }

@@ -33,7 +33,7 @@ enum CurlRuntime {
         let version = String(cString: info.pointee.version)
         let number = Int(info.pointee.version_num)
         guard info.pointee.features & CURL_VERSION_HTTP2 != 0 else {
-            return .failure(PushTransportError(.unsupportedLibcurl, "libcurl \(version) was built without HTTP/2 (nghttp2); APNs needs HTTP/2 — install a libcurl with HTTP/2 support"))
+            return .failure(PushTransportError(.unsupportedLibcurl, "libcurl \(version) was built without HTTP/2 (nghttp2); APNs and FCM need HTTP/2 — install a libcurl with HTTP/2 support"))
         }
         guard number >= minimumVersion else {
             return .failure(PushTransportError(.unsupportedLibcurl, "libcurl \(version) is too old: pushq needs 7.77.0 or later (CURLOPT_CAINFO_BLOB, curl_multi_wakeup)"))
@@ -68,3 +68,28 @@ public struct LibcurlInfo: Sendable, Hashable {
 /// libcurl's message for `code`.
 func curlMessage(_ code: CURLcode) -> String { String(cString: curl_easy_strerror(code)) }
 func curlMessage(_ code: CURLMcode) -> String { String(cString: curl_multi_strerror(code)) }
+
+/// A libcurl result: `CURLcode` (easy handles) or `CURLMcode` (multi handles).
+protocol CurlResult {
+    var succeeded: Bool { get }
+    /// libcurl's own message for it.
+    var message: String { get }
+}
+
+extension CURLcode: CurlResult {
+    var succeeded: Bool { self == CURLE_OK }
+    var message: String { curlMessage(self) }
+}
+
+extension CURLMcode: CurlResult {
+    var succeeded: Bool { self == CURLM_OK }
+    var message: String { curlMessage(self) }
+}
+
+/// The one check of libcurl's setup calls (`curl_easy_setopt`, `curl_multi_setopt`...):
+/// throws ``PushTransportError`` `.curlSetup` naming the call, with libcurl's message.
+///
+/// - Parameter call: e.g. `curl_easy_setopt(CURLOPT_URL)`.
+func checkCurl(_ result: some CurlResult, _ call: @autoclosure () -> String) throws {
+    guard result.succeeded else { throw PushTransportError(.curlSetup, "\(call()) failed: \(result.message)") }
+}

@@ -2,34 +2,36 @@ import Foundation
 import Logging
 import PushCore
 
-/// Sends notifications to APNs, or to FCM's HTTP v1 API, over HTTP/2 (libcurl), in batches.
+/// Sends notifications to one provider over HTTP/2 (libcurl), in batches.
 ///
-/// One sender talks to one service with one credential: APNs with an ``APNsCredential``
-/// (``init(configuration:credential:logger:onResults:)``), or FCM with a service account's
-/// ``FCMAccessTokenProvider`` (``init(configuration:fcm:logger:onResults:)``). Both run on the
-/// same connection threads, streams, queue and shutdown described here.
+/// One sender talks to one provider with one credential: APNs with an ``APNsCredential``
+/// (``init(configuration:apns:logger:onResults:)``, `APNs/PushSender+APNs.swift`), or FCM with a
+/// service account's ``FCMAccessTokenProvider`` (``init(configuration:fcm:logger:onResults:)``,
+/// `FCM/PushSender+FCM.swift`). The provider's own part (URL, headers, authentication, answer
+/// parsing) is a ``PushProvider``; the connection threads, streams, queue and shutdown
+/// described here are the same for every provider.
 ///
 /// Work goes in with ``submit(_:)`` and comes back through `onResults`, a batch at a time,
 /// so the cost per notification stays a few microseconds above libcurl's own: no `Task`,
 /// continuation or lock per notification.
 ///
-/// The sender owns ``APNsSenderConfiguration/connections`` threads (Foundation `Thread`s,
+/// The sender owns ``PushSenderConfiguration/connections`` threads (Foundation `Thread`s,
 /// not Swift's cooperative pool), each driving one HTTP/2 connection with at most
-/// ``APNsSenderConfiguration/streamsPerConnection`` streams in flight. Requests beyond
+/// ``PushSenderConfiguration/streamsPerConnection`` streams in flight. Requests beyond
 /// that wait in the sender's queue; ``freeSlots`` says how many more fit without queueing.
 ///
 /// `onResults` is called on a connection thread: it must return quickly (hand the batch
 /// to another queue) and must not call ``shutdown(deadline:)``. It may call ``submit(_:)``.
 ///
-/// Outcomes (``APNsResponse/outcome``) are for the caller to carry out, including
+/// Outcomes (``PushResponse/outcome``) are for the caller to carry out, including
 /// `.retryNow` (resubmit at once, without counting an attempt). The sender itself only
-/// takes care of connections: it renews the provider token after `ExpiredProviderToken`
-/// and reopens a connection after answers that condemn it (see `ConnectionAction`).
+/// takes care of connections and tokens: it renews a token the provider condemns and reopens
+/// a connection after answers that condemn it (see `ConnectionAction`).
 ///
-/// Lifecycle: `init` (checks libcurl, the CA file and the certificate, builds each
-/// connection's first stream; starts nothing),
-/// ``start()``, any number of ``submit(_:)``, ``shutdown(deadline:)``.
-public final class APNsSender: Sendable {
+/// Lifecycle: `init` (checks libcurl, the CA file and the credential, builds each
+/// connection's first stream; starts nothing), ``start()``, any number of ``submit(_:)``,
+/// ``shutdown(deadline:)``.
+public final class PushSender: Sendable {
     /// Counters since ``start()``.
     public struct Stats: Sendable, Hashable {
         /// Requests that got an answer or a failure.
@@ -38,14 +40,14 @@ public final class APNsSender: Sendable {
         public var connectionsOpened = 0
         /// Times a connection was closed on purpose and replaced (token expiry, 5xx, idle...).
         public var reopens = 0
-        /// Times a connection switched to a newer provider token without reopening.
+        /// Times a connection switched to a newer bearer token without reopening.
         public var tokenSwitches = 0
         /// Connections open now: their current handle has opened a TCP+TLS connection that
         /// was not closed since.
         public var openConnections = 0
-        /// Connections APNs ended (an HTTP/2 GOAWAY, or the connection dropped): libcurl saw
-        /// the connection lost or had to reconnect. libcurl does not report GOAWAY frames
-        /// themselves, so a GOAWAY and a drop count alike.
+        /// Connections the provider ended (an HTTP/2 GOAWAY, or the connection dropped):
+        /// libcurl saw the connection lost or had to reconnect. libcurl does not report GOAWAY
+        /// frames themselves, so a GOAWAY and a drop count alike.
         public var connectionsEndedByServer = 0
         /// Requests waiting for a stream.
         public var pending = 0
@@ -56,110 +58,33 @@ public final class APNsSender: Sendable {
     }
 
     private let core: SenderCore
-    private let connections: [APNsConnection]
+    private let connections: [any SenderConnection]
+    private let baseURL: String
     /// The libcurl in use (version, TLS library, nghttp2).
     public let libcurl: LibcurlInfo
+    /// The provider this sender posts to.
+    public var provider: Provider { core.provider }
 
-    /// Creates a sender; starts nothing (see ``start()``).
+    /// Creates a sender to `provider`; starts nothing (see ``start()``). The provider's
+    /// initializers (`PushSender+APNs.swift`, `PushSender+FCM.swift`) build `provider`.
     ///
-    /// - Parameters:
-    ///   - configuration: where and how to connect.
-    ///   - credential: token or certificate authentication.
-    ///   - logger: for connection events; nothing per notification above `debug`.
-    ///   - onResults: receives answers in batches, on a connection thread.
     /// - Throws: ``PushTransportError`` if libcurl lacks HTTP/2 or is too old, the
-    ///   configuration is invalid, the CA file or client certificate cannot be read (the
-    ///   message names the file), or libcurl refuses a setting (each connection builds its
-    ///   first stream here, so nothing about the setup is left to fail per request).
-    public convenience init(configuration: APNsSenderConfiguration, credential: APNsCredential, logger: Logger,
-                            onResults: @escaping @Sendable ([APNsResponse]) -> Void) throws {
-        try self.init(configuration: configuration, credential: credential, fcm: nil, logger: logger, onResults: onResults)
-    }
-
-    /// Creates a sender to Firebase Cloud Messaging (HTTP v1); starts nothing (see ``start()``).
-    ///
-    /// Requests go to `{base}/v1/projects/{project_id}/messages:send`, where `base` is
-    /// ``APNsSenderConfiguration/effectiveFCMBaseURL`` and `project_id` the service account's,
-    /// over the same connections, streams and queue as APNs. Each ``APNsRequest`` carries the
-    /// complete request body in `payload` (`{"message":{"token":…,…}}`, see `FCMMessageBody.build`)
-    /// and the registration token in `deviceToken`; the APNs header fields are ignored, and
-    /// `expiration` is still honoured locally. Requests carry `authorization: Bearer` with an
-    /// access token from `tokens`; a 401 UNAUTHENTICATED drops that token once and resends at
-    /// once with a new one, without reporting the first answer (see ``APNsResponse/outcome``).
-    ///
-    /// - Parameters:
-    ///   - configuration: where and how to connect; ``APNsSenderConfiguration/fcmBaseURL``
-    ///     replaces FCM's host, `environment` and `baseURL` are not used.
-    ///   - tokens: the service account's access tokens; share one provider per account.
-    ///   - logger: for connection events; nothing per notification above `debug`, never a token.
-    ///   - onResults: receives answers in batches, on a connection thread.
-    /// - Throws: ``PushTransportError`` as the APNs initializer.
-    public convenience init(configuration: APNsSenderConfiguration, fcm tokens: FCMAccessTokenProvider, logger: Logger,
-                            onResults: @escaping @Sendable ([APNsResponse]) -> Void) throws {
-        try self.init(configuration: configuration, credential: nil, fcm: tokens, logger: logger, onResults: onResults)
-    }
-
-    private init(configuration: APNsSenderConfiguration, credential: APNsCredential?, fcm: FCMAccessTokenProvider?,
-                 logger: Logger, onResults: @escaping @Sendable ([APNsResponse]) -> Void) throws {
+    ///   configuration is invalid, the CA file cannot be read (the message names the file), or
+    ///   libcurl refuses a setting (each connection builds its first stream here, so nothing
+    ///   about the setup is left to fail per request).
+    init<P: PushProvider>(provider: P, configuration: PushSenderConfiguration, logger: Logger,
+                          onResults: @escaping @Sendable ([PushResponse]) -> Void) throws {
         libcurl = try LibcurlInfo.checked()
-        let provider: Provider = fcm == nil ? .apns : .fcm
-        try configuration.validate(for: provider)
-        var caBundle: [UInt8]? = nil
-        if let extra = configuration.extraCAFile {
-            caBundle = try Self.caBundle(adding: extra, libcurl: libcurl)
-        }
-        var certificate: APNsClientCertificate? = nil
-        var notAfter: Int64? = nil
-        if case .certificate(let cert)? = credential {
-            notAfter = try cert.validate()
-            certificate = cert
-        }
-        let url: String
-        if let fcm {
-            // One URL for every message: the registration token is in the body.
-            url = configuration.effectiveFCMBaseURL + "/v1/projects/" + fcm.account.projectID + "/messages:send"
-        } else {
-            url = configuration.effectiveBaseURL + "/3/device/"
-        }
-        let template = EasyTemplate(
-            provider: provider, urlPrefix: Array(url.utf8),
-            requestTimeoutMilliseconds: Int(configuration.requestTimeout * 1000),
-            connectTimeoutMilliseconds: Int(configuration.connectTimeout * 1000),
-            caBundle: caBundle, caFile: configuration.extraCAFile, certificate: certificate, certificateNotAfter: notAfter,
-            verbose: configuration.curlVerbose)
-        let core = SenderCore(configuration: configuration, credential: credential, fcm: fcm, template: template,
-                              logger: logger, onResults: onResults)
+        try configuration.validate()
+        let transfer = try CurlTransferSettings(requestTimeout: configuration.requestTimeout, connectTimeout: configuration.connectTimeout,
+                                                extraCAFile: configuration.extraCAFile, verbose: configuration.curlVerbose, libcurl: libcurl)
+        var logger = logger
+        logger[metadataKey: LogKey.provider] = "\(provider.provider.rawValue)"
+        let core = SenderCore(configuration: configuration, provider: provider.provider, transfer: transfer, logger: logger,
+                              onResults: onResults)
         self.core = core
-        connections = try (0..<configuration.connections).map { try APNsConnection(index: $0, core: core) }
-    }
-
-    /// The PEM blob given to libcurl as `CURLOPT_CAINFO_BLOB` so that `extraFile` is trusted
-    /// *in addition to* the system roots.
-    ///
-    /// A CA blob makes libcurl ignore `CURLOPT_CAINFO` (the bundle file) but not
-    /// `CURLOPT_CAPATH`. When libcurl has a built-in CA directory (Debian: `/etc/ssl/certs`),
-    /// the system roots keep coming from it and the blob is just the extra CA. Otherwise the
-    /// blob is the system bundle followed by the extra CA. Keep the blob small: libcurl 7.88
-    /// copies the SSL configuration, blob included, for every transfer (a 200 KB bundle cost
-    /// ~100 µs of memcpy per notification).
-    static func caBundle(adding extraFile: String, libcurl: LibcurlInfo) throws -> [UInt8] {
-        let extra: [UInt8]
-        do { extra = try readWholeFile(extraFile) } catch {
-            throw PushTransportError(.configuration, "cannot read PUSHQ_APNS_CA_FILE \(extraFile)", cause: error)
-        }
-        guard String(decoding: extra, as: UTF8.self).contains("-----BEGIN CERTIFICATE-----") else {
-            throw PushTransportError(.configuration, "PUSHQ_APNS_CA_FILE \(extraFile) holds no PEM certificate")
-        }
-        if let problem = pemCertificateProblem(extra) {
-            throw PushTransportError(.configuration, "PUSHQ_APNS_CA_FILE \(extraFile) holds a certificate OpenSSL cannot read: \(problem)")
-        }
-        if libcurl.defaultCAPath != nil { return extra }
-        var bundle: [UInt8] = []
-        if let system = libcurl.defaultCAInfo, let roots = try? readWholeFile(system) {
-            bundle = roots
-            bundle.append(UInt8(ascii: "\n"))
-        }
-        return bundle + extra
+        self.baseURL = provider.baseURL
+        connections = try (0..<configuration.connections).map { try PushConnection(index: $0, core: core, provider: provider) }
     }
 
     /// Starts the connection threads. Connections open on first use.
@@ -167,14 +92,14 @@ public final class APNsSender: Sendable {
     /// - Throws: ``PushTransportError`` `.invalidState` if already started.
     public func start() throws {
         try core.state.withLock { s in
-            guard s.phase == .created else { throw PushTransportError(.invalidState, "APNsSender.start() called twice") }
+            guard s.phase == .created else { throw PushTransportError(.invalidState, "PushSender.start() called twice") }
             s.phase = .running
             s.runningThreads = connections.count
         }
-        core.logger.info(core.provider == .fcm ? "FCM sender starting" : "APNs sender starting", metadata: [
-            "apns.url": "\(core.configuration.effectiveBaseURL(for: core.provider))",
-            "apns.connections": "\(connections.count)",
-            "apns.streams": "\(core.configuration.streamsPerConnection)",
+        core.logger.info("\(core.provider.serviceName) sender starting", metadata: [
+            LogKey.url: "\(baseURL)",
+            LogKey.connections: "\(connections.count)",
+            LogKey.streams: "\(core.configuration.streamsPerConnection)",
             "libcurl": "\(libcurl.version) \(libcurl.ssl) nghttp2/\(libcurl.nghttp2)",
         ])
         let startedAt = monotonicNanoseconds()
@@ -188,12 +113,12 @@ public final class APNsSender: Sendable {
     /// Queues a batch; connections pick it up at once.
     ///
     /// - Throws: ``PushTransportError`` `.invalidState` after ``shutdown(deadline:)`` began.
-    public func submit(_ batch: [APNsRequest]) throws {
+    public func submit(_ batch: [PushRequest]) throws {
         guard !batch.isEmpty else { return }
         try core.state.withLock { s in
             switch s.phase {
             case .created, .running: s.pending.append(contentsOf: batch)
-            case .stopping, .stopped: throw PushTransportError(.invalidState, "APNsSender is shutting down; submit refused")
+            case .stopping, .stopped: throw PushTransportError(.invalidState, "PushSender is shutting down; submit refused")
             }
         }
         core.wakeAll()
@@ -216,16 +141,16 @@ public final class APNsSender: Sendable {
     }
 
     /// Stops accepting work, waits for in-flight requests up to `deadline`, and returns the
-    /// requests that were never handed to APNs.
+    /// requests that were never handed to the provider.
     ///
     /// Requests still in flight at the deadline are reported through `onResults` as
     /// `TransportFailure.Kind.cancelled` (outcome unknown). Returns when every connection
     /// thread has exited; any number of callers may wait at once (a later call's unsent list
     /// is empty, and an earlier deadline stands).
-    public func shutdown(deadline: Duration) async -> [APNsRequest] {
+    public func shutdown(deadline: Duration) async -> [PushRequest] {
         let (seconds, attoseconds) = deadline.components
         let deadlineNanos = monotonicNanoseconds() + seconds * 1_000_000_000 + attoseconds / 1_000_000_000
-        let (unsent, mustWait) = core.state.withLock { s -> ([APNsRequest], Bool) in
+        let (unsent, mustWait) = core.state.withLock { s -> ([PushRequest], Bool) in
             let unsent = s.takeUnsent()
             switch s.phase {
             case .created: s.phase = .stopped; return (unsent, false)
@@ -245,7 +170,7 @@ public final class APNsSender: Sendable {
                 if resumeNow { continuation.resume() }
             }
         }
-        core.logger.info("APNs sender stopped", metadata: ["apns.unsent": "\(unsent.count)"])
+        core.logger.info("\(core.provider.serviceName) sender stopped", metadata: [LogKey.unsent: "\(unsent.count)"])
         return unsent
     }
 }

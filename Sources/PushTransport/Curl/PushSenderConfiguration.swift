@@ -1,13 +1,16 @@
 import PushCore
 
-/// How an ``APNsSender`` connects: where, how many connections, how many streams, deadlines.
-public struct APNsSenderConfiguration: Sendable {
-    /// Apple's environment, which picks the host. Defaults to `.production`, the environment a
+/// How a ``PushSender`` connects: where, how many connections, how many streams, deadlines.
+///
+/// The same for every provider but for where: ``environment`` and ``baseURL`` are APNs',
+/// ``fcmBaseURL`` is FCM's; each provider reads its own (`APNsProvider`, `FCMProvider`).
+public struct PushSenderConfiguration: Sendable {
+    /// APNs: Apple's environment, which picks the host. Defaults to `.production`, the environment a
     /// device registered in `pushq.devices` without one belongs to.
     public var environment: APNsEnvironment
-    /// A base URL replacing Apple's host (`PUSHQ_APNS_URL`), e.g. `https://127.0.0.1:8443`. Defaults to nil.
+    /// APNs: a base URL replacing Apple's host (`PUSHQ_APNS_URL`), e.g. `https://127.0.0.1:8443`. Defaults to nil.
     public var baseURL: String?
-    /// A base URL replacing `https://fcm.googleapis.com` for a sender to FCM (`PUSHQ_FCM_URL`,
+    /// FCM: a base URL replacing `https://fcm.googleapis.com` for a sender to FCM (`PUSHQ_FCM_URL`,
     /// parsed by the caller), e.g. `https://127.0.0.1:8443`. Defaults to nil. APNs senders ignore it.
     public var fcmBaseURL: String?
     /// An extra trusted CA certificate (PEM) (`PUSHQ_APNS_CA_FILE`), added to the system's roots. Defaults to nil.
@@ -67,8 +70,8 @@ public struct APNsSenderConfiguration: Sendable {
     /// `PUSHQ_APNS_CONNECT_TIMEOUT` when set.
     ///
     /// - Throws: ``PushTransportError`` `.configuration` naming the variable and the expected form.
-    public static func fromEnvironment(_ env: [String: String]) throws -> APNsSenderConfiguration {
-        var c = APNsSenderConfiguration()
+    public static func fromEnvironment(_ env: [String: String]) throws -> PushSenderConfiguration {
+        var c = PushSenderConfiguration()
         if let v = env["PUSHQ_APNS_ENVIRONMENT"] {
             guard let e = APNsEnvironment(rawValue: v) else {
                 throw PushTransportError(.configuration, "PUSHQ_APNS_ENVIRONMENT must be production or development, not \(v)")
@@ -115,22 +118,23 @@ public struct APNsSenderConfiguration: Sendable {
         return url
     }
 
-    /// The base URL of a sender to `provider`.
-    func effectiveBaseURL(for provider: Provider) -> String {
-        provider == .fcm ? effectiveFCMBaseURL : effectiveBaseURL
-    }
-
-    func validate(for provider: Provider = .apns) throws {
+    /// Checks what every provider's sender needs.
+    func validate() throws {
         guard connections >= 1, streamsPerConnection >= 1, maxConcurrentStreams >= 1 else {
             throw PushTransportError(.configuration, "connections, streamsPerConnection and maxConcurrentStreams must be at least 1")
         }
         guard requestTimeout > 0, connectTimeout > 0 else {
             throw PushTransportError(.configuration, "requestTimeout and connectTimeout must be positive (timeouts are always on)")
         }
-        let url = effectiveBaseURL(for: provider)
+    }
+
+    /// Checks that `url`, the base URL of a sender to `provider`, is an https URL: every
+    /// provider is HTTP/2 over TLS.
+    ///
+    /// - Parameter variable: the setting the URL comes from, for the message.
+    static func requireHTTPS(_ url: String, variable: String, provider: Provider) throws {
         guard url.hasPrefix("https://") else {
-            let (variable, service) = provider == .fcm ? ("PUSHQ_FCM_URL", "FCM") : ("PUSHQ_APNS_URL", "APNs")
-            throw PushTransportError(.configuration, "\(variable) must be an https:// URL (\(service) is HTTP/2 over TLS), not \(url)")
+            throw PushTransportError(.configuration, "\(variable) must be an https:// URL (\(provider.serviceName) is HTTP/2 over TLS), not \(url)")
         }
     }
 }

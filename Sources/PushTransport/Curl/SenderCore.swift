@@ -3,34 +3,29 @@ import Logging
 import PushCore
 import Synchronization
 
-/// What an ``APNsSender`` and its connection threads share.
+/// What a ``PushSender`` and its connection threads share, whatever the provider.
 ///
 /// All mutable state is in ``state`` (a `Mutex`); the rest is immutable after `init`.
 /// Work crosses threads in batches: `submit` appends a batch under the lock, each
 /// connection takes up to its free window in one ``SenderState/exchange(want:)``
 /// per loop iteration.
 final class SenderCore: Sendable {
-    let configuration: APNsSenderConfiguration
-    /// The service the sender posts to; decides how requests are built and answers read.
+    let configuration: PushSenderConfiguration
+    /// The provider the sender posts to (for names and logs; the connections hold its ``PushProvider``).
     let provider: Provider
-    /// APNs' credential; nil for FCM.
-    let credential: APNsCredential?
-    /// FCM's access tokens; nil for APNs.
-    let fcm: FCMAccessTokenProvider?
-    let template: EasyTemplate
+    /// Deadlines and TLS of every stream.
+    let transfer: CurlTransferSettings
     let logger: Logger
-    let onResults: @Sendable ([APNsResponse]) -> Void
+    let onResults: @Sendable ([PushResponse]) -> Void
     let state = Mutex(SenderState())
     /// Each connection's current multi handle, for `curl_multi_wakeup` from `submit`.
     let wakeTargets: [WakeTarget]
 
-    init(configuration: APNsSenderConfiguration, credential: APNsCredential?, fcm: FCMAccessTokenProvider?,
-         template: EasyTemplate, logger: Logger, onResults: @escaping @Sendable ([APNsResponse]) -> Void) {
+    init(configuration: PushSenderConfiguration, provider: Provider, transfer: CurlTransferSettings, logger: Logger,
+         onResults: @escaping @Sendable ([PushResponse]) -> Void) {
         self.configuration = configuration
-        self.provider = fcm == nil ? .apns : .fcm
-        self.credential = credential
-        self.fcm = fcm
-        self.template = template
+        self.provider = provider
+        self.transfer = transfer
         self.logger = logger
         self.onResults = onResults
         self.wakeTargets = (0..<configuration.connections).map { _ in WakeTarget() }
@@ -41,7 +36,7 @@ final class SenderCore: Sendable {
             let rc = target.wake()
             if rc != CURLM_OK {
                 // The connection then wakes at its next poll timeout (at most a second) instead.
-                logger.error("curl_multi_wakeup failed", metadata: ["apns.connection": "\(index)", "curl.error": "\(curlMessage(rc))"])
+                logger.error("curl_multi_wakeup failed", metadata: [LogKey.connection: "\(index)", LogKey.curlError: "\(curlMessage(rc))"])
             }
         }
     }
@@ -69,19 +64,19 @@ struct SenderState {
 
     var phase: Phase = .created
     /// Requests waiting for a stream; `pending[head...]` are live.
-    var pending: [APNsRequest] = []
+    var pending: [PushRequest] = []
     var head = 0
     /// Requests handed to connections and not yet answered.
     var inFlight = 0
     var runningThreads = 0
     /// Every `shutdown` call waiting for the threads to exit.
     var waiters: [CheckedContinuation<Void, Never>] = []
-    var stats = APNsSender.Stats()
+    var stats = PushSender.Stats()
 
     var pendingCount: Int { pending.count - head }
 
     /// Takes up to `want` requests; returns the phase too.
-    mutating func exchange(want: Int) -> (Phase, [APNsRequest]) {
+    mutating func exchange(want: Int) -> (Phase, [PushRequest]) {
         guard case .running = phase, want > 0, head < pending.count else { return (phase, []) }
         let n = min(want, pending.count - head)
         let taken = Array(pending[head..<head + n])
@@ -101,7 +96,7 @@ struct SenderState {
     /// Puts requests a connection took but could not start back at the head of the queue.
     ///
     /// - Returns: false (nothing requeued) once shutdown began: the caller reports them.
-    mutating func requeue(_ requests: [APNsRequest]) -> Bool {
+    mutating func requeue(_ requests: [PushRequest]) -> Bool {
         guard case .running = phase else { return false }
         inFlight -= requests.count
         if head >= requests.count {
@@ -114,7 +109,7 @@ struct SenderState {
     }
 
     /// Removes and returns every request not yet handed to a connection.
-    mutating func takeUnsent() -> [APNsRequest] {
+    mutating func takeUnsent() -> [PushRequest] {
         let unsent = Array(pending[head...])
         pending = []
         head = 0

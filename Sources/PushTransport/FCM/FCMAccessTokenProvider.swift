@@ -45,7 +45,7 @@ public final class FCMAccessTokenProvider: Sendable {
         self.exchange = try FCMTokenExchange(url: account.tokenURI, configuration: configuration)
         self.clock = clock
         var logger = logger
-        logger[metadataKey: "fcm.account"] = "\(account.clientEmail)"
+        logger[metadataKey: LogKey.account] = "\(account.clientEmail)"
         self.logger = logger
         self.state = Mutex(State(cache: cache))
     }
@@ -65,7 +65,7 @@ public final class FCMAccessTokenProvider: Sendable {
         }
     }
 
-    /// ``accessToken()`` for a thread of the caller's own that may block (an `APNsSender`
+    /// ``accessToken()`` for a thread of the caller's own that may block (a `PushSender`
     /// connection thread), never Swift's cooperative pool: returns at once with a usable
     /// token, or blocks the calling thread until the refresh in progress (one at a time,
     /// shared with every other caller) ends.
@@ -107,7 +107,7 @@ public final class FCMAccessTokenProvider: Sendable {
     public func invalidate(_ token: FCMAccessToken) -> FCMAccessTokenCache.Invalidation {
         let result = state.withLock { $0.cache.invalidate(token) }
         if result != .alreadyReplaced {
-            logger.info("FCM access token refused (401); fetching a new one", metadata: ["fcm.token.serial": "\(token.serial)"])
+            logger.info("FCM access token refused (401); fetching a new one", metadata: [LogKey.tokenSerial: "\(token.serial)"])
         }
         return result
     }
@@ -151,7 +151,7 @@ public final class FCMAccessTokenProvider: Sendable {
         }
         switch outcome {
         case .success(let token):
-            logger.info("FCM access token granted", metadata: ["fcm.token.serial": "\(token.serial)", "fcm.token.expires_at": "\(token.expiresAt)"])
+            logger.info("FCM access token granted", metadata: [LogKey.tokenSerial: "\(token.serial)", LogKey.tokenExpiresAt: "\(token.expiresAt)"])
         case .failure(let error):
             logger.error("FCM token exchange failed", metadata: ["error": "\(error)"])
         }

@@ -4,7 +4,7 @@ import PushCore
 /// How the OAuth exchange reaches `token_uri`: trusted CAs and deadlines.
 public struct FCMTokenExchangeConfiguration: Sendable {
     /// An extra trusted CA certificate (PEM), added to the system's roots, as for APNs
-    /// (``APNsSenderConfiguration/extraCAFile``). Defaults to nil.
+    /// (``PushSenderConfiguration/extraCAFile``). Defaults to nil.
     public var extraCAFile: String?
     /// Deadline of the whole exchange, seconds. Defaults to 20.
     public var requestTimeout: Double
@@ -27,10 +27,8 @@ public struct FCMTokenExchangeConfiguration: Sendable {
 /// refresh), never from Swift's cooperative pool. TLS is always verified.
 struct FCMTokenExchange: Sendable {
     let url: String
-    let caBundle: [UInt8]?
-    let requestTimeoutMilliseconds: Int
-    let connectTimeoutMilliseconds: Int
-    let verbose: Bool
+    /// Deadlines and TLS, the same as the senders' streams'.
+    let transfer: CurlTransferSettings
 
     /// - Throws: ``FCMTransportError`` `.configuration` for a bad CA file or timeouts, `.curlSetup`
     ///   for a libcurl without HTTP/2 or too old.
@@ -42,18 +40,14 @@ struct FCMTokenExchange: Sendable {
         guard configuration.requestTimeout > 0, configuration.connectTimeout > 0 else {
             throw FCMTransportError(.configuration, "the token exchange's timeouts must be positive (timeouts are always on)")
         }
-        if let extra = configuration.extraCAFile {
-            // The same file, read by the same rule, as the APNs connections' extra CA.
-            do { caBundle = try APNsSender.caBundle(adding: extra, libcurl: libcurl) } catch {
-                throw FCMTransportError(.configuration, "\(error) (the extra CA is also trusted for the FCM token endpoint)")
-            }
-        } else {
-            caBundle = nil
+        do {
+            // The same extra CA file, read by the same rule, as the senders' connections'.
+            transfer = try CurlTransferSettings(requestTimeout: configuration.requestTimeout, connectTimeout: configuration.connectTimeout,
+                                                extraCAFile: configuration.extraCAFile, verbose: configuration.curlVerbose, libcurl: libcurl)
+        } catch {
+            throw FCMTransportError(.configuration, "\(error) (the extra CA is also trusted for the FCM token endpoint)")
         }
         self.url = url
-        self.requestTimeoutMilliseconds = Int(configuration.requestTimeout * 1000)
-        self.connectTimeoutMilliseconds = Int(configuration.connectTimeout * 1000)
-        self.verbose = configuration.curlVerbose
     }
 
     /// POSTs `assertion` and reads the answer.
@@ -92,21 +86,10 @@ struct FCMTokenExchange: Sendable {
                 try easy.set(CURLOPT_COPYPOSTFIELDS, string: form, "CURLOPT_COPYPOSTFIELDS")
                 try easy.set(CURLOPT_HTTPHEADER, pointer: headers, "CURLOPT_HTTPHEADER")
                 try easy.set(CURLOPT_WRITEDATA, pointer: Unmanaged.passUnretained(answer).toOpaque(), "CURLOPT_WRITEDATA")
-                let rc = ccurl_easy_setopt_write_cb(easy.handle, exchangeWriteCallback)
-                guard rc == CURLE_OK else {
-                    throw PushTransportError(.curlSetup, "curl_easy_setopt(CURLOPT_WRITEFUNCTION) failed: \(curlMessage(rc))")
-                }
+                try easy.setWriteCallback(exchangeWriteCallback)
                 try easy.set(CURLOPT_ERRORBUFFER, pointer: errorBuffer.baseAddress, "CURLOPT_ERRORBUFFER")
-                try easy.set(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS), "CURLOPT_HTTP_VERSION")
-                try easy.set(CURLOPT_NOSIGNAL, 1, "CURLOPT_NOSIGNAL")
-                try easy.set(CURLOPT_TIMEOUT_MS, requestTimeoutMilliseconds, "CURLOPT_TIMEOUT_MS")
-                try easy.set(CURLOPT_CONNECTTIMEOUT_MS, connectTimeoutMilliseconds, "CURLOPT_CONNECTTIMEOUT_MS")
-                try easy.set(CURLOPT_SSL_VERIFYPEER, 1, "CURLOPT_SSL_VERIFYPEER")
-                try easy.set(CURLOPT_SSL_VERIFYHOST, 2, "CURLOPT_SSL_VERIFYHOST")
-                try easy.set(CURLOPT_SSLVERSION, Int(CURL_SSLVERSION_TLSv1_2), "CURLOPT_SSLVERSION")
                 try easy.set(CURLOPT_FOLLOWLOCATION, 0, "CURLOPT_FOLLOWLOCATION")
-                if verbose { try easy.set(CURLOPT_VERBOSE, 1, "CURLOPT_VERBOSE") }
-                if let caBundle { try easy.set(CURLOPT_CAINFO_BLOB, blob: caBundle, "CURLOPT_CAINFO_BLOB") }
+                try transfer.apply(to: easy)
             } catch {
                 throw FCMTransportError(.curlSetup, "\(error)")
             }

@@ -18,7 +18,7 @@ public final class RS256PrivateKey: @unchecked Sendable, CustomStringConvertible
     ///
     /// - Throws: a message (without key material) saying what is wrong.
     init(pem: [UInt8]) throws(KeyProblem) {
-        _ = ERR_get_error()
+        ERR_clear_error()  // start from an empty queue
         let parsed: OpaquePointer? = pem.withUnsafeBytes { raw in
             guard let bio = BIO_new_mem_buf(raw.baseAddress, Int32(raw.count)) else { return nil }
             defer { BIO_free(bio) }

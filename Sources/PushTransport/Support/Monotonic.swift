@@ -3,7 +3,7 @@ import Glibc
 #endif
 
 /// Nanoseconds on the monotonic clock (for deadlines, idle times and staggering), the clock
-/// of ``APNsRequest/startDeadline``.
+/// of `PushRequest.startDeadline`.
 public func monotonicNanoseconds() -> Int64 {
     var ts = timespec()
     clock_gettime(CLOCK_MONOTONIC, &ts)

@@ -19,7 +19,7 @@ func openSSLErrorMessage(fallback: String) -> String {
 /// Reads every PEM certificate in `pem` with OpenSSL; nil if all are readable (and there is
 /// at least one), otherwise OpenSSL's message.
 func pemCertificateProblem(_ pem: [UInt8]) -> String? {
-    _ = openSSLErrorMessage(fallback: "")
+    ERR_clear_error()  // start from an empty queue
     return pem.withUnsafeBytes { raw -> String? in
         guard let bio = BIO_new_mem_buf(raw.baseAddress, Int32(raw.count)) else {
             return openSSLErrorMessage(fallback: "BIO_new_mem_buf failed")
@@ -34,7 +34,7 @@ func pemCertificateProblem(_ pem: [UInt8]) -> String? {
         let last = ERR_peek_last_error()
         let endOfData = ERR_GET_LIB(last) == ERR_LIB_PEM && ERR_GET_REASON(last) == PEM_R_NO_START_LINE
         if count > 0, last == 0 || endOfData {
-            _ = openSSLErrorMessage(fallback: "")
+            ERR_clear_error()  // the end-of-data error just read
             return nil
         }
         return openSSLErrorMessage(fallback: "no certificate found")

@@ -1,4 +1,5 @@
-/// An error from the APNs transport: a key, certificate, libcurl or configuration problem.
+/// An error from a sender: a key, certificate, libcurl or configuration problem (FCM's
+/// service accounts and token exchanges have ``FCMTransportError``).
 ///
 /// `description` is one sentence naming the file, variable or library call at fault and
 /// carrying the library's own message. It never contains a key, a password or a token.
