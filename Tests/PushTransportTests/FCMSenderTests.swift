@@ -5,22 +5,21 @@ import MockAPNs
 import PushCore
 import Testing
 
-/// An `APNsSender` to FCM against the mock's FCM endpoints: real TLS, HTTP/2, OAuth exchange.
+/// A `PushSender` to FCM against the mock's FCM endpoints: real TLS, HTTP/2, OAuth exchange.
 @Suite(.serialized) struct FCMSenderTests {
     static func registrationToken(_ i: Int) -> String { "fcm\(i):APA91b_" + String(repeating: "q", count: 140) }
 
-    /// A request as the worker fills it: the whole body, the registration token, APNs fields unused.
-    static func fcmRequest(_ i: Int, expiration: Int64? = nil) -> APNsRequest {
+    /// A request as the worker fills it: the whole body and the registration token.
+    static func fcmRequest(_ i: Int, expiration: Int64? = nil) -> PushRequest {
         let token = registrationToken(i)
         let body = try! FCMMessageBody.build(payload: Array(#"{"notification":{"title":"n\#(i)"},"data":{"k":"v"}}"#.utf8), token: token).get()
-        return APNsRequest(tag: Int64(i), deviceToken: token, payload: body, pushType: .alert, topic: "", priority: 10,
-                           expiration: expiration, apnsID: "")
+        return PushRequest(tag: Int64(i), deviceToken: token, payload: body, expiration: expiration, fields: .fcm)
     }
 
     struct Setup {
         let harness: MockHarness
         let tokens: FCMAccessTokenProvider
-        let sender: APNsSender
+        let sender: PushSender
         let collector: ResultCollector
 
         func stop() async throws {
@@ -31,7 +30,7 @@ import Testing
         var exchanges: Int { harness.server.fcmRequests().filter { $0.endpoint == "token" }.count }
         var sends: [MockFCMRecordedRequest] { harness.server.fcmRequests().filter { $0.endpoint == "send" } }
 
-        func byTag() -> [Int64: APNsResponse] {
+        func byTag() -> [Int64: PushResponse] {
             Dictionary(collector.responses.map { ($0.tag, $0) }, uniquingKeysWith: { a, _ in a })
         }
     }
@@ -46,7 +45,7 @@ import Testing
         var configuration = harness.senderConfiguration(connections: 1, streams: streams)
         configuration.fcmBaseURL = harness.url + "/"
         configuration.baseURL = "https://127.0.0.1:1"  // APNs' URL is not used by an FCM sender
-        let sender = try APNsSender(configuration: configuration, fcm: tokens, logger: logger, onResults: collector.onResults)
+        let sender = try PushSender(configuration: configuration, fcm: tokens, logger: logger, onResults: collector.onResults)
         try sender.start()
         return Setup(harness: harness, tokens: tokens, sender: sender, collector: collector)
     }
@@ -62,7 +61,7 @@ import Testing
             #expect(response.status == 200)
             #expect(response.outcome == .fcm(.sent))
             #expect(response.provider == .fcm)
-            let name = try #require(response.fcmMessageName)
+            let name = try #require(response.fcm?.messageName)
             #expect(name.hasPrefix("projects/\(MockTestFixtures.fcmProjectID)/messages/"))
             names.insert(name)
         }
@@ -259,10 +258,10 @@ import Testing
         var configuration = harness.senderConfiguration()
         configuration.fcmBaseURL = "http://127.0.0.1:\(harness.port)"
         let error = #expect(throws: PushTransportError.self) {
-            _ = try APNsSender(configuration: configuration, fcm: tokens, logger: testLogger, onResults: { _ in })
+            _ = try PushSender(configuration: configuration, fcm: tokens, logger: testLogger, onResults: { _ in })
         }
         #expect("\(error!)".contains("PUSHQ_FCM_URL must be an https:// URL"))
-        #expect(APNsSenderConfiguration().effectiveFCMBaseURL == "https://fcm.googleapis.com")
+        #expect(PushSenderConfiguration().effectiveFCMBaseURL == "https://fcm.googleapis.com")
         try await harness.stop()
     }
 }

@@ -31,14 +31,14 @@ final class ResultCollector: Sendable {
         var continuation: CheckedContinuation<Bool, Never>
     }
     private struct State {
-        var responses: [APNsResponse] = []
+        var responses: [PushResponse] = []
         var batches = 0
         var nextID = 0
         var waiters: [Waiter] = []
     }
     private let state = Mutex(State())
 
-    var onResults: @Sendable ([APNsResponse]) -> Void {
+    var onResults: @Sendable ([PushResponse]) -> Void {
         { [self] batch in
             let ready = state.withLock { s -> [Waiter] in
                 s.responses += batch
@@ -52,7 +52,7 @@ final class ResultCollector: Sendable {
         }
     }
 
-    var responses: [APNsResponse] { state.withLock { $0.responses } }
+    var responses: [PushResponse] { state.withLock { $0.responses } }
     var batches: Int { state.withLock { $0.batches } }
 
     /// Waits until `count` responses arrived in total; records an issue after `timeout`.
@@ -94,8 +94,8 @@ struct MockHarness {
         return MockHarness(server: server, port: port)
     }
 
-    func senderConfiguration(connections: Int = 1, streams: Int = 1000) -> APNsSenderConfiguration {
-        APNsSenderConfiguration(baseURL: url, extraCAFile: Fixtures.caFile, connections: connections,
+    func senderConfiguration(connections: Int = 1, streams: Int = 1000) -> PushSenderConfiguration {
+        PushSenderConfiguration(baseURL: url, extraCAFile: Fixtures.caFile, connections: connections,
                                 streamsPerConnection: streams, requestTimeout: 10, connectTimeout: 5,
                                 connectionStagger: 0)
             .with { $0.curlVerbose = ProcessInfo.processInfo.environment["PUSHQ_TEST_CURL_VERBOSE"] != nil }
@@ -117,11 +117,25 @@ func deviceToken(_ i: Int) -> String {
 func lowercaseUUID() -> String { UUID().uuidString.lowercased() }
 
 func request(_ i: Int, token: String? = nil, pushType: PushType = .alert, priority: Int = 10,
-             expiration: Int64? = nil, collapseID: String? = nil, payload: String? = nil) -> APNsRequest {
-    APNsRequest(tag: Int64(i), deviceToken: token ?? deviceToken(i),
-                payload: Array((payload ?? #"{"aps":{"alert":"n\#(i)"}}"#).utf8),
-                pushType: pushType, topic: Fixtures.topic + pushType.topicSuffix, priority: priority,
-                expiration: expiration, collapseID: collapseID, apnsID: lowercaseUUID())
+             expiration: Int64? = nil, collapseID: String? = nil, payload: String? = nil) -> PushRequest {
+    PushRequest(tag: Int64(i), deviceToken: token ?? deviceToken(i),
+                payload: Array((payload ?? #"{"aps":{"alert":"n\#(i)"}}"#).utf8), expiration: expiration,
+                fields: .apns(APNsHeaders(pushType: pushType, topic: Fixtures.topic + pushType.topicSuffix, priority: priority,
+                                          collapseID: collapseID, apnsID: lowercaseUUID())))
+}
+
+extension PushRequest {
+    /// The `apns-*` headers of a request to APNs, to read and change in tests.
+    var apns: APNsHeaders {
+        get {
+            guard case .apns(let headers) = fields else { preconditionFailure("not a request to APNs") }
+            return headers
+        }
+        set { fields = .apns(newValue) }
+    }
+
+    /// Why the APNs provider refuses this request before sending it, or nil.
+    var headerProblem: String? { apns.problem(deviceToken: deviceToken) }
 }
 
 let testLogger: Logger = {
@@ -130,8 +144,8 @@ let testLogger: Logger = {
     return logger
 }()
 
-extension APNsSenderConfiguration {
-    func with(_ change: (inout APNsSenderConfiguration) -> Void) -> APNsSenderConfiguration {
+extension PushSenderConfiguration {
+    func with(_ change: (inout PushSenderConfiguration) -> Void) -> PushSenderConfiguration {
         var copy = self
         change(&copy)
         return copy

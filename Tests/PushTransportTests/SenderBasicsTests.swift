@@ -7,7 +7,7 @@ import Testing
     @Test func sendsExactHeadersAndBodyAndMatchesAnswers() async throws {
         let mock = try await MockHarness.start { $0.environment = .development }
         let collector = ResultCollector()
-        let sender = try APNsSender(configuration: mock.senderConfiguration(), credential: .token(tokenManager()),
+        let sender = try PushSender(configuration: mock.senderConfiguration(), apns: .token(tokenManager()),
                                     logger: testLogger, onResults: collector.onResults)
         try sender.start()
         let batch = [
@@ -22,8 +22,8 @@ import Testing
             let response = try #require(byTag[sent.tag])
             #expect(response.status == 200)
             #expect(response.outcome == .sent)
-            #expect(response.apnsID == sent.apnsID)
-            #expect(response.apnsUniqueID?.count == 36)
+            #expect(response.apns?.apnsID == sent.apns.apnsID)
+            #expect(response.apns?.uniqueID?.count == 36)
             #expect(response.transportFailure == nil)
         }
         let recorded = Dictionary(uniqueKeysWithValues: mock.server.requests().map { ($0.deviceToken!, $0) })
@@ -32,12 +32,12 @@ import Testing
             #expect(r.method == "POST")
             #expect(r.path == "/3/device/" + sent.deviceToken)
             #expect(r.body == sent.payload)
-            #expect(r.header("apns-push-type") == sent.pushType.rawValue)
-            #expect(r.header("apns-topic") == sent.topic)
-            #expect(r.header("apns-priority") == String(sent.priority))
-            #expect(r.header("apns-id") == sent.apnsID)
+            #expect(r.header("apns-push-type") == sent.apns.pushType.rawValue)
+            #expect(r.header("apns-topic") == sent.apns.topic)
+            #expect(r.header("apns-priority") == String(sent.apns.priority))
+            #expect(r.header("apns-id") == sent.apns.apnsID)
             #expect(r.header("apns-expiration") == sent.expiration.map(String.init))
-            #expect(r.header("apns-collapse-id") == sent.collapseID)
+            #expect(r.header("apns-collapse-id") == sent.apns.collapseID)
             #expect(r.auth == "token")
             #expect(r.jwtKeyID == MockTestFixtures.keyID && r.jwtIssuer == MockTestFixtures.teamID)
             // The reused header nodes that are empty or "name:" are not sent.
@@ -56,14 +56,14 @@ import Testing
         mock.server.setRule(forToken: deviceToken(4), .always(.status(400, reason: "BrandNewReason")))
         mock.server.setRule(forToken: deviceToken(5), .always(.error(.badTopic)))
         let collector = ResultCollector()
-        let sender = try APNsSender(configuration: mock.senderConfiguration(), credential: .token(tokenManager()),
+        let sender = try PushSender(configuration: mock.senderConfiguration(), apns: .token(tokenManager()),
                                     logger: testLogger, onResults: collector.onResults)
         try sender.start()
         try sender.submit((1...6).map { request($0) })
         await collector.wait(for: 6)
         let byTag = Dictionary(uniqueKeysWithValues: collector.responses.map { ($0.tag, $0) })
         #expect(byTag[1]?.status == 410)
-        #expect(byTag[1]?.timestamp == 1_700_000_000_123)
+        #expect(byTag[1]?.apns?.timestamp == 1_700_000_000_123)
         #expect(byTag[1]?.outcome == .invalidateToken(reason: .unregistered, at: 1_700_000_000_123))
         #expect(byTag[2]?.outcome == .invalidateToken(reason: .badDeviceToken, at: nil))
         #expect(byTag[3]?.outcome == .retry(.tooManyRequests))
@@ -79,7 +79,7 @@ import Testing
         let mock = try await MockHarness.start()
         mock.server.setRule(forToken: deviceToken(1), MockTokenRule(sequence: [.error(.internalServerError)]))
         let collector = ResultCollector()
-        let sender = try APNsSender(configuration: mock.senderConfiguration(), credential: .token(tokenManager()),
+        let sender = try PushSender(configuration: mock.senderConfiguration(), apns: .token(tokenManager()),
                                     logger: testLogger, onResults: collector.onResults)
         try sender.start()
         try sender.submit([request(1)])
@@ -99,7 +99,7 @@ import Testing
         var configuration = mock.senderConfiguration()
         configuration.extraCAFile = nil  // the mock's CA is not among the system roots
         let collector = ResultCollector()
-        let sender = try APNsSender(configuration: configuration, credential: .token(tokenManager()),
+        let sender = try PushSender(configuration: configuration, apns: .token(tokenManager()),
                                     logger: testLogger, onResults: collector.onResults)
         try sender.start()
         try sender.submit([request(1)])
@@ -114,26 +114,26 @@ import Testing
 
     @Test func configurationErrorsAreClear() throws {
         #expect(throws: PushTransportError.self) {
-            try APNsSender(configuration: APNsSenderConfiguration(baseURL: "http://127.0.0.1:1"),
-                           credential: .token(tokenManager()), logger: testLogger, onResults: { _ in })
+            try PushSender(configuration: PushSenderConfiguration(baseURL: "http://127.0.0.1:1"),
+                           apns: .token(tokenManager()), logger: testLogger, onResults: { _ in })
         }
         let missingCA = try #require(throws: PushTransportError.self) {
-            try APNsSender(configuration: APNsSenderConfiguration(extraCAFile: "/nonexistent/ca.pem"),
-                           credential: .token(tokenManager()), logger: testLogger, onResults: { _ in })
+            try PushSender(configuration: PushSenderConfiguration(extraCAFile: "/nonexistent/ca.pem"),
+                           apns: .token(tokenManager()), logger: testLogger, onResults: { _ in })
         }
         #expect(missingCA.description.contains("/nonexistent/ca.pem"))
         #expect(throws: PushTransportError.self) {
-            try APNsSenderConfiguration.fromEnvironment(["PUSHQ_APNS_CONNECTIONS": "zero"])
+            try PushSenderConfiguration.fromEnvironment(["PUSHQ_APNS_CONNECTIONS": "zero"])
         }
-        let env = try APNsSenderConfiguration.fromEnvironment(["PUSHQ_APNS_URL": "https://127.0.0.1:9/", "PUSHQ_APNS_STREAMS": "50"])
+        let env = try PushSenderConfiguration.fromEnvironment(["PUSHQ_APNS_URL": "https://127.0.0.1:9/", "PUSHQ_APNS_STREAMS": "50"])
         #expect(env.effectiveBaseURL == "https://127.0.0.1:9")
         #expect(env.streamsPerConnection == 50)
-        #expect(APNsSenderConfiguration(environment: .production).effectiveBaseURL == "https://api.push.apple.com")
+        #expect(PushSenderConfiguration(environment: .production).effectiveBaseURL == "https://api.push.apple.com")
     }
 
     @Test func errorBodyParser() {
         func parse(_ s: String) -> (String?, Int64?) {
-            Array(s.utf8).withUnsafeBytes { let r = ErrorBodyParser.parse($0); return (r.reason, r.timestamp) }
+            Array(s.utf8).withUnsafeBytes { let r = APNsErrorBodyParser.parse($0); return (r.reason, r.timestamp) }
         }
         #expect(parse(#"{"reason":"Unregistered","timestamp":1700000000123}"#) == ("Unregistered", 1_700_000_000_123))
         #expect(parse(#"{ "timestamp" : 12 , "reason" : "ExpiredToken" }"#) == ("ExpiredToken", 12))
@@ -148,8 +148,8 @@ import Testing
     @Test func spreadsWorkOverSeveralConnectionsEachWithItsOwnToken() async throws {
         let mock = try await MockHarness.start { $0.recordRequests = false }
         let collector = ResultCollector()
-        let sender = try APNsSender(configuration: mock.senderConfiguration(connections: 3, streams: 100),
-                                    credential: .token(tokenManager()), logger: testLogger, onResults: collector.onResults)
+        let sender = try PushSender(configuration: mock.senderConfiguration(connections: 3, streams: 100),
+                                    apns: .token(tokenManager()), logger: testLogger, onResults: collector.onResults)
         try sender.start()
         #expect(sender.freeSlots == 300)
         try sender.submit((0..<3000).map { request($0) })
@@ -168,15 +168,15 @@ import Testing
 
     @Test func extraCAIsAddedNotSubstituted() throws {
         let withPath = LibcurlInfo(version: "x", ssl: "x", nghttp2: "x", defaultCAInfo: "/etc/ssl/certs/ca-certificates.crt", defaultCAPath: "/etc/ssl/certs")
-        let extra = try APNsSender.caBundle(adding: Fixtures.caFile, libcurl: withPath)
+        let extra = try CurlTransferSettings.caBundle(adding: Fixtures.caFile, libcurl: withPath)
         // With a CA directory, the system roots keep coming from it: the blob is the extra CA alone.
         #expect(String(decoding: extra, as: UTF8.self).components(separatedBy: "BEGIN CERTIFICATE").count == 2)
         let onlyFile = LibcurlInfo(version: "x", ssl: "x", nghttp2: "x", defaultCAInfo: "/etc/ssl/certs/ca-certificates.crt", defaultCAPath: nil)
-        let bundle = try APNsSender.caBundle(adding: Fixtures.caFile, libcurl: onlyFile)
+        let bundle = try CurlTransferSettings.caBundle(adding: Fixtures.caFile, libcurl: onlyFile)
         // Without one, the blob is the system bundle plus the extra CA.
         #expect(String(decoding: bundle, as: UTF8.self).components(separatedBy: "BEGIN CERTIFICATE").count > 10)
         #expect(bundle.suffix(extra.count) == extra[...])
-        #expect(throws: PushTransportError.self) { try APNsSender.caBundle(adding: Fixtures.tokenKey, libcurl: withPath) }
+        #expect(throws: PushTransportError.self) { try CurlTransferSettings.caBundle(adding: Fixtures.tokenKey, libcurl: withPath) }
     }
 
     @Test func libcurlCapabilitiesAreChecked() throws {

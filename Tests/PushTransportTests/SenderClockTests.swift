@@ -6,11 +6,11 @@ import Testing
 /// Send-time expiry follows the database's clock (which wrote `expires_at`), not the host's.
 @Suite struct SenderClockTests {
     /// Sends `requests` through a sender whose database clock is `offset` seconds ahead of the host's.
-    func send(_ requests: [APNsRequest], databaseOffset offset: Int64) async throws -> [Int64: APNsResponse] {
+    func send(_ requests: [PushRequest], databaseOffset offset: Int64) async throws -> [Int64: PushResponse] {
         let mock = try await MockHarness.start()
         let collector = ResultCollector()
         let configuration = mock.senderConfiguration().with { $0.databaseClock = DatabaseClockOffset(seconds: offset) }
-        let sender = try APNsSender(configuration: configuration, credential: .token(tokenManager()),
+        let sender = try PushSender(configuration: configuration, apns: .token(tokenManager()),
                                     logger: testLogger, onResults: collector.onResults)
         try sender.start()
         try sender.submit(requests)

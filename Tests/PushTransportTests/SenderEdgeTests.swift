@@ -9,19 +9,19 @@ import Testing
 /// that refuse what does not fit, setup problems reported at `init`, shutdown callers.
 @Suite(.serialized) struct SenderEdgeTests {
     /// Requests whose header values cannot be sent, and what is wrong with each.
-    static let invalid: [(String, @Sendable (inout APNsRequest) -> Void)] = [
-        ("CR LF in the topic", { $0.topic += "\r\nx-injected: 1" }),
-        ("LF in the topic", { $0.topic += "\nx" }),
-        ("NUL in the topic", { $0.topic += "\u{0}x" }),
-        ("a topic over the limit", { $0.topic = String(repeating: "t", count: APNsRequest.HeaderLimit.topic + 1) }),
-        ("CR in the collapse id", { $0.collapseID = "a\rb" }),
-        ("NUL in the collapse id", { $0.collapseID = "a\u{0}b" }),
-        ("a collapse id over the limit", { $0.collapseID = String(repeating: "c", count: APNsRequest.HeaderLimit.collapseID + 1) }),
-        ("LF in the apns-id", { $0.apnsID += "\n" }),
-        ("a priority of 11 digits", { $0.priority = 10_000_000_000 }),
-        ("a priority of Int.min", { $0.priority = Int.min }),
+    static let invalid: [(String, @Sendable (inout PushRequest) -> Void)] = [
+        ("CR LF in the topic", { $0.apns.topic += "\r\nx-injected: 1" }),
+        ("LF in the topic", { $0.apns.topic += "\nx" }),
+        ("NUL in the topic", { $0.apns.topic += "\u{0}x" }),
+        ("a topic over the limit", { $0.apns.topic = String(repeating: "t", count: APNsHeaders.Limit.topic + 1) }),
+        ("CR in the collapse id", { $0.apns.collapseID = "a\rb" }),
+        ("NUL in the collapse id", { $0.apns.collapseID = "a\u{0}b" }),
+        ("a collapse id over the limit", { $0.apns.collapseID = String(repeating: "c", count: APNsHeaders.Limit.collapseID + 1) }),
+        ("LF in the apns-id", { $0.apns.apnsID += "\n" }),
+        ("a priority of 11 digits", { $0.apns.priority = 10_000_000_000 }),
+        ("a priority of Int.min", { $0.apns.priority = Int.min }),
         ("a space in the device token", { $0.deviceToken = "ab cd" }),
-        ("a device token over the limit", { $0.deviceToken = String(repeating: "a", count: APNsRequest.HeaderLimit.deviceToken + 1) }),
+        ("a device token over the limit", { $0.deviceToken = String(repeating: "a", count: APNsHeaders.Limit.deviceToken + 1) }),
         ("an empty device token", { $0.deviceToken = "" }),
     ]
 
@@ -34,7 +34,7 @@ import Testing
             #expect(r.headerProblem != nil, "\(label)")
         }
         var r = request(1)
-        r.topic += "\r\n"
+        r.apns.topic += "\r\n"
         #expect(r.headerProblem?.contains("apns-topic") == true)
     }
 
@@ -42,10 +42,10 @@ import Testing
     func invalidHeadersFailLocallyAndNothingIsSent() async throws {
         let mock = try await MockHarness.start()
         let collector = ResultCollector()
-        let sender = try APNsSender(configuration: mock.senderConfiguration(), credential: .token(tokenManager()),
+        let sender = try PushSender(configuration: mock.senderConfiguration(), apns: .token(tokenManager()),
                                     logger: testLogger, onResults: collector.onResults)
         try sender.start()
-        var batch: [APNsRequest] = []
+        var batch: [PushRequest] = []
         for (i, (_, change)) in Self.invalid.enumerated() {
             var r = request(i + 1)
             change(&r)
@@ -76,22 +76,22 @@ import Testing
     @Test func valuesAtTheLimitsAreSentWhole() async throws {
         let mock = try await MockHarness.start()
         let collector = ResultCollector()
-        let sender = try APNsSender(configuration: mock.senderConfiguration(), credential: .token(tokenManager()),
+        let sender = try PushSender(configuration: mock.senderConfiguration(), apns: .token(tokenManager()),
                                     logger: testLogger, onResults: collector.onResults)
         try sender.start()
-        var r = request(1, expiration: Int64.max, collapseID: String(repeating: "c", count: APNsRequest.HeaderLimit.collapseID))
-        r.priority = APNsRequest.HeaderLimit.priority.upperBound
-        r.topic = String(repeating: "t", count: APNsRequest.HeaderLimit.topic)
-        r.deviceToken = String(repeating: "b", count: APNsRequest.HeaderLimit.deviceToken)
+        var r = request(1, expiration: Int64.max, collapseID: String(repeating: "c", count: APNsHeaders.Limit.collapseID))
+        r.apns.priority = APNsHeaders.Limit.priority.upperBound
+        r.apns.topic = String(repeating: "t", count: APNsHeaders.Limit.topic)
+        r.deviceToken = String(repeating: "b", count: APNsHeaders.Limit.deviceToken)
         var low = request(2)
-        low.priority = APNsRequest.HeaderLimit.priority.lowerBound
+        low.apns.priority = APNsHeaders.Limit.priority.lowerBound
         try sender.submit([r, low])
         await collector.wait(for: 2)
         #expect(collector.responses.allSatisfy { $0.status != nil && $0.transportFailure == nil })
         let recorded = Dictionary(uniqueKeysWithValues: mock.server.requests().map { ($0.deviceToken!, $0) })
         let big = try #require(recorded[r.deviceToken])
-        #expect(big.header("apns-topic") == r.topic)
-        #expect(big.header("apns-collapse-id") == r.collapseID)
+        #expect(big.header("apns-topic") == r.apns.topic)
+        #expect(big.header("apns-collapse-id") == r.apns.collapseID)
         #expect(big.header("apns-priority") == "9999999999")
         #expect(big.header("apns-expiration") == String(Int64.max))
         #expect(recorded[low.deviceToken]?.header("apns-priority") == "-999999999")
@@ -121,14 +121,14 @@ import Testing
     }
 
     @Test func everyHeaderWithinItsLimitFitsItsSlot() {
-        let c = StreamSlot.Header.capacities
-        #expect("apns-topic: ".utf8.count + APNsRequest.HeaderLimit.topic < c[StreamSlot.Header.topic])
-        #expect("apns-collapse-id: ".utf8.count + APNsRequest.HeaderLimit.collapseID < c[StreamSlot.Header.collapseID])
-        #expect("apns-id: ".utf8.count + APNsRequest.HeaderLimit.apnsID < c[StreamSlot.Header.apnsID])
-        #expect("apns-priority: ".utf8.count + APNsRequest.HeaderLimit.priorityDigits < c[StreamSlot.Header.priority])
-        #expect(String(APNsRequest.HeaderLimit.priority.lowerBound).count <= APNsRequest.HeaderLimit.priorityDigits)
-        #expect(String(APNsRequest.HeaderLimit.priority.upperBound).count <= APNsRequest.HeaderLimit.priorityDigits)
-        #expect("apns-expiration: ".utf8.count + String(Int64.min).count < c[StreamSlot.Header.expiration])
+        let c = APNsProvider.Header.capacities
+        #expect("apns-topic: ".utf8.count + APNsHeaders.Limit.topic < c[APNsProvider.Header.topic])
+        #expect("apns-collapse-id: ".utf8.count + APNsHeaders.Limit.collapseID < c[APNsProvider.Header.collapseID])
+        #expect("apns-id: ".utf8.count + APNsHeaders.Limit.apnsID < c[APNsProvider.Header.apnsID])
+        #expect("apns-priority: ".utf8.count + APNsHeaders.Limit.priorityDigits < c[APNsProvider.Header.priority])
+        #expect(String(APNsHeaders.Limit.priority.lowerBound).count <= APNsHeaders.Limit.priorityDigits)
+        #expect(String(APNsHeaders.Limit.priority.upperBound).count <= APNsHeaders.Limit.priorityDigits)
+        #expect("apns-expiration: ".utf8.count + String(Int64.min).count < c[APNsProvider.Header.expiration])
     }
 
     @Test func aBrokenCAFileFailsAtInitNamingTheFile() throws {
@@ -136,8 +136,8 @@ import Testing
         try "-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydGlmaWNhdGU=\n-----END CERTIFICATE-----\n".write(toFile: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: file) }
         let error = try #require(throws: PushTransportError.self) {
-            try APNsSender(configuration: APNsSenderConfiguration(baseURL: "https://127.0.0.1:1", extraCAFile: file),
-                           credential: .token(tokenManager()), logger: testLogger, onResults: { _ in })
+            try PushSender(configuration: PushSenderConfiguration(baseURL: "https://127.0.0.1:1", extraCAFile: file),
+                           apns: .token(tokenManager()), logger: testLogger, onResults: { _ in })
         }
         #expect(error.code == .configuration)
         #expect(error.description.contains(file))
@@ -156,14 +156,14 @@ import Testing
         let mock = try await MockHarness.start()
         mock.server.setRule(forToken: deviceToken(1), .always(.noAnswer))
         let collector = ResultCollector()
-        let sender = try APNsSender(configuration: mock.senderConfiguration(connections: 2, streams: 1),
-                                    credential: .token(tokenManager()), logger: testLogger, onResults: collector.onResults)
+        let sender = try PushSender(configuration: mock.senderConfiguration(connections: 2, streams: 1),
+                                    apns: .token(tokenManager()), logger: testLogger, onResults: collector.onResults)
         try sender.start()
         try sender.submit([request(1), request(2), request(3), request(4)])
         try await mock.server.waitForRequests(count: 1, timeout: .seconds(10))
-        let unsent = await withTaskGroup(of: [APNsRequest].self) { group in
+        let unsent = await withTaskGroup(of: [PushRequest].self) { group in
             for _ in 0..<3 { group.addTask { await sender.shutdown(deadline: .milliseconds(300)) } }
-            var all: [APNsRequest] = []
+            var all: [PushRequest] = []
             for await batch in group { all += batch }
             return all
         }

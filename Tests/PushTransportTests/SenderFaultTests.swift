@@ -7,8 +7,8 @@ import Testing
     @Test func twentyThousandWithAThousandInFlightOnOneConnection() async throws {
         let mock = try await MockHarness.start { $0.recordRequests = false }
         let collector = ResultCollector()
-        let sender = try APNsSender(configuration: mock.senderConfiguration(connections: 1, streams: 1000),
-                                    credential: .token(tokenManager()), logger: testLogger, onResults: collector.onResults)
+        let sender = try PushSender(configuration: mock.senderConfiguration(connections: 1, streams: 1000),
+                                    apns: .token(tokenManager()), logger: testLogger, onResults: collector.onResults)
         try sender.start()
         let requests = (0..<20_000).map { request($0) }
         for chunk in stride(from: 0, to: requests.count, by: 2_500) {
@@ -22,7 +22,7 @@ import Testing
         var mismatched = 0
         for response in responses {
             let sent = requests[Int(response.tag)]
-            if response.status != 200 || response.apnsID != sent.apnsID || response.request.apnsID != sent.apnsID { mismatched += 1 }
+            if response.status != 200 || response.apns?.apnsID != sent.apns.apnsID || response.request.apns.apnsID != sent.apns.apnsID { mismatched += 1 }
         }
         #expect(mismatched == 0)
         let stats = sender.stats()
@@ -42,8 +42,8 @@ import Testing
             $0.recordRequests = false
         }
         let collector = ResultCollector()
-        let sender = try APNsSender(configuration: mock.senderConfiguration(connections: 1, streams: 500),
-                                    credential: .token(tokenManager()), logger: testLogger, onResults: collector.onResults)
+        let sender = try PushSender(configuration: mock.senderConfiguration(connections: 1, streams: 500),
+                                    apns: .token(tokenManager()), logger: testLogger, onResults: collector.onResults)
         try sender.start()
         try sender.submit((0..<500).map { request($0) })
         await collector.wait(for: 500)
@@ -75,8 +75,8 @@ import Testing
         // Streams beyond the 50th on that connection are in flight when it drops.
         mock.server.setRule(forToken: deviceToken(60), .always(MockAnswer.normal.delayed(by: 2000)))
         let collector = ResultCollector()
-        let sender = try APNsSender(configuration: mock.senderConfiguration(connections: 1, streams: 200),
-                                    credential: .token(tokenManager()), logger: testLogger, onResults: collector.onResults)
+        let sender = try PushSender(configuration: mock.senderConfiguration(connections: 1, streams: 200),
+                                    apns: .token(tokenManager()), logger: testLogger, onResults: collector.onResults)
         try sender.start()
         try sender.submit((0..<200).map { request($0) })
         await collector.wait(for: 200)
@@ -98,7 +98,7 @@ import Testing
     @Test func connectionKilledWhileIdleIsReplacedOnNextUse() async throws {
         let mock = try await MockHarness.start { $0.faults = MockConnectionFaults(idleTimeoutMilliseconds: 300) }
         let collector = ResultCollector()
-        let sender = try APNsSender(configuration: mock.senderConfiguration(), credential: .token(tokenManager()),
+        let sender = try PushSender(configuration: mock.senderConfiguration(), apns: .token(tokenManager()),
                                     logger: testLogger, onResults: collector.onResults)
         try sender.start()
         try sender.submit([request(1)])
@@ -126,7 +126,7 @@ import Testing
         mock.server.setRule(forToken: deviceToken(1), .always(.noAnswer))
         let collector = ResultCollector()
         let configuration = mock.senderConfiguration().with { $0.requestTimeout = 2 }
-        let sender = try APNsSender(configuration: configuration, credential: .token(tokenManager()),
+        let sender = try PushSender(configuration: configuration, apns: .token(tokenManager()),
                                     logger: testLogger, onResults: collector.onResults)
         try sender.start()
         // A first answered request lifts the mock's one-stream limit of a new token connection
@@ -152,8 +152,8 @@ import Testing
         let mock = try await MockHarness.start()
         mock.server.setRule(forToken: deviceToken(1), .always(.noAnswer))
         let collector = ResultCollector()
-        let sender = try APNsSender(configuration: mock.senderConfiguration(connections: 1, streams: 1),
-                                    credential: .token(tokenManager()), logger: testLogger, onResults: collector.onResults)
+        let sender = try PushSender(configuration: mock.senderConfiguration(connections: 1, streams: 1),
+                                    apns: .token(tokenManager()), logger: testLogger, onResults: collector.onResults)
         try sender.start()
         try sender.submit([request(1), request(2), request(3)])
         try await mock.server.waitForRequests(count: 1, timeout: .seconds(10))
@@ -174,14 +174,14 @@ import Testing
         for i in 0..<10 { mock.server.setRule(forToken: deviceToken(i), MockTokenRule(sequence: [.error(.expiredProviderToken)])) }
         let manager = try tokenManager()
         let collector = ResultCollector()
-        let sender = try APNsSender(configuration: mock.senderConfiguration(), credential: .token(manager),
+        let sender = try PushSender(configuration: mock.senderConfiguration(), apns: .token(manager),
                                     logger: testLogger, onResults: collector.onResults)
         try sender.start()
         try sender.submit([request(100)])  // first request lifts the 1-stream limit
         await collector.wait(for: 1)
         try sender.submit((0..<10).map { request($0) })
         await collector.wait(for: 11)
-        let expired = collector.responses.filter { $0.reason == .expiredProviderToken }
+        let expired = collector.responses.filter { $0.apns?.reason == .expiredProviderToken }
         #expect(expired.count == 10)
         #expect(expired.allSatisfy { $0.outcome == .retryNow(.renewProviderToken) && !$0.outcome.consumesAttempt })
         #expect(manager.mintedCount == 2)  // renewed once for ten failures
@@ -202,8 +202,8 @@ import Testing
         let mock = try await MockHarness.start { $0.clock = clock.now; $0.recordRequests = false }
         let manager = try tokenManager(clock: clock.now)
         let collector = ResultCollector()
-        let sender = try APNsSender(configuration: mock.senderConfiguration(connections: 2, streams: 10),
-                                    credential: .token(manager), logger: testLogger, onResults: collector.onResults)
+        let sender = try PushSender(configuration: mock.senderConfiguration(connections: 2, streams: 10),
+                                    apns: .token(manager), logger: testLogger, onResults: collector.onResults)
         try sender.start()
         var expected = 0
         var unknown = 0
@@ -241,7 +241,7 @@ import Testing
             APNsClientCertificate(file: Fixtures.directory + "/client.pem", format: .pem(keyFile: Fixtures.directory + "/client.key")),
         ].enumerated() {
             let collector = ResultCollector()
-            let sender = try APNsSender(configuration: mock.senderConfiguration(), credential: .certificate(certificate),
+            let sender = try PushSender(configuration: mock.senderConfiguration(), apns: .certificate(certificate),
                                         logger: testLogger, onResults: collector.onResults)
             try sender.start()
             try sender.submit((0..<5).map { request(i * 10 + $0) })
@@ -258,8 +258,8 @@ import Testing
 
     @Test func wrongCertificatePasswordFailsAtInit() throws {
         let error = try #require(throws: PushTransportError.self) {
-            try APNsSender(configuration: APNsSenderConfiguration(),
-                           credential: .certificate(APNsClientCertificate(file: Fixtures.p12, format: .pkcs12, password: "s3cr3t-guess")),
+            try PushSender(configuration: PushSenderConfiguration(),
+                           apns: .certificate(APNsClientCertificate(file: Fixtures.p12, format: .pkcs12, password: "s3cr3t-guess")),
                            logger: testLogger, onResults: { _ in })
         }
         #expect(error.code == .invalidCertificate)
