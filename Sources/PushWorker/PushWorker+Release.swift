@@ -1,7 +1,7 @@
-import PushTransport
 import Logging
 import PushCore
 import PushStore
+import PushTransport
 
 extension PushWorker.State {
     /// The row `request` was sent for, if this worker still holds it under the claim that sent it

@@ -71,4 +71,38 @@ extension PushWorker {
         state.withLock { $0.answers.append(contentsOf: batch) }
         completeWake.signal()
     }
+
+    /// Stops every sender: waits for answers in flight up to the shutdown deadline (the complete
+    /// loop records them) and releases the rows never handed to a provider.
+    func drainSenders(_ connection: PGConnection) async {
+        let senders = state.withLock { Array($0.senders.values) }
+        let deadline = Duration.milliseconds(Int(configuration.shutdownSeconds * 1000))
+        var unsent: [PushRequest] = []
+        await withTaskGroup(of: [PushRequest].self) { group in
+            for sender in senders { group.addTask { await sender.shutdown(deadline: deadline) } }
+            for await batch in group { unsent += batch }
+        }
+        guard !unsent.isEmpty else { return }
+        let claims = state.withLock { s in unsent.compactMap { s.claim(of: $0) } }
+        while !databaseGivenUp {
+            do {
+                let n = try await connection.release(claims, workerID: configuration.workerID)
+                state.withLock { s in
+                    for c in claims { s.drop(c) }
+                    s.stats.released += n
+                }
+                logger.info("released rows never sent", metadata: ["notifications": "\(n)"])
+                return
+            } catch {
+                if stoppingFor(moreThan: configuration.shutdownRetrySeconds) {
+                    giveUpDatabase()
+                    break
+                }
+                try? await Task.sleep(for: .milliseconds(500))
+            }
+        }
+        logger.error("cannot release unsent rows; they return to the queue when their lease runs out",
+                     metadata: ["notifications": "\(unsent.count)"])
+        state.withLock { s in for c in claims { s.drop(c) } }
+    }
 }

@@ -1,8 +1,8 @@
-import PushTransport
 import Foundation
 import Logging
 import PushCore
 import PushStore
+import PushTransport
 
 extension PushWorker {
     /// Loads and checks every configured credential before anything starts: a token key signs

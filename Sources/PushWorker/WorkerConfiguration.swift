@@ -1,5 +1,5 @@
-import PushTransport
 import PushCore
+import PushTransport
 
 /// Everything a ``PushWorker`` needs: where the queue is, how to reach APNs, and its tuning.
 ///

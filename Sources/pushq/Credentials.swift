@@ -1,6 +1,6 @@
 import ArgumentParser
-import PushTransport
 import Foundation
+import PushTransport
 import PushWorker
 
 /// The credentials a worker can send with: APNs ones with their default topics, and FCM ones.

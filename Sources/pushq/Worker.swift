@@ -1,4 +1,3 @@
-import PushTransport
 import ArgumentParser
 import Dispatch
 import Foundation
@@ -6,6 +5,7 @@ import Logging
 import Prometheus
 import ServiceLifecycle
 import PushCore
+import PushTransport
 import PushWorker
 
 struct Worker: AsyncParsableCommand {
@@ -114,7 +114,7 @@ struct Worker: AsyncParsableCommand {
             logger.critical("\(error.description)")
             throw ExitCode(1)
         } catch let error as PushTransportError {
-            logger.critical("cannot set up APNs: \(error.description)")
+            logger.critical("cannot set up a sender: \(error.description)")
             throw ExitCode(1)
         }
     }

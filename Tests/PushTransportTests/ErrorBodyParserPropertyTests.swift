@@ -1,5 +1,5 @@
-@testable import PushTransport
 import PropertyBased
+@testable import PushTransport
 import Testing
 
 /// The hand-written APNs error-body parser over generated bodies: it never traps on any bytes,

@@ -1,9 +1,9 @@
-@testable import PushTransport
 import ChildProcess
 import Foundation
 import Logging
 import MockAPNs
 import PushCore
+@testable import PushTransport
 import Synchronization
 import Testing
 

@@ -1,8 +1,8 @@
-@testable import PushTransport
 import Foundation
 import Logging
 import MockAPNs
 import PushCore
+@testable import PushTransport
 import Testing
 
 /// A `PushSender` to FCM against the mock's FCM endpoints: real TLS, HTTP/2, OAuth exchange.

@@ -1,8 +1,8 @@
-@testable import PushTransport
 import Foundation
 import Logging
 import MockAPNs
 import PushCore
+@testable import PushTransport
 import Synchronization
 import Testing
 

@@ -1,6 +1,6 @@
 import COpenSSL
-@testable import PushTransport
 import PushCore
+@testable import PushTransport
 import Synchronization
 import Testing
 

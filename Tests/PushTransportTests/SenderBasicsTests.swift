@@ -1,6 +1,6 @@
-@testable import PushTransport
 import MockAPNs
 import PushCore
+@testable import PushTransport
 import Testing
 
 @Suite(.serialized) struct SenderBasicsTests {

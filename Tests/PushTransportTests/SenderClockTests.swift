@@ -1,6 +1,6 @@
-@testable import PushTransport
 import Foundation
 import PushCore
+@testable import PushTransport
 import Testing
 
 /// Send-time expiry follows the database's clock (which wrote `expires_at`), not the host's.

@@ -1,8 +1,8 @@
-@testable import PushTransport
 import CCurl
 import Foundation
 import MockAPNs
 import PushCore
+@testable import PushTransport
 import Testing
 
 /// What stops at the C edge: header values checked before libcurl sees them, header nodes

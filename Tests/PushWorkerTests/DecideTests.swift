@@ -1,7 +1,7 @@
-@testable import PushTransport
 import MockAPNs
 import PushCore
 import PushStore
+@testable import PushTransport
 @testable import PushWorker
 import Testing
 

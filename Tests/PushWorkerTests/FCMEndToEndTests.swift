@@ -1,9 +1,9 @@
-import PushTransport
 import Foundation
 import MockAPNs
 import PushCore
 import PushStore
 import PushTestSupport
+import PushTransport
 import PushWorker
 import Testing
 

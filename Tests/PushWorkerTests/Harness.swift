@@ -1,4 +1,3 @@
-import PushTransport
 import ChildProcess
 import Foundation
 import Logging
@@ -6,6 +5,7 @@ import MockAPNs
 import PushCore
 import PushStore
 import PushTestSupport
+import PushTransport
 import PushWorker
 import Testing
 

@@ -1,10 +1,10 @@
-import PushTransport
 import ChildProcess
 import Foundation
 import MockAPNs
 import PushCore
 import PushStore
 import PushTestSupport
+import PushTransport
 import PushWorker
 import Testing
 
