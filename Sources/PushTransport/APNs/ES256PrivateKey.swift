@@ -16,12 +16,7 @@ public final class ES256PrivateKey: @unchecked Sendable {
     /// - Parameter pem: the PEM text (`-----BEGIN PRIVATE KEY-----`...).
     /// - Throws: ``PushTransportError`` `.invalidKey` with OpenSSL's message.
     public init(pem: [UInt8]) throws {
-        ERR_clear_error()  // start from an empty queue
-        let parsed: OpaquePointer? = pem.withUnsafeBytes { raw in
-            guard let bio = BIO_new_mem_buf(raw.baseAddress, Int32(raw.count)) else { return nil }
-            defer { BIO_free(bio) }
-            return PEM_read_bio_PrivateKey(bio, nil, nil, nil)
-        }
+        let parsed = readPEMPrivateKey(pem)
         guard let parsed else {
             throw PushTransportError(.invalidKey, "cannot parse the provider key as a PEM private key: "
                 + openSSLErrorMessage(fallback: "no PEM private key found"))

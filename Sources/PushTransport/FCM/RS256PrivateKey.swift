@@ -18,12 +18,7 @@ public final class RS256PrivateKey: @unchecked Sendable, CustomStringConvertible
     ///
     /// - Throws: a message (without key material) saying what is wrong.
     init(pem: [UInt8]) throws(KeyProblem) {
-        ERR_clear_error()  // start from an empty queue
-        let parsed: OpaquePointer? = pem.withUnsafeBytes { raw in
-            guard let bio = BIO_new_mem_buf(raw.baseAddress, Int32(raw.count)) else { return nil }
-            defer { BIO_free(bio) }
-            return PEM_read_bio_PrivateKey(bio, nil, nil, nil)
-        }
+        let parsed = readPEMPrivateKey(pem)
         guard let parsed else {
             throw KeyProblem(message: "is not a PEM private key (" + openSSLErrorMessage(fallback: "no PEM private key found") + ")")
         }

@@ -40,3 +40,15 @@ func pemCertificateProblem(_ pem: [UInt8]) -> String? {
         return openSSLErrorMessage(fallback: "no certificate found")
     }
 }
+
+/// Parses a PEM private key (an `EVP_PKEY` the caller owns and frees), or nil with OpenSSL's
+/// reasons in its error queue for ``openSSLErrorMessage(fallback:)``: the queue is emptied
+/// first, so that they are this parse's alone.
+func readPEMPrivateKey(_ pem: [UInt8]) -> OpaquePointer? {
+    ERR_clear_error()
+    return pem.withUnsafeBytes { raw in
+        guard let bio = BIO_new_mem_buf(raw.baseAddress, Int32(raw.count)) else { return nil }
+        defer { BIO_free(bio) }
+        return PEM_read_bio_PrivateKey(bio, nil, nil, nil)
+    }
+}
