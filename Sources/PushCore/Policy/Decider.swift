@@ -57,6 +57,15 @@ public struct Decisions: Sendable, Hashable {
     public var holds: [HoldRequest] = []
     /// Endpoints that had a notification accepted and no new hold: lift their holds.
     public var resumed: [Endpoint] = []
+
+    /// Adds `request`: one hold per endpoint and batch, a credential problem outranking the others.
+    mutating func hold(_ request: HoldRequest) {
+        if let i = holds.firstIndex(where: { $0.endpoint == request.endpoint }) {
+            if holds[i].kind != .credential { holds[i] = request }
+        } else {
+            holds.append(request)
+        }
+    }
 }
 
 /// Every decision the complete loop makes about answers, as one pure state machine: each
@@ -127,88 +136,89 @@ public struct Decider: Sendable {
     /// in it is judged on the same state (the answers that take an endpoint down are given
     /// their attempts back too).
     public mutating func decide(_ answers: [Answer], unitRandom: () -> Double) -> Decisions {
-        for a in answers {
-            var state = endpoints[a.endpoint, default: EndpointState()]
-            state.health.record(a.outcome.healthSignal, row: a.row)
-            if a.isHTTPAnswer { state.burst.record(row: a.row, suspect: a.outcome.isBurstSuspect) }
-            if a.isHTTPAnswer, a.endpoint.provider == .fcm { state.quota.record(row: a.tokenKey, suspect: a.outcome.isQuotaAnswer) }
-            switch a.outcome {
-            case .sent:
-                state.expiredFreshTokens.removeAll()
-            case .retryNow(.renewProviderToken):
-                if let token = a.token, token.ageSeconds < freshTokenSeconds {
-                    state.expiredFreshTokens.insert(token.serial)
-                    state.expiredFreshAge = token.ageSeconds
-                }
-            default:
-                break
-            }
-            endpoints[a.endpoint] = state
-        }
-
+        for a in answers { record(a) }
         var out = Decisions()
         out.dispositions.reserveCapacity(answers.count)
         var resumed: [Endpoint] = []
-        func hold(_ request: HoldRequest) {
-            // One hold per endpoint and batch; a credential problem outranks the others.
-            if let i = out.holds.firstIndex(where: { $0.endpoint == request.endpoint }) {
-                if out.holds[i].kind != .credential { out.holds[i] = request }
-            } else {
-                out.holds.append(request)
-            }
-        }
         for a in answers {
-            let state = endpoints[a.endpoint]!
-            var d = Disposition.decide(outcome: a.outcome, reason: a.reasonText, attempts: a.attempts, maxAttempts: a.maxAttempts,
-                                       lastReason: a.lastReason, policy: policy, unitRandom: unitRandom)
-            let signal = a.outcome.healthSignal
-            if signal == .unreachable || signal == .serverFailure, state.health.isDown || a.isProbe {
-                d = .waiting(reason: d.reason ?? "Unknown", delay: policy.soonDelay(unitRandom: unitRandom))
-                if state.health.isDown {
-                    hold(HoldRequest(endpoint: a.endpoint, kind: .outage, reason: d.reason ?? "Unknown",
-                                     message: Self.outageMessage(a.endpoint, reason: d.reason ?? "Unknown")))
-                }
-            } else if a.outcome.isBurstSuspect {
-                let reason = d.reason ?? APNsReason.badDeviceToken.rawValue
-                let burstReason = a.endpoint.provider == .fcm ? reason + "_BURST" : reason + "Burst"
-                if !state.burst.canJudge {
-                    // Too few answers to tell a bad token from a wrong environment: wait once, 1-16 s,
-                    // so that a busy endpoint's burst can show; the same answer again is believed
-                    // (a probe of a held endpoint always waits: the hold says it may be a burst).
-                    if a.isProbe || a.lastReason != reason {
-                        d = .waiting(reason: reason, delay: policy.baseSeconds * (1 + 15 * min(max(unitRandom(), 0), 1)))
-                    }
-                } else if state.burst.isBurst {
-                    d = .waiting(reason: reason, delay: policy.soonDelay(unitRandom: unitRandom))
-                    hold(HoldRequest(endpoint: a.endpoint, kind: .burst, reason: burstReason,
-                                     message: Self.burstMessage(a.endpoint, reason: reason)))
-                }
-            } else if case .retryNow(.renewProviderToken) = a.outcome, state.expiredFreshTokens.count >= freshTokensToPause {
-                d = .waiting(reason: d.reason ?? APNsReason.expiredProviderToken.rawValue, delay: policy.soonDelay(unitRandom: unitRandom))
-                hold(HoldRequest(endpoint: a.endpoint, kind: .credential, reason: APNsReason.expiredProviderToken.rawValue,
-                                 message: Self.clockMessage(a.endpoint, age: state.expiredFreshAge)))
-            } else if case .pauseCredential(let reason) = a.outcome {
-                hold(HoldRequest(endpoint: a.endpoint, kind: .credential, reason: reason,
-                                 message: Self.credentialMessage(a.endpoint, reason: reason)))
-            } else if case .fcm(.pauseCredential(let code, let message)) = a.outcome {
-                hold(HoldRequest(endpoint: a.endpoint, kind: .credential, reason: code.rawValue,
-                                 message: "credential \(a.endpoint.credential) (FCM): " + message + "; its notifications wait"))
-            } else if case .fcm(.throttleToken(let seconds)) = a.outcome, projectQuota(state.quota) {
-                // Several different tokens over their rate: the project's quota, whatever each answer said.
-                d = .waiting(reason: FCMErrorCode.quotaExceeded.rawValue, delay: max(Double(seconds), policy.baseSeconds))
-                hold(HoldRequest(endpoint: a.endpoint, kind: .outage, reason: FCMErrorCode.quotaExceeded.rawValue,
-                                 message: Self.quotaMessage(a.endpoint, seconds: seconds), seconds: d.retryDelay))
-            } else if case .fcm(.backOffCredential(let seconds)) = a.outcome {
-                // FCM's project quota: the whole credential waits as long as FCM said, its rows
-                // keeping their attempts; then one probe tells whether the quota is back.
-                hold(HoldRequest(endpoint: a.endpoint, kind: .outage, reason: FCMErrorCode.quotaExceeded.rawValue,
-                                 message: Self.quotaMessage(a.endpoint, seconds: seconds), seconds: d.retryDelay))
-            }
+            let (d, hold) = judge(a, endpoints[a.endpoint]!, unitRandom: unitRandom)
+            if let hold { out.hold(hold) }
             if d.status == .sent, !resumed.contains(a.endpoint) { resumed.append(a.endpoint) }
             out.dispositions.append(d)
         }
         out.resumed = resumed.filter { e in !out.holds.contains { $0.endpoint == e } }
         return out
+    }
+
+    /// Brings `a`'s endpoint state up to date with it: health, bursts, FCM quota, fresh tokens
+    /// APNs called expired.
+    private mutating func record(_ a: Answer) {
+        var state = endpoints[a.endpoint, default: EndpointState()]
+        state.health.record(a.outcome.healthSignal, row: a.row)
+        if a.isHTTPAnswer { state.burst.record(row: a.row, suspect: a.outcome.isBurstSuspect) }
+        if a.isHTTPAnswer, a.endpoint.provider == .fcm { state.quota.record(row: a.tokenKey, suspect: a.outcome.isQuotaAnswer) }
+        switch a.outcome {
+        case .sent:
+            state.expiredFreshTokens.removeAll()
+        case .retryNow(.renewProviderToken):
+            if let token = a.token, token.ageSeconds < freshTokenSeconds {
+                state.expiredFreshTokens.insert(token.serial)
+                state.expiredFreshAge = token.ageSeconds
+            }
+        default:
+            break
+        }
+        endpoints[a.endpoint] = state
+    }
+
+    /// `a`'s disposition on its endpoint's `state` (the whole batch recorded), and the hold it
+    /// asks for, if any.
+    private func judge(_ a: Answer, _ state: EndpointState, unitRandom: () -> Double) -> (Disposition, HoldRequest?) {
+        var d = Disposition.decide(outcome: a.outcome, reason: a.reasonText, attempts: a.attempts, maxAttempts: a.maxAttempts,
+                                   lastReason: a.lastReason, policy: policy, unitRandom: unitRandom)
+        let signal = a.outcome.healthSignal
+        if signal == .unreachable || signal == .serverFailure, state.health.isDown || a.isProbe {
+            d = .waiting(reason: d.reason ?? "Unknown", delay: policy.soonDelay(unitRandom: unitRandom))
+            guard state.health.isDown else { return (d, nil) }
+            return (d, HoldRequest(endpoint: a.endpoint, kind: .outage, reason: d.reason ?? "Unknown",
+                                   message: Self.outageMessage(a.endpoint, reason: d.reason ?? "Unknown")))
+        } else if a.outcome.isBurstSuspect {
+            let reason = d.reason ?? APNsReason.badDeviceToken.rawValue
+            let burstReason = a.endpoint.provider == .fcm ? reason + "_BURST" : reason + "Burst"
+            if !state.burst.canJudge {
+                // Too few answers to tell a bad token from a wrong environment: wait once, 1-16 s,
+                // so that a busy endpoint's burst can show; the same answer again is believed
+                // (a probe of a held endpoint always waits: the hold says it may be a burst).
+                if a.isProbe || a.lastReason != reason {
+                    d = .waiting(reason: reason, delay: policy.baseSeconds * (1 + 15 * min(max(unitRandom(), 0), 1)))
+                }
+            } else if state.burst.isBurst {
+                d = .waiting(reason: reason, delay: policy.soonDelay(unitRandom: unitRandom))
+                return (d, HoldRequest(endpoint: a.endpoint, kind: .burst, reason: burstReason,
+                                       message: Self.burstMessage(a.endpoint, reason: reason)))
+            }
+        } else if case .retryNow(.renewProviderToken) = a.outcome, state.expiredFreshTokens.count >= freshTokensToPause {
+            d = .waiting(reason: d.reason ?? APNsReason.expiredProviderToken.rawValue, delay: policy.soonDelay(unitRandom: unitRandom))
+            return (d, HoldRequest(endpoint: a.endpoint, kind: .credential, reason: APNsReason.expiredProviderToken.rawValue,
+                                   message: Self.clockMessage(a.endpoint, age: state.expiredFreshAge)))
+        } else if case .pauseCredential(let reason) = a.outcome {
+            return (d, HoldRequest(endpoint: a.endpoint, kind: .credential, reason: reason,
+                                   message: Self.credentialMessage(a.endpoint, reason: reason)))
+        } else if case .fcm(.pauseCredential(let code, let message)) = a.outcome {
+            return (d, HoldRequest(endpoint: a.endpoint, kind: .credential, reason: code.rawValue,
+                                   message: "credential \(a.endpoint.credential) (FCM): " + message + "; its notifications wait"))
+        } else if case .fcm(.throttleToken(let seconds)) = a.outcome, projectQuota(state.quota) {
+            // Several different tokens over their rate: the project's quota, whatever each answer said.
+            d = .waiting(reason: FCMErrorCode.quotaExceeded.rawValue, delay: max(Double(seconds), policy.baseSeconds))
+            return (d, HoldRequest(endpoint: a.endpoint, kind: .outage, reason: FCMErrorCode.quotaExceeded.rawValue,
+                                   message: Self.quotaMessage(a.endpoint, seconds: seconds), seconds: d.retryDelay))
+        } else if case .fcm(.backOffCredential(let seconds)) = a.outcome {
+            // FCM's project quota: the whole credential waits as long as FCM said, its rows
+            // keeping their attempts; then one probe tells whether the quota is back.
+            return (d, HoldRequest(endpoint: a.endpoint, kind: .outage, reason: FCMErrorCode.quotaExceeded.rawValue,
+                                   message: Self.quotaMessage(a.endpoint, seconds: seconds), seconds: d.retryDelay))
+        }
+        return (d, nil)
     }
 
     static func outageMessage(_ e: Endpoint, reason: String) -> String {
