@@ -6,7 +6,9 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "pushq", targets: ["pushq"]),
-        .executable(name: "apns-mock", targets: ["apns-mock"]),
+        .executable(name: "pushq-mock", targets: ["pushq-mock"]),
+        // The mock APNs + FCM server, for users' own test suites (docs/testing.md).
+        .library(name: "MockPush", targets: ["MockPush"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -53,11 +55,13 @@ let package = Package(
             dependencies: ["PushStore", "PushTransport", "PushCore", .product(name: "Logging", package: "swift-log"),
                            .product(name: "CoreMetrics", package: "swift-metrics")]
         ),
-        // SwiftNIO HTTP/2 TLS mock of APNs (tests, make run, benchmarks). Never linked into pushq.
+        // SwiftNIO HTTP/2 TLS mock of APNs and FCM (tests, make run, benchmarks, users' tests). Never
+        // linked into pushq, and independent of it: it carries Apple's and Google's rules itself, so a
+        // wrong limit in PushCore shows up as a refused request instead of agreeing with itself.
         .target(
-            name: "MockAPNs",
+            name: "MockPush",
             dependencies: [
-                "PushCore", "COpenSSL", "ChildProcess",
+                "COpenSSL",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
@@ -78,9 +82,9 @@ let package = Package(
             ]
         ),
         .executableTarget(
-            name: "apns-mock",
+            name: "pushq-mock",
             dependencies: [
-                "MockAPNs",
+                "MockPush",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -94,7 +98,8 @@ let package = Package(
         ),
 
         // Shared by the test targets: a fresh database per test on the cluster of PUSHQ_DATABASE_URL.
-        .target(name: "PushTestSupport", dependencies: ["PushStore", "ChildProcess", .product(name: "Logging", package: "swift-log")]),
+        // Also this repository's own fixtures (scripts/gen-test-certs, fixed key ids) for the mock.
+        .target(name: "PushTestSupport", dependencies: ["PushStore", "ChildProcess", "MockPush", .product(name: "Logging", package: "swift-log")]),
 
         // Benchmark: the SQL ceiling (claim + complete without HTTP) and idle-latency inserts (scripts/bench).
         .executableTarget(
@@ -107,10 +112,13 @@ let package = Package(
         .testTarget(name: "PushStoreTests", dependencies: ["PushStore", "PushCore", "ChildProcess", "PushTestSupport",
                                                     .product(name: "PropertyBased", package: "swift-property-based"),
                                                     .product(name: "Yams", package: "Yams")]),
-        .testTarget(name: "PushTransportTests", dependencies: ["PushTransport", "MockAPNs", "PushCore", "ChildProcess", .product(name: "PropertyBased", package: "swift-property-based")]),
-        .testTarget(name: "PushWorkerTests", dependencies: ["PushWorker", "PushStore", "MockAPNs", "PushTransport", "PushCore", "ChildProcess", "PushTestSupport",
+        .testTarget(name: "PushTransportTests", dependencies: ["PushTransport", "MockPush", "PushCore", "ChildProcess", "PushTestSupport", .product(name: "PropertyBased", package: "swift-property-based")]),
+        .testTarget(name: "PushWorkerTests", dependencies: ["PushWorker", "PushStore", "MockPush", "PushTransport", "PushCore", "ChildProcess", "PushTestSupport",
                                                      .product(name: "PropertyBased", package: "swift-property-based")]),
-        .testTarget(name: "MockAPNsTests", dependencies: ["MockAPNs", "PushCore", "ChildProcess"]),
+        // The mock's own tests: its public API over real TLS + HTTP/2, with fixtures it generates itself.
+        .testTarget(name: "MockPushTests", dependencies: ["MockPush", "ChildProcess", "COpenSSL",
+                                                   .product(name: "Logging", package: "swift-log"),
+                                                   .product(name: "NIOHPACK", package: "swift-nio-http2")]),
     ],
     swiftLanguageModes: [.v6]
 )

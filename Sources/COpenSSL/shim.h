@@ -10,6 +10,12 @@
 #include <openssl/bio.h>
 #include <openssl/crypto.h>
 #include <openssl/pkcs12.h>
+#include <openssl/rsa.h>
+#include <openssl/x509v3.h>
 /* EVP_EC_gen is a macro over the variadic EVP_PKEY_Q_keygen, which Swift cannot call. */
 static inline EVP_PKEY *copenssl_ec_gen(const char *curve) { return EVP_EC_gen(curve); }
+/* EVP_RSA_gen likewise (the mock's fixtures: an FCM service account's key). */
+static inline EVP_PKEY *copenssl_rsa_gen(unsigned int bits) { return EVP_RSA_gen(bits); }
+/* MBSTRING_ASC is an expression macro Swift does not import (X509_NAME_add_entry_by_txt). */
+static const int COPENSSL_MBSTRING_ASC = MBSTRING_ASC;
 #endif

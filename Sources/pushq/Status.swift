@@ -77,7 +77,7 @@ struct Status: AsyncParsableCommand {
     }
 }
 
-/// `pushq status --json`: the same figures as the text, with snake_case keys (README, "Status").
+/// `pushq status --json`: the same figures as the text, with snake_case keys (docs/operations.md, "Status").
 struct StatusJSON: Encodable {
     struct Holder: Encodable { var worker: String; var rows: Int; var lapsed_leases: Int }
     struct Reason: Encodable { var status: String; var reason: String; var rows: Int }

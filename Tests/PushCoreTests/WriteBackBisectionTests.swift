@@ -1,3 +1,4 @@
+import PropertyBased
 import PushCore
 import Testing
 
@@ -138,7 +139,7 @@ import Testing
     }
 
     @Test func anyBadRowsEveryRowOnce() {
-        var rng = SplitMix(seed: 7)
+        var rng = Xoshiro(seed: (7, 0x9E37_79B9_7F4A_7C15, 0xBF58_476D_1CE4_E5B9, 0x94D0_49BB_1331_11EB))
         for _ in 0..<2000 {
             let count = Int(rng.next() % 40) + 1
             var bad: Set<Int> = []
@@ -148,18 +149,6 @@ import Testing
             #expect(Set(r.ended) == bad && r.ended.count == bad.count)
             #expect(r.written.sorted() == Array(0..<count).filter { !bad.contains($0) })
             #expect(r.statements <= 3 * count)
-        }
-    }
-
-    struct SplitMix {
-        var state: UInt64
-        init(seed: UInt64) { state = seed }
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
         }
     }
 }

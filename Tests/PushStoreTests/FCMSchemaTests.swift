@@ -106,7 +106,7 @@ struct FCMSchemaTests {
         }
     }
 
-    @Test("the README's APNs INSERTs, naming no provider, still make APNs rows")
+    @Test("the APNs INSERTs of docs/producers.md, naming no provider, still make APNs rows")
     func apnsProducersUnchanged() async throws {
         try await TestDatabase.withConnection { c in
             try await c.query("""
@@ -132,7 +132,7 @@ struct FCMSchemaTests {
         }
     }
 
-    @Test("devices: FCM tokens kept as given, APNs ones lower-cased; the README's ON CONFLICT (device_token, environment) still works")
+    @Test("devices: FCM tokens kept as given, APNs ones lower-cased; the ON CONFLICT (device_token, environment) of docs/producers.md still works")
     func devices() async throws {
         try await TestDatabase.withConnection { c in
             let register = """

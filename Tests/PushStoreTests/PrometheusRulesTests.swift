@@ -9,7 +9,7 @@ struct PrometheusRulesTests {
         repositoryRoot.appendingPathComponent("deploy/prometheus/" + name).path
     }
 
-    @Test("alerts.yml passes promtool check rules and names every alert the README lists")
+    @Test("alerts.yml passes promtool check rules and names every alert docs/operations.md lists")
     func checkRules() throws {
         let (ok, output) = try Promtool.run(["check", "rules", Self.path("alerts.yml")])
         #expect(ok, "\(output)")

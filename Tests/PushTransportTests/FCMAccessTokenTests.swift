@@ -1,8 +1,9 @@
 import ChildProcess
 import Foundation
 import Logging
-import MockAPNs
+import MockPush
 import PushCore
+import PushTestSupport
 @testable import PushTransport
 import Synchronization
 import Testing

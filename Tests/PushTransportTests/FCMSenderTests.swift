@@ -1,7 +1,8 @@
 import Foundation
 import Logging
-import MockAPNs
+import MockPush
 import PushCore
+import PushTestSupport
 @testable import PushTransport
 import Testing
 
@@ -125,7 +126,7 @@ import Testing
         let byTag = s.byTag()
         for (i, row) in Self.table.enumerated() {
             #expect(byTag[Int64(i)]?.outcome == row.1, "row \(i): \(row.0)")
-            #expect(byTag[Int64(i)]?.status == FCMErrorCode(row.0.code!).httpStatus)
+            #expect(byTag[Int64(i)]?.status == row.0.httpStatus)
         }
         let quota = try #require(byTag[Int64(dateTag)])
         guard case .fcm(.backOffCredential(let seconds)) = quota.outcome else {

@@ -1,7 +1,8 @@
 import Foundation
 import Logging
-import MockAPNs
+import MockPush
 import PushCore
+import PushTestSupport
 @testable import PushTransport
 import Synchronization
 import Testing
@@ -82,14 +83,14 @@ final class ResultCollector: Sendable {
 
 /// A running mock plus helpers to build senders against it.
 struct MockHarness {
-    let server: MockAPNsServer
+    let server: MockPushServer
     let port: Int
     var url: String { "https://127.0.0.1:\(port)" }
 
-    static func start(_ configure: (inout MockAPNsConfiguration) -> Void = { _ in }) async throws -> MockHarness {
-        var configuration = MockAPNsConfiguration.testFixtures(directory: Fixtures.directory, certificateAuth: true)
+    static func start(_ configure: (inout MockPushConfiguration) -> Void = { _ in }) async throws -> MockHarness {
+        var configuration = MockPushConfiguration.testFixtures(directory: Fixtures.directory, certificateAuth: true)
         configure(&configuration)
-        let server = try MockAPNsServer(configuration: configuration, logger: ProcessInfo.processInfo.environment["PUSHQ_TEST_MOCK_DEBUG"] != nil ? { var l = Logger(label: "mock"); l.logLevel = .trace; return l }() : Logger(label: "mock"))
+        let server = try MockPushServer(configuration: configuration, logger: ProcessInfo.processInfo.environment["PUSHQ_TEST_MOCK_DEBUG"] != nil ? { var l = Logger(label: "mock"); l.logLevel = .trace; return l }() : Logger(label: "mock"))
         let port = try await server.start()
         return MockHarness(server: server, port: port)
     }

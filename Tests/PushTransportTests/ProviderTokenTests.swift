@@ -1,4 +1,5 @@
 import COpenSSL
+import PropertyBased
 import PushCore
 @testable import PushTransport
 import Synchronization
@@ -104,7 +105,7 @@ final class FakeClock: Sendable {
     @Test func rotationRuleHoldsForEveryConnection() throws {
         let clock = FakeClock()
         let manager = try makeManager(clock)
-        var rng = SplitMix(seed: 42)
+        var rng = Xoshiro(seed: (42, 0x9E37_79B9_7F4A_7C15, 0xBF58_476D_1CE4_E5B9, 0x94D0_49BB_1331_11EB))
         struct Conn { var token: ProviderTokenManager.Token; var lastSwitch: Int64 }
         var connections: [Conn] = []
         for minute in 0..<(6 * 60) {
@@ -167,18 +168,5 @@ final class FakeClock: Sendable {
         // A later step back within the token's life (1 s) re-signs too: its iat is in the future again.
         clock.advance(-1)
         #expect(try manager.refresh(after).serial == 3)
-    }
-}
-
-/// Deterministic generator for simulations.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -1,5 +1,6 @@
-import MockAPNs
+import MockPush
 import PushCore
+import PushTestSupport
 @testable import PushTransport
 import Testing
 

@@ -1,6 +1,6 @@
 import CCurl
 import Foundation
-import MockAPNs
+import MockPush
 import PushCore
 @testable import PushTransport
 import Testing

@@ -1,6 +1,6 @@
 import ChildProcess
 import Foundation
-import MockAPNs
+import MockPush
 import PushCore
 import PushStore
 import PushTestSupport

@@ -1,5 +1,5 @@
 import Foundation
-import MockAPNs
+import MockPush
 import PushCore
 import PushStore
 import PushTestSupport
@@ -21,8 +21,11 @@ struct CredentialTests {
                     let settled = try await eventually { try await pausedAndNothingHeld(db) }
                     #expect(settled)
                     let requestsAtPause = mock.stats().requests
-                    // Over the next 1.5 s (30 polls of the worker), the paused credential sends nothing new.
-                    try await Task.sleep(for: .milliseconds(1500))
+                    // Two claims after the pause was recorded: a worker that ignored it would have taken its
+                    // rows again. Rows first (a claimed row is `sending` until written back), then requests
+                    // (a row written back was requested first).
+                    #expect(try await twoClaims(db, after: try await databaseNow(db)))
+                    #expect(try await scalar(db, "SELECT count(*) FROM pushq.notifications WHERE status = 'sending'") == 0)
                     #expect(mock.stats().requests == requestsAtPause)
                     // Each row went out at most once: none was claimed again while paused.
                     #expect(requestsAtPause <= 50)

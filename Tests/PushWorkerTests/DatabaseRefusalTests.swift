@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import MockAPNs
+import MockPush
 import PushCore
 import PushStore
 import PushTestSupport

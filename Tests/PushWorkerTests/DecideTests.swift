@@ -1,4 +1,4 @@
-import MockAPNs
+import MockPush
 import PushCore
 import PushStore
 @testable import PushTransport

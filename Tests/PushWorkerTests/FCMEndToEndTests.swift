@@ -1,5 +1,5 @@
 import Foundation
-import MockAPNs
+import MockPush
 import PushCore
 import PushStore
 import PushTestSupport
@@ -8,7 +8,7 @@ import PushWorker
 import Testing
 
 /// One worker draining APNs and FCM rows from the same queue, against the mock's APNs and FCM
-/// HTTP v1 endpoints (OAuth exchange included): one test per row of README's FCM outcome table.
+/// HTTP v1 endpoints (OAuth exchange included): one test per row of the FCM answers table (docs/operations.md).
 @Suite("FCM end to end", .serialized)
 struct FCMEndToEndTests {
     /// Registration token `i`: base64url and a colon, mixed case (FCM tokens are case-sensitive).
@@ -47,7 +47,7 @@ struct FCMEndToEndTests {
             """, [token, payload, credential]).decode(Int64.self, 0, "id")
     }
 
-    @Test("mixed APNs and FCM rows: each FCM answer of the table ends the row as README says; bodies, message names, invalidations")
+    @Test("mixed APNs and FCM rows: each FCM answer of the table ends the row as docs/operations.md says; bodies, message names, invalidations")
     func outcomeTable() async throws {
         try await TestDatabase.withConnection { db in
             try await withMock({ $0.recordBodies = true }) { mock, mockURL in

@@ -1,5 +1,5 @@
 import Foundation
-import MockAPNs
+import MockPush
 import PushCore
 import PushStore
 import PushTestSupport
@@ -75,9 +75,13 @@ struct FaultTests {
                 try await db.query("UPDATE pushq.notifications SET max_attempts = 2")
                 let configuration = try workerConfiguration(databaseURL: try await databaseURL(db), apnsURL: apnsURL)
                 try await withWorker(configuration) { _ in
-                    #expect(try await eventually { try await pausedAndNothingHeld(db) })
+                    let paused = try await eventually { try await pausedAndNothingHeld(db) }
+                    #expect(paused)
                     let requests = mock.stats().requests
-                    try await Task.sleep(for: .seconds(1))
+                    // Two claims after the pause: none may take the paused rows (rows checked before requests).
+                    let claimed = try await twoClaims(db, after: try await databaseNow(db))
+                    let held = try await scalar(db, "SELECT count(*) FROM pushq.notifications WHERE status = 'sending'")
+                    #expect(claimed && held == 0)
                     #expect(mock.stats().requests == requests, "paused: no resend loop")
                 }
                 let pause = try await db.query("SELECT kind, reason, message FROM pushq.credential_pauses")

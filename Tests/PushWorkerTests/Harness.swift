@@ -1,7 +1,7 @@
 import ChildProcess
 import Foundation
 import Logging
-import MockAPNs
+import MockPush
 import PushCore
 import PushStore
 import PushTestSupport
@@ -34,12 +34,12 @@ let quietLogger: Logger = {
 }()
 
 /// A mock APNs on 127.0.0.1:0 for the duration of `body`.
-func withMock<T>(_ configure: (inout MockAPNsConfiguration) -> Void = { _ in },
-                 _ body: (MockAPNsServer, String) async throws -> T) async throws -> T {
-    var configuration = MockAPNsConfiguration.testFixtures(directory: Fixtures.directory)
+func withMock<T>(_ configure: (inout MockPushConfiguration) -> Void = { _ in },
+                 _ body: (MockPushServer, String) async throws -> T) async throws -> T {
+    var configuration = MockPushConfiguration.testFixtures(directory: Fixtures.directory)
     configuration.environment = .development
     configure(&configuration)
-    let server = try MockAPNsServer(configuration: configuration, logger: quietLogger)
+    let server = try MockPushServer(configuration: configuration, logger: quietLogger)
     let port = try await server.start()
     do {
         let value = try await body(server, "https://127.0.0.1:\(port)")
@@ -93,6 +93,39 @@ func eventually(timeout: Duration = .seconds(30), _ condition: () async throws -
         try await Task.sleep(for: .milliseconds(50))
     }
     return false
+}
+
+/// The database's clock now, as text that casts back to the same `timestamptz` exactly.
+func databaseNow(_ db: PGConnection) async throws -> String {
+    try await db.query("SELECT clock_timestamp()::text").string(0, 0) ?? ""
+}
+
+/// Waits until another session of `db`'s database has finished a statement whose text starts
+/// with `prefix` and that started after `after` (the database's clock, from ``databaseNow(_:)``
+/// or a previous answer of this function): an event to wait for instead of sleeping "long
+/// enough" for a worker to have done something. Returns that statement's start, nil after `timeout`.
+func finishedStatement(_ db: PGConnection, startingWith prefix: String, after: String,
+                       timeout: Duration = .seconds(30)) async throws -> String? {
+    var started: String?
+    _ = try await eventually(timeout: timeout) {
+        started = try await db.query("""
+            SELECT max(query_start)::text FROM pg_stat_activity
+             WHERE datname = current_database() AND pid <> pg_backend_pid() AND state = 'idle'
+               AND starts_with(query, $1) AND query_start > $2::timestamptz
+            """, [prefix, after]).string(0, 0)
+        return started != nil
+    }
+    return started
+}
+
+/// The claim statement's opening words (Sources/PushStore/PGConnection+Claim.swift).
+let claimStatementPrefix = "WITH due AS MATERIALIZED"
+
+/// Waits for two claim statements that both start after `after`: the second begins after the
+/// worker has read back whatever it wrote before `after` (its holds, its pauses). False on timeout.
+func twoClaims(_ db: PGConnection, after: String) async throws -> Bool {
+    guard let first = try await finishedStatement(db, startingWith: claimStatementPrefix, after: after) else { return false }
+    return try await finishedStatement(db, startingWith: claimStatementPrefix, after: first) != nil
 }
 
 /// The single integer a query returns (a count, a max), 0 for NULL.

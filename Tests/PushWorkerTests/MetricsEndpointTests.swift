@@ -3,7 +3,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import MockAPNs
+import MockPush
 import PushCore
 import PushStore
 import PushTestSupport

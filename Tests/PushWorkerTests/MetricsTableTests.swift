@@ -1,12 +1,12 @@
 import ChildProcess
 import Foundation
-import MockAPNs
+import MockPush
 import PushCore
 import PushStore
 import PushTestSupport
 import Testing
 
-/// Every row of README's metrics table (Operations → Metrics), read from the `/metrics` of a
+/// Every row of the metrics table (docs/operations.md, Metrics), read from the `/metrics` of a
 /// real worker process driven by the mock's faults. `MetricsEndpointTests` has the basics
 /// (sent, GOAWAYs, readiness); these cover each label value the table lists.
 @Suite("Metrics table", .serialized)

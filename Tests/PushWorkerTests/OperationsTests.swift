@@ -1,7 +1,7 @@
 import ChildProcess
 import Foundation
 import Logging
-import MockAPNs
+import MockPush
 import PushCore
 import PushStore
 import PushTestSupport
@@ -84,7 +84,14 @@ struct OperationsTests {
                     // Several upkeep rounds pass; the lock is ours, so no worker may prune.
                     let heartbeats = try await eventually { try await scalar(db, "SELECT count(*) FROM pushq.workers") == 1 }
                     #expect(heartbeats)
-                    try await Task.sleep(for: .seconds(1))  // five prune intervals with the lock held: nothing may go
+                    // Two prune attempts after every row was prunable, both refused the lock (a worker that took
+                    // it would have gone on to DELETE, not be idle after the attempt): nothing may go.
+                    let since = try await databaseNow(db)
+                    let attempt = try await finishedStatement(db, startingWith: "SELECT pg_try_advisory_lock", after: since)
+                    #expect(attempt != nil)
+                    if let attempt {
+                        #expect(try await finishedStatement(db, startingWith: "SELECT pg_try_advisory_lock", after: attempt) != nil)
+                    }
                     #expect(try await statusCounts(db) == ["sent": 50, "failed": 3])
                     try await db.unlockPruner()
                     let pruned = try await eventually(timeout: .seconds(10)) { try await statusCounts(db) == ["failed": 3] }

@@ -1,6 +1,6 @@
 import ChildProcess
 import Foundation
-import MockAPNs
+import MockPush
 import PushStore
 import PushTestSupport
 import Testing
@@ -28,7 +28,7 @@ struct ProcessTests {
     }
 
     /// Requests the mock received, and how many of them repeated an apns-id already seen.
-    func duplicates(_ mock: MockAPNsServer) -> (requests: Int, distinct: Int) {
+    func duplicates(_ mock: MockPushServer) -> (requests: Int, distinct: Int) {
         let requests = mock.requests()
         return (requests.count, Set(requests.map(\.apnsID)).count)
     }
@@ -39,14 +39,17 @@ struct ProcessTests {
             try await withMock({ $0.recordBodies = false }) { mock, apnsURL in
                 try await insertAlerts(db, count: Self.total, prefix: "1")
                 let dbURL = try await databaseURL(db)
-                let (killed, _) = try startWorker(dbURL, apnsURL, id: "killed")
+                // Resends are bounded by the killed worker's window only while no request times out:
+                // a request timeout no busy machine reaches; the lease (how long the rescuer waits) to match.
+                let patient = ["PUSHQ_APNS_REQUEST_TIMEOUT": "20", "PUSHQ_LEASE_SECONDS": "30"]
+                let (killed, _) = try startWorker(dbURL, apnsURL, id: "killed", extra: patient)
                 try await mock.waitForRequests(count: Self.total / 4, timeout: .seconds(120))
                 killed.kill(SIGKILL)
                 #expect(await killed.wait() == .signal(SIGKILL))
                 let held = try await scalar(db, "SELECT count(*) FROM pushq.notifications WHERE status = 'sending' AND locked_by = 'killed'")
                 #expect(held <= processHoldLimit)
 
-                let (rescuer, log) = try startWorker(dbURL, apnsURL, id: "rescuer")
+                let (rescuer, log) = try startWorker(dbURL, apnsURL, id: "rescuer", extra: patient)
                 try await waitUntilAllFinal(db, timeout: .seconds(240))
                 let (termination, _) = await stop(rescuer)
                 #expect(termination == .exit(0), "\((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
@@ -67,7 +70,10 @@ struct ProcessTests {
             try await withMock({ $0.recordBodies = false }) { mock, apnsURL in
                 try await insertAlerts(db, count: Self.total, prefix: "2")
                 let dbURL = try await databaseURL(db)
-                let workers = try (1...3).map { try startWorker(dbURL, apnsURL, id: "w\($0)") }
+                // "Sent exactly once" holds only while no request times out (a timeout is an unknown
+                // outcome, retried): a request timeout no busy machine reaches, and a lease to match.
+                let patient = ["PUSHQ_APNS_REQUEST_TIMEOUT": "30", "PUSHQ_LEASE_SECONDS": "60"]
+                let workers = try (1...3).map { try startWorker(dbURL, apnsURL, id: "w\($0)", extra: patient) }
                 try await waitUntilAllFinal(db, timeout: .seconds(240))
                 var sentBy: [Int] = []
                 for (process, log) in workers {

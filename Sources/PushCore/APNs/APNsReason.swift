@@ -72,26 +72,4 @@ public enum APNsReason: Sendable, Hashable {
         case .unknown(let s): return s
         }
     }
-
-    /// The HTTP status APNs answers with this reason (used by the mock; the client
-    /// classifies on the status it actually received).
-    public var httpStatus: Int {
-        switch self {
-        case .badCollapseId, .badDeviceToken, .badExpirationDate, .badMessageId, .badPriority,
-             .badTopic, .deviceTokenNotForTopic, .duplicateHeaders, .idleTimeout, .invalidPushType,
-             .missingDeviceToken, .missingTopic, .payloadEmpty, .topicDisallowed:
-            return 400
-        case .badCertificate, .badCertificateEnvironment, .expiredProviderToken, .forbidden,
-             .invalidProviderToken, .missingProviderToken, .unrelatedKeyIdInToken, .badEnvironmentKeyIdInToken:
-            return 403
-        case .badPath: return 404
-        case .methodNotAllowed: return 405
-        case .expiredToken, .unregistered: return 410
-        case .payloadTooLarge: return 413
-        case .tooManyProviderTokenUpdates, .tooManyRequests: return 429
-        case .internalServerError: return 500
-        case .serviceUnavailable, .shutdown: return 503
-        case .unknown: return 400
-        }
-    }
 }

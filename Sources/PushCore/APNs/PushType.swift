@@ -2,7 +2,7 @@
 ///
 /// The raw values are the strings stored in `pushq.notifications.push_type` and sent
 /// to APNs. Each type implies a topic suffix (appended to the bundle id when a row's
-/// `topic` is NULL), a default priority and a payload size limit.
+/// `topic` is NULL) and a default priority. (Payload limits are the schema's CHECK constraints.)
 public enum PushType: String, Sendable, CaseIterable, Hashable {
     case alert, background, location, voip, complication, fileprovider, mdm
     case liveactivity, pushtotalk, widgets, controls
@@ -23,9 +23,6 @@ public enum PushType: String, Sendable, CaseIterable, Hashable {
         case .pushtotalk: return ".voip-ptt"
         }
     }
-
-    /// The largest payload APNs accepts for this push type, in bytes: 5120 for VoIP, 4096 otherwise.
-    public var maxPayloadBytes: Int { self == .voip ? 5120 : 4096 }
 
     /// The priority used when a row's `priority` is NULL: 5 for `background`, 10 otherwise.
     public var defaultPriority: Int { self == .background ? 5 : 10 }
@@ -54,17 +51,8 @@ public enum APNsEnvironment: String, Sendable, CaseIterable, Hashable {
     }
 }
 
-/// Device-token checks shared by the worker, the CLI and the mock.
+/// Device-token helpers. (Which tokens a row may hold is the schema's CHECK constraints.)
 public enum DeviceToken {
-    /// Whether `token` is a plausible APNs device token: even length, 64 to 200 hex digits.
-    public static func isValid(_ token: some StringProtocol) -> Bool {
-        let utf8 = token.utf8
-        guard utf8.count >= 64, utf8.count <= 200, utf8.count % 2 == 0 else { return false }
-        return utf8.allSatisfy { c in
-            (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66)
-        }
-    }
-
     /// A shortened form safe for logs and error messages: first 8 hex digits and an ellipsis.
     public static func redacted(_ token: some StringProtocol) -> String {
         String(token.prefix(8)) + "…"

@@ -37,31 +37,4 @@ public enum FCMErrorCode: Sendable, Hashable {
         case .unknown(let s): return s
         }
     }
-
-    /// The HTTP status FCM answers with this code (used by the mock; the client
-    /// classifies on the status it actually received).
-    public var httpStatus: Int {
-        switch self {
-        case .invalidArgument: return 400
-        case .unauthenticated, .thirdPartyAuthError: return 401
-        case .senderIDMismatch, .permissionDenied: return 403
-        case .unregistered, .notFound: return 404
-        case .quotaExceeded: return 429
-        case .unspecifiedError, .internalError, .unknown: return 500
-        case .unavailable: return 503
-        }
-    }
-
-    /// The google.rpc `status` FCM puts next to this code's FcmError detail.
-    public var googleStatus: String {
-        switch self {
-        case .invalidArgument: return "INVALID_ARGUMENT"
-        case .unauthenticated, .thirdPartyAuthError: return "UNAUTHENTICATED"
-        case .senderIDMismatch, .permissionDenied: return "PERMISSION_DENIED"
-        case .unregistered, .notFound: return "NOT_FOUND"
-        case .quotaExceeded: return "RESOURCE_EXHAUSTED"
-        case .unspecifiedError, .internalError, .unknown: return "INTERNAL"
-        case .unavailable: return "UNAVAILABLE"
-        }
-    }
 }

@@ -1,0 +1,49 @@
+/// An APNs error `reason` with the HTTP status Apple answers it with.
+///
+/// From Apple's "Handling notification responses from APNs" (developer.apple.com/documentation/
+/// usernotifications/handling-notification-responses-from-apns), table "Values for the APNs
+/// JSON reason key", which gives each reason's status code. Answers the mock makes up for a
+/// fault can carry any string (``MockAnswer/status(_:reason:)``).
+public enum MockAPNsReason: String, Sendable, CaseIterable, Hashable {
+    // 400
+    case badCollapseId = "BadCollapseId", badDeviceToken = "BadDeviceToken"
+    case badExpirationDate = "BadExpirationDate", badMessageId = "BadMessageId"
+    case badPriority = "BadPriority", badTopic = "BadTopic"
+    case deviceTokenNotForTopic = "DeviceTokenNotForTopic", duplicateHeaders = "DuplicateHeaders"
+    case idleTimeout = "IdleTimeout", invalidPushType = "InvalidPushType"
+    case missingDeviceToken = "MissingDeviceToken", missingTopic = "MissingTopic"
+    case payloadEmpty = "PayloadEmpty", topicDisallowed = "TopicDisallowed"
+    // 403
+    case badCertificate = "BadCertificate", badCertificateEnvironment = "BadCertificateEnvironment"
+    case expiredProviderToken = "ExpiredProviderToken", forbidden = "Forbidden"
+    case invalidProviderToken = "InvalidProviderToken", missingProviderToken = "MissingProviderToken"
+    case unrelatedKeyIdInToken = "UnrelatedKeyIdInToken", badEnvironmentKeyIdInToken = "BadEnvironmentKeyIdInToken"
+    // 404, 405, 410, 413
+    case badPath = "BadPath", methodNotAllowed = "MethodNotAllowed"
+    case expiredToken = "ExpiredToken", unregistered = "Unregistered"
+    case payloadTooLarge = "PayloadTooLarge"
+    // 429, 500, 503
+    case tooManyProviderTokenUpdates = "TooManyProviderTokenUpdates", tooManyRequests = "TooManyRequests"
+    case internalServerError = "InternalServerError"
+    case serviceUnavailable = "ServiceUnavailable", shutdown = "Shutdown"
+
+    /// The HTTP status Apple's table gives this reason.
+    public var status: Int {
+        switch self {
+        case .badCollapseId, .badDeviceToken, .badExpirationDate, .badMessageId, .badPriority,
+             .badTopic, .deviceTokenNotForTopic, .duplicateHeaders, .idleTimeout, .invalidPushType,
+             .missingDeviceToken, .missingTopic, .payloadEmpty, .topicDisallowed:
+            return 400
+        case .badCertificate, .badCertificateEnvironment, .expiredProviderToken, .forbidden,
+             .invalidProviderToken, .missingProviderToken, .unrelatedKeyIdInToken, .badEnvironmentKeyIdInToken:
+            return 403
+        case .badPath: return 404
+        case .methodNotAllowed: return 405
+        case .expiredToken, .unregistered: return 410
+        case .payloadTooLarge: return 413
+        case .tooManyProviderTokenUpdates, .tooManyRequests: return 429
+        case .internalServerError: return 500
+        case .serviceUnavailable, .shutdown: return 503
+        }
+    }
+}

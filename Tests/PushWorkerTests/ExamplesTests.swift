@@ -1,0 +1,107 @@
+import ChildProcess
+import Foundation
+import MockPush
+import PushStore
+import PushTestSupport
+import Testing
+
+/// The producers in `examples/`, each run as a user would run it, against a `pushq worker`
+/// process and the TLS mock: the row it enqueued must be sent, and the mock must have received
+/// exactly that payload for that token. A runtime that is missing fails the test
+/// (`scripts/install-deps` installs every one).
+@Suite("Producer examples", .serialized)
+struct ExamplesTests {
+    /// One example: how to run it, whether it waits for the outcome itself.
+    struct Example: Sendable, CustomTestStringConvertible {
+        /// Its `metadata->>'example'`, and the folder under `examples/`.
+        var name: String
+        /// The program found on `PATH`, and its arguments for a device token (psql takes the
+        /// database URL as an argument, `psql "$PUSHQ_DATABASE_URL"`; the others read the variable).
+        var program: String
+        var arguments: @Sendable (_ token: String, _ databaseURL: String) -> [String]
+        /// Extra environment (Go's build mode).
+        var environment: [String: String] = [:]
+        /// It waits for the final status and prints it, exiting 0 only when sent.
+        var waits = true
+
+        var testDescription: String { name }
+
+        static func file(_ path: String) -> String { repositoryRoot.appendingPathComponent("examples/" + path).path }
+
+        static let all: [Example] = [
+            Example(name: "sql", program: "psql",
+                    arguments: { [$1, "-X", "-v", "ON_ERROR_STOP=1", "-v", "token=\($0)", "-f", file("sql/enqueue.sql")] },
+                    waits: false),
+            Example(name: "python", program: "python3", arguments: { token, _ in [file("python/enqueue.py"), token] }),
+            Example(name: "ruby", program: "ruby", arguments: { token, _ in [file("ruby/enqueue.rb"), token] }),
+            // Debian's golang-github-lib-pq-dev puts lib/pq under /usr/share/gocode: GOPATH mode,
+            // offline. With the module proxy, `go mod tidy && go run .` in examples/go does the same.
+            Example(name: "go", program: "go", arguments: { token, _ in ["run", file("go/enqueue.go"), token] },
+                    environment: ["GO111MODULE": "off", "GOPATH": "/usr/share/gocode", "GOFLAGS": ""]),
+        ]
+    }
+
+    /// `url` asking for no TLS: a URL gets `sslmode=disable` as a query parameter, a conninfo string a keyword.
+    static func withoutTLS(_ url: String) -> String {
+        guard url.hasPrefix("postgres") && url.contains("://") else { return url + " sslmode=disable" }
+        return url + (url.contains("?") ? "&" : "?") + "sslmode=disable"
+    }
+
+    /// `program`'s path on `PATH`, or nil.
+    static func onPath(_ program: String) -> String? {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        return path.split(separator: ":").map { "\($0)/\(program)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
+    @Test("each example enqueues a notification that a pushq worker sends, byte for byte", arguments: Example.all)
+    func exampleIsSent(_ example: Example) async throws {
+        let executable = try #require(Self.onPath(example.program),
+                                      "\(example.program) is not on PATH: run scripts/install-deps")
+        try await TestDatabase.withConnection { db in
+            try await withMock { mock, apnsURL in
+                // The test cluster has no TLS; lib/pq would otherwise ask for it.
+                let url = Self.withoutTLS(try await databaseURL(db))
+                let log = NSTemporaryDirectory() + "pushq-example-\(example.name)-\(getpid()).log"
+                defer { unlink(log) }
+                let worker = try ChildProcess(pushqBinary, ["worker"],
+                                              environment: workerEnvironment(databaseURL: url, apnsURL: apnsURL, workerID: "example-\(example.name)"),
+                                              stdout: .null, stderr: .file(log))
+                defer { worker.kill(SIGKILL) }  // a no-op once it has stopped below; else it must not outlive the test
+                let token = Fixtures.token(Example.all.firstIndex { $0.name == example.name }! + 1, prefix: "e")
+
+                var env = ProcessInfo.processInfo.environment
+                env["PUSHQ_DATABASE_URL"] = url
+                for (k, v) in example.environment { env[k] = v }
+                let (termination, out, err) = try await ChildProcess.run(executable, example.arguments(token, url), environment: env)
+
+                let workerLog = { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
+                #expect(termination == .exit(0), "\(example.name): \(termination)\n\(out)\(err)\nworker:\n\(workerLog())")
+                if example.waits {
+                    #expect(out.contains(": sent (HTTP 200)"), "\(example.name) printed: \(out)\(err)")
+                }
+                let final = try await eventually(timeout: .seconds(60)) {
+                    try await scalar(db, "SELECT count(*) FROM pushq.notifications WHERE status IN ('queued', 'sending', 'retrying')") == 0
+                }
+                worker.kill(SIGTERM)
+                #expect(await worker.wait() == .exit(0), "worker:\n\(workerLog())")
+                #expect(final, "the example's row never became final")
+
+                let row = try await db.query("""
+                    SELECT status, last_status, device_token, payload::text, metadata->>'example' FROM pushq.notifications
+                    """)
+                #expect(row.count == 1)
+                #expect(row.string(0, 0) == "sent" && row.string(0, 1) == "200", "\(row.string(0, 0) ?? "none") \(row.string(0, 1) ?? "")")
+                #expect(row.string(0, 2) == token)
+                #expect(row.string(0, 4) == example.name)
+
+                let received = mock.requests().filter { $0.deviceToken == token }
+                #expect(received.count == 1, "requests for the example's token: \(received.count)")
+                let body = try #require(received.first?.body)
+                #expect(String(decoding: body, as: UTF8.self) == row.string(0, 3), "the payload went out byte for byte")
+                let json = try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any]
+                let alert = (json?["aps"] as? [String: Any])?["alert"] as? [String: Any]
+                #expect(alert?["title"] as? String == "Order 1042")
+            }
+        }
+    }
+}
