@@ -103,8 +103,7 @@ public final class WorkerMetrics: Sendable {
     private init(factory: any MetricsFactory, enabled: Bool) {
         self.isEnabled = enabled
         self.factory = factory
-        let kinds = ["transport", "server_error", "too_many_requests", "idle_timeout", "unknown_reason", "connection", "held"]
-        retryCounters = Dictionary(uniqueKeysWithValues: kinds.map {
+        retryCounters = Dictionary(uniqueKeysWithValues: Outcome.retryLabels.map {
             ($0, Counter(label: Catalog.retries.name, dimensions: [("kind", $0)], factory: factory))
         })
         func byProvider<M>(_ make: (Provider) -> M) -> [Provider: M] {

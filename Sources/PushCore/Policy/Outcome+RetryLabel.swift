@@ -8,6 +8,7 @@ extension Outcome {
     /// or an endpoint that is down). Outcomes that are not retries by themselves (a sent or failed answer the
     /// ``Decider`` turned into a wait) are `held` too.
     public var retryLabel: String {
+        // Every value is in `retryLabels`.
         switch self {
         case .retry(.outcomeUnknown): return "transport"
         case .retry(.serverError): return "server_error"
@@ -27,4 +28,8 @@ extension Outcome {
             }
         }
     }
+
+    /// Every value ``retryLabel`` takes: the `kind` label values of `pushq_retries_total`.
+    public static let retryLabels = ["transport", "server_error", "too_many_requests", "idle_timeout", "unknown_reason",
+                                     "connection", "quota", "held"]
 }
