@@ -61,7 +61,7 @@ import Testing
         for response in s.collector.responses {
             #expect(response.status == 200)
             #expect(response.outcome == .fcm(.sent))
-            #expect(response.provider == .fcm)
+            #expect(response.request.provider == .fcm && response.fcm != nil)
             let name = try #require(response.fcm?.messageName)
             #expect(name.hasPrefix("projects/\(MockTestFixtures.fcmProjectID)/messages/"))
             names.insert(name)

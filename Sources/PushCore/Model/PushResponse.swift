@@ -29,8 +29,6 @@ public struct PushResponse: Sendable {
 
     /// `request.tag`.
     public var tag: Int64 { request.tag }
-    /// The service the request went to.
-    public var provider: Provider { request.provider }
 
     /// APNs' answer headers and error body, nil for another provider's or without an answer.
     public var apns: APNsAnswer? {

@@ -36,7 +36,7 @@ public struct LoopBackoff: Sendable, Hashable {
         /// Give up the transfers in flight, so that the connection can be replaced now.
         public var abandonInFlight: Bool
 
-        public init(log: Bool, restMilliseconds: Int, abandonInFlight: Bool) {
+        init(log: Bool, restMilliseconds: Int, abandonInFlight: Bool) {
             self.log = log
             self.restMilliseconds = restMilliseconds
             self.abandonInFlight = abandonInFlight

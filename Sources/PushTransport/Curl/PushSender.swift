@@ -62,8 +62,6 @@ public final class PushSender: Sendable {
     private let baseURL: String
     /// The libcurl in use (version, TLS library, nghttp2).
     public let libcurl: LibcurlInfo
-    /// The provider this sender posts to.
-    public var provider: Provider { core.provider }
 
     /// Creates a sender to `provider`; starts nothing (see ``start()``). The provider's
     /// initializers (`PushSender+APNs.swift`, `PushSender+FCM.swift`) build `provider`.
