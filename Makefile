@@ -41,7 +41,7 @@ bench-metrics: deps
 bench-fcm: deps
 	ONLY=fcm scripts/bench
 
-## bench-client: APNsSender alone vs the libcurl floor and h2load, against the mock
+## bench-client: PushSender alone vs the libcurl floor and h2load, against the mock
 bench-client: deps
 	scripts/bench-client
 

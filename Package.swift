@@ -44,15 +44,16 @@ let package = Package(
             dependencies: ["CLibPQ", "PushCore", .product(name: "Logging", package: "swift-log")],
             resources: [.embedInCode("Migrations")]
         ),
-        // libcurl HTTP/2 sender, provider tokens (OpenSSL).
+        // The HTTP/2 senders (libcurl): provider-neutral machinery in Curl/, each provider's own
+        // requests, authentication and answers in APNs/ and FCM/ (see docs/architecture.md).
         .target(
-            name: "APNsTransport",
+            name: "PushTransport",
             dependencies: ["CCurl", "COpenSSL", "PushCore", .product(name: "Logging", package: "swift-log")]
         ),
         // claim -> send -> record pipeline.
         .target(
             name: "PushWorker",
-            dependencies: ["PushStore", "APNsTransport", "PushCore", .product(name: "Logging", package: "swift-log"),
+            dependencies: ["PushStore", "PushTransport", "PushCore", .product(name: "Logging", package: "swift-log"),
                            .product(name: "CoreMetrics", package: "swift-metrics")]
         ),
         // SwiftNIO HTTP/2 TLS mock of APNs and FCM (tests, make run, benchmarks, users' tests). Never
@@ -72,7 +73,7 @@ let package = Package(
         .executableTarget(
             name: "pushq",
             dependencies: [
-                "PushWorker", "PushStore", "APNsTransport", "PushCore",
+                "PushWorker", "PushStore", "PushTransport", "PushCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
@@ -90,10 +91,10 @@ let package = Package(
             ]
         ),
 
-        // Benchmark: notifications/s of APNsSender alone (scripts/bench-client).
+        // Benchmark: notifications/s of PushSender alone (scripts/bench-client).
         .executableTarget(
             name: "sender-bench",
-            dependencies: ["APNsTransport", "PushCore", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["PushTransport", "PushCore", .product(name: "Logging", package: "swift-log")],
             path: "bench/sender-bench"
         ),
 
@@ -113,8 +114,8 @@ let package = Package(
                                                     .product(name: "InMemoryLogging", package: "swift-log"),
                                                     .product(name: "PropertyBased", package: "swift-property-based"),
                                                     .product(name: "Yams", package: "Yams")]),
-        .testTarget(name: "APNsTransportTests", dependencies: ["APNsTransport", "MockPush", "PushCore", "ChildProcess", "PushTestSupport", .product(name: "PropertyBased", package: "swift-property-based")]),
-        .testTarget(name: "PushWorkerTests", dependencies: ["PushWorker", "PushStore", "MockPush", "APNsTransport", "PushCore", "ChildProcess", "PushTestSupport",
+        .testTarget(name: "PushTransportTests", dependencies: ["PushTransport", "MockPush", "PushCore", "ChildProcess", "PushTestSupport", .product(name: "PropertyBased", package: "swift-property-based")]),
+        .testTarget(name: "PushWorkerTests", dependencies: ["PushWorker", "PushStore", "MockPush", "PushTransport", "PushCore", "ChildProcess", "PushTestSupport",
                                                      .product(name: "InMemoryLogging", package: "swift-log"),
                                                      .product(name: "PropertyBased", package: "swift-property-based")]),
         // The mock's own tests: its public API over real TLS + HTTP/2, with fixtures it generates itself.
@@ -122,7 +123,7 @@ let package = Package(
                                                    .product(name: "Logging", package: "swift-log"),
                                                    .product(name: "NIOHPACK", package: "swift-nio-http2")]),
         // The pushq executable's own code (settings, --help, the log handler), imported with @testable.
-        .testTarget(name: "PushqTests", dependencies: ["pushq", "PushWorker", "APNsTransport", "PushCore",
+        .testTarget(name: "PushqTests", dependencies: ["pushq", "PushWorker", "PushTransport", "PushCore",
                                                    .product(name: "Logging", package: "swift-log")]),
     ],
     swiftLanguageModes: [.v6]

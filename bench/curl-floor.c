@@ -1,7 +1,7 @@
 /*
  * curl-floor: the libcurl floor for pushq's APNs sender.
  *
- * Drives libcurl's multi interface exactly as APNsSender does — one multi handle and
+ * Drives libcurl's multi interface exactly as PushSender does — one multi handle and
  * one thread per HTTP/2 connection (CURLMOPT_MAX_HOST_CONNECTIONS=1, PIPEWAIT,
  * MAX_CONCURRENT_STREAMS=1000), pooled easy handles whose header lists are rewritten in
  * place, the same headers (authorization, apns-push-type, apns-topic, apns-priority,

@@ -2,7 +2,7 @@ import COpenSSL
 
 /// OpenSSL's error queue as one string (and cleared).
 ///
-/// pushq's transport has the same function (APNsTransport/OpenSSLErrors.swift); the mock keeps its
+/// pushq's transport has the same function (PushTransport/Support/OpenSSLErrors.swift); the mock keeps its
 /// own because it depends on nothing of pushq's (a user's tests link it without the transport),
 /// and six lines do not justify a module both would share.
 func openSSLErrorMessage() -> String {

@@ -1,7 +1,7 @@
-import APNsTransport
 import Logging
 import PushCore
 import PushStore
+import PushTransport
 
 extension PushWorker {
     /// Claims due rows while the window has room, until a stop is requested; takes the due
@@ -15,36 +15,14 @@ extension PushWorker {
     /// ``databaseFailed(_:loop:purpose:_:)`` does for them (a read-only session is dropped; a
     /// missing privilege is logged with its fix and fails `/healthz`).
     func claimLoop(_ connection: PGConnection) async {
-        let credentials = configuration.credentials.keys.sorted()
-        let fcmCredentials = configuration.fcmCredentials.keys.sorted()
         let holdLimit = configuration.holdLimit
         // Claim in chunks worth a statement: not one row per freed stream.
         let minimumClaim = max(1, min(configuration.claimBatchSize, holdLimit / 4))
         let poll = Duration.milliseconds(Int(configuration.pollSeconds * 1000))
-        let upkeepEvery = Duration.milliseconds(Int(configuration.heartbeatSeconds * 1000))
-        var backoff = 0.1
-        var failing = false
-        func backOff(_ message: String, _ error: String) async {
-            if !failing {
-                logger.error("\(message)", metadata: ["error": "\(error)"])
-                failing = true
-            }
-            databaseAnswered(false)
-            await workWake.wait(timeout: .milliseconds(Int(backoff * 1000)))
-            backoff = min(backoff * 2, 5)
-        }
-        var holds: [HeldEndpoint] = []
-        var holdsReadAt = ContinuousClock.now - .seconds(3600)
-        var upkeepAt = ContinuousClock.now
-        var expiryLeft = false
+        var turn = ClaimTurn(configuration)
         while !stopRequested {
             tick(.claim)
-            let upkeepDue = ContinuousClock.now >= upkeepAt
-            if upkeepDue || expiryLeft {
-                // A mass expiry goes on a few chunks a turn, between claims.
-                expiryLeft = await upkeep(connection, full: upkeepDue)
-                if upkeepDue { upkeepAt = .now + upkeepEvery }
-            }
+            await upkeepIfDue(&turn, connection)
             let room = holdLimit - heldCount
             if room < minimumClaim {
                 await roomWake.wait(timeout: poll)
@@ -52,51 +30,107 @@ extension PushWorker {
             }
             let limit = min(room, configuration.claimBatchSize)
             do {
-                // Held endpoints (any worker's), read once a second or as soon as this worker wrote one.
-                let changed = state.withLock { s in defer { s.holdsChanged = false }; return s.holdsChanged }
-                if changed || ContinuousClock.now - holdsReadAt > .seconds(1) {
-                    holds = try await connection.holds()
-                    holdsReadAt = .now
-                    sawHolds(holds)
-                    try await probe(holds.filter { $0.probeDue && configuration.serves($0.endpoint) },
-                                    credentials: credentials, fcmCredentials: fcmCredentials, connection)
-                }
+                try await readHolds(&turn, connection)
             } catch {
                 await databaseFailed(error, loop: .claim, purpose: Self.claimPurpose, connection)
-                await backOff(Self.message(.transient), "\(error)")
+                await backOff(&turn, Self.message(.transient), "\(error)")
                 continue
             }
-            let scope = ClaimScope(credentials: credentials, fcmCredentials: fcmCredentials, held: holds.map(\.endpoint))
+            let scope = ClaimScope(credentials: turn.credentials, fcmCredentials: turn.fcmCredentials, held: turn.holds.map(\.endpoint))
             let claimed: Claim
             do {
-                let started = ContinuousClock.now
-                claimed = try await claim(connection, limit: limit, scope)
-                let took = (ContinuousClock.now - started).components
-                metrics.claimed(rows: claimed.rows.count, nanoseconds: took.seconds * 1_000_000_000 + took.attoseconds / 1_000_000_000)
+                claimed = try await timedClaim(connection, limit: limit, scope)
             } catch where Self.failure(of: error) == .deterministic {
                 let (end, lastError) = await hunt(after: error, limit: limit, scope, connection)
-                if case .giveUp(let why) = end {
-                    await backOff(Self.message(why), lastError)
-                }
+                if case .giveUp(let why) = end { await backOff(&turn, Self.message(why), lastError) }
                 continue
             } catch {
                 await databaseFailed(error, loop: .claim, purpose: Self.claimPurpose, connection)
-                await backOff(Self.message(.transient), "\(error)")
+                await backOff(&turn, Self.message(.transient), "\(error)")
                 continue
             }
-            databaseAccepted(.claim, purpose: Self.claimPurpose)
-            if failing {
-                logger.info("claiming again after database errors")
-                failing = false
-                backoff = 0.1
-            }
-            databaseAnswered(true)
+            claimWorked(&turn)
             dispatch(claimed)
-            if claimed.rows.count < limit && !expiryLeft {
+            if claimed.rows.count < limit && !turn.expiryLeft {
                 // The queue is drained for now: wait for a NOTIFY, a short retry, or the poll.
                 await workWake.wait(timeout: poll)
             }
         }
+    }
+
+    /// What the claim loop keeps from one turn to the next.
+    struct ClaimTurn {
+        let credentials: [String]
+        let fcmCredentials: [String]
+        let upkeepEvery: Duration
+        /// The backoff after a failed statement, in seconds, and whether the loop is failing.
+        var backoff = 0.1
+        var failing = false
+        /// The held endpoints (any worker's) last read, and when.
+        var holds: [HeldEndpoint] = []
+        var holdsReadAt = ContinuousClock.now - .seconds(3600)
+        var upkeepAt = ContinuousClock.now
+        /// A mass expiry is not done yet: it goes on a few chunks a turn.
+        var expiryLeft = false
+
+        init(_ configuration: WorkerConfiguration) {
+            credentials = configuration.credentials.keys.sorted()
+            fcmCredentials = configuration.fcmCredentials.keys.sorted()
+            upkeepEvery = .milliseconds(Int(configuration.heartbeatSeconds * 1000))
+        }
+    }
+
+    /// The upkeep every ``WorkerConfiguration/heartbeatSeconds``, and between claims while a
+    /// mass expiry goes on (a few chunks a turn).
+    private func upkeepIfDue(_ turn: inout ClaimTurn, _ connection: PGConnection) async {
+        let upkeepDue = ContinuousClock.now >= turn.upkeepAt
+        guard upkeepDue || turn.expiryLeft else { return }
+        turn.expiryLeft = await upkeep(connection, full: upkeepDue)
+        if upkeepDue { turn.upkeepAt = .now + turn.upkeepEvery }
+    }
+
+    /// Reads the held endpoints (any worker's) once a second, or as soon as this worker wrote
+    /// one, and sends the probes that are due.
+    private func readHolds(_ turn: inout ClaimTurn, _ connection: PGConnection) async throws {
+        let changed = state.withLock { s in defer { s.holdsChanged = false }; return s.holdsChanged }
+        guard changed || ContinuousClock.now - turn.holdsReadAt > .seconds(1) else { return }
+        turn.holds = try await connection.holds()
+        turn.holdsReadAt = .now
+        sawHolds(turn.holds)
+        try await probe(turn.holds.filter { $0.probeDue && configuration.serves($0.endpoint) },
+                        credentials: turn.credentials, fcmCredentials: turn.fcmCredentials, connection)
+    }
+
+    /// One claim statement, timed for the metrics.
+    private func timedClaim(_ connection: PGConnection, limit: Int, _ scope: ClaimScope) async throws(PGError) -> Claim {
+        let started = ContinuousClock.now
+        let claimed = try await claim(connection, limit: limit, scope)
+        let took = (ContinuousClock.now - started).components
+        metrics.claimed(rows: claimed.rows.count, nanoseconds: took.seconds * 1_000_000_000 + took.attoseconds / 1_000_000_000)
+        return claimed
+    }
+
+    /// After a failed claim turn: logs the first failure of a run, and waits (a NOTIFY or a stop
+    /// ends the wait), 0.1 s doubling to 5 s.
+    private func backOff(_ turn: inout ClaimTurn, _ message: String, _ error: String) async {
+        if !turn.failing {
+            logger.error("\(message)", metadata: ["error": "\(error)"])
+            turn.failing = true
+        }
+        databaseAnswered(false)
+        await workWake.wait(timeout: .milliseconds(Int(turn.backoff * 1000)))
+        turn.backoff = min(turn.backoff * 2, 5)
+    }
+
+    /// After a claim that worked: the end of a run of failures is logged.
+    private func claimWorked(_ turn: inout ClaimTurn) {
+        databaseAccepted(.claim, purpose: Self.claimPurpose)
+        if turn.failing {
+            logger.info("claiming again after database errors")
+            turn.failing = false
+            turn.backoff = 0.1
+        }
+        databaseAnswered(true)
     }
 
     /// Takes each due probe that no other worker took first, and sends the endpoint's few
@@ -119,7 +153,8 @@ extension PushWorker {
             }
             if claimed.rows.contains(where: { $0.verdict == .send }) {
                 logger.info("probing a held endpoint", metadata: [
-                    "apns.credential": "\(h.endpoint.credential)", "apns.environment": "\(h.endpoint.channel)",
+                    LogKey.provider: "\(h.endpoint.provider.rawValue)", LogKey.credential: "\(h.endpoint.credential)",
+                    LogKey.environment: "\(h.endpoint.channel)",
                     "hold.kind": "\(h.kind.rawValue)", "hold.reason": "\(h.reason)", "hold.probe": "\(h.failures)",
                     "hold.next_probe_seconds": "\(Int(seconds.rounded()))"])
                 dispatch(claimed, probe: true)
@@ -127,14 +162,17 @@ extension PushWorker {
                 dispatch(claimed, probe: true)
                 try await connection.liftIdleHold(h.endpoint, failures: h.failures + 1)
                 logger.info("hold lifted: no notifications waiting to probe it with", metadata: [
-                    "apns.credential": "\(h.endpoint.credential)", "apns.environment": "\(h.endpoint.channel)",
+                    LogKey.provider: "\(h.endpoint.provider.rawValue)", LogKey.credential: "\(h.endpoint.credential)",
+                    LogKey.environment: "\(h.endpoint.channel)",
                     "hold.kind": "\(h.kind.rawValue)"])
             }
         }
     }
 
     /// Hands claimed rows to their senders, in one batch per sender, each request with the
-    /// claim's lease and send-by time.
+    /// claim's lease and send-by time. What each row's request is, is PushCore's
+    /// (``PushRequest/make(tag:claim:startDeadline:provider:deviceToken:payload:pushType:topic:defaultTopic:priority:collapseID:apnsID:expiration:)``);
+    /// a row it refuses, or one this version cannot read, ends `failed` without being sent.
     ///
     /// A sender that cannot be built (its credential's files changed since start, say) holds its
     /// endpoint like a rejected credential, with the error as the hold's message, and its rows
@@ -143,58 +181,41 @@ extension PushWorker {
         let rows = claim.rows
         guard !rows.isEmpty else { return }
         metrics.endedByClaim(rows)
-        var batches: [Endpoint: [APNsRequest]] = [:]
+        var batches: [Endpoint: [PushRequest]] = [:]
         var held: [(Int64, Held)] = []
         var local: [RowCompletion] = []
         held.reserveCapacity(rows.count)
-        var unreadable = 0
-        var unsendable = 0
+        var missingTopic = 0
         for row in rows where row.verdict == .send || row.verdict == .unreadable {
             let key = Endpoint(credential: row.credential, environment: row.environment, provider: row.provider)
             held.append((row.id, Held(attempt: row.attempts, lease: row.lease, maxAttempts: row.maxAttempts, endpoint: key, deviceToken: row.deviceToken,
                                       lastReason: row.lastReason, isProbe: probe)))
+            let refusal: PushRequest.Refusal
             if row.verdict == .unreadable {
                 logger.error("a notification's push_type or environment is unknown to this version of pushq; ended failed/InvalidRow",
                              metadata: ["notification.id": "\(row.id)"])
-                local.append(RowCompletion(id: row.id, attempt: row.attempts, lease: row.lease,
-                                           disposition: Disposition(status: .failed, reason: "InvalidRow"),
-                                           httpStatus: nil, apnsUniqueID: nil))
-                unreadable += 1
-                continue
-            }
-            if row.provider == .fcm {
-                // The producer's message object with the registration token spliced in, byte for byte.
-                switch FCMMessageBody.build(payload: row.payload, token: row.deviceToken) {
-                case .success(let body):
-                    batches[key, default: []].append(APNsRequest(
-                        tag: row.id, deviceToken: row.deviceToken, payload: body, pushType: .alert, topic: "",
-                        priority: 10, expiration: row.expiresAt, collapseID: nil, apnsID: row.apnsID,
-                        claim: row.lease, startDeadline: claim.sendBy))
-                case .failure(let problem):
-                    // The table's constraints keep such rows out; this guards rows written around them.
-                    logger.error("an FCM notification cannot be sent as it is; ended failed/InvalidPayload",
-                                 metadata: ["notification.id": "\(row.id)", "problem": "\(problem)"])
-                    local.append(RowCompletion(id: row.id, attempt: row.attempts, lease: row.lease,
-                                               disposition: Disposition(status: .failed, reason: "InvalidPayload"),
-                                               httpStatus: nil, apnsUniqueID: nil))
-                    unsendable += 1
+                refusal = PushRequest.Refusal(reason: "InvalidRow", message: "unknown push_type or environment")
+            } else {
+                switch request(for: row, sendBy: claim.sendBy) {
+                case .success(let request):
+                    batches[key, default: []].append(request)
+                    continue
+                case .failure(let refused):
+                    refusal = refused
+                    if refused.reason == "MissingTopic" {
+                        missingTopic += 1
+                    } else {
+                        logger.error("a notification cannot be sent as it is; ended failed/\(refused.reason)",
+                                     metadata: ["notification.id": "\(row.id)", "problem": "\(refused.message)"])
+                    }
                 }
-                continue
             }
-            guard let topic = row.topic ?? configuration.topic(credential: row.credential, pushType: row.pushType) else {
-                local.append(RowCompletion(id: row.id, attempt: row.attempts, lease: row.lease,
-                                           disposition: Disposition(status: .failed, reason: "MissingTopic"),
-                                           httpStatus: nil, apnsUniqueID: nil))
-                continue
-            }
-            batches[key, default: []].append(APNsRequest(
-                tag: row.id, deviceToken: row.deviceToken, payload: row.payload, pushType: row.pushType,
-                topic: topic, priority: row.priority ?? row.pushType.defaultPriority, expiration: row.expiresAt,
-                collapseID: row.collapseID, apnsID: row.apnsID, claim: row.lease, startDeadline: claim.sendBy))
+            local.append(RowCompletion(id: row.id, attempt: row.attempts, lease: row.lease,
+                                       disposition: Disposition(status: .failed, reason: refusal.reason), httpStatus: nil, apnsUniqueID: nil))
         }
-        if local.count > unreadable + unsendable {
+        if missingTopic > 0 {
             logger.error("notifications without a topic: set PUSHQ_APNS_TOPIC, the credential's topic or the rows' topic column",
-                         metadata: ["notifications": "\(local.count - unreadable - unsendable)"])
+                         metadata: ["notifications": "\(missingTopic)"])
         }
         state.withLock { s in
             s.stats.claimed += rows.count
@@ -202,76 +223,31 @@ extension PushWorker {
             s.local.append(contentsOf: local)
         }
         if !local.isEmpty { completeWake.signal() }
-        for (key, requests) in batches {
-            do {
-                try sender(for: key).submit(requests)
-            } catch {
-                // Only a sender that cannot be built gets here (e.g. a credential file changed
-                // since start): hold the endpoint, give the rows back, let the probe try again.
-                let hold = HoldRequest(endpoint: key, kind: .credential, reason: "SenderUnavailable",
-                                       message: "cannot send with credential \(key.credential) (\(key.channel)): \(error); its notifications wait")
-                state.withLock { s in
-                    s.releases += requests.compactMap { s.claim(of: $0) }
-                    s.senderHolds.append(hold)
-                }
-                completeWake.signal()
-            }
-        }
+        for (key, requests) in batches { submit(requests, to: key) }
     }
 
-    /// Stops every sender: waits for answers in flight up to the shutdown deadline (the complete
-    /// loop records them) and releases the rows never handed to APNs.
-    func drainSenders(_ connection: PGConnection) async {
-        let senders = state.withLock { Array($0.senders.values) }
-        let deadline = Duration.milliseconds(Int(configuration.shutdownSeconds * 1000))
-        var unsent: [APNsRequest] = []
-        await withTaskGroup(of: [APNsRequest].self) { group in
-            for sender in senders { group.addTask { await sender.shutdown(deadline: deadline) } }
-            for await batch in group { unsent += batch }
-        }
-        guard !unsent.isEmpty else { return }
-        let claims = state.withLock { s in unsent.compactMap { s.claim(of: $0) } }
-        while !databaseGivenUp {
-            do {
-                let n = try await connection.release(claims, workerID: configuration.workerID)
-                state.withLock { s in
-                    for c in claims { s.drop(c) }
-                    s.stats.released += n
-                }
-                logger.info("released rows never sent", metadata: ["notifications": "\(n)"])
-                return
-            } catch {
-                if stoppingFor(moreThan: configuration.shutdownRetrySeconds) {
-                    giveUpDatabase()
-                    break
-                }
-                try? await Task.sleep(for: .milliseconds(500))
-            }
-        }
-        logger.error("cannot release unsent rows; they return to the queue when their lease runs out",
-                     metadata: ["notifications": "\(unsent.count)"])
-        state.withLock { s in for c in claims { s.drop(c) } }
+    /// The request for `row` (``PushRequest/make(tag:claim:startDeadline:provider:deviceToken:payload:pushType:topic:defaultTopic:priority:collapseID:apnsID:expiration:)``).
+    private func request(for row: ClaimedRow, sendBy: Int64?) -> Result<PushRequest, PushRequest.Refusal> {
+        PushRequest.make(tag: row.id, claim: row.lease, startDeadline: sendBy, provider: row.provider, deviceToken: row.deviceToken,
+                         payload: row.payload, pushType: row.pushType, topic: row.topic,
+                         defaultTopic: configuration.defaultTopic(credential: row.credential), priority: row.priority,
+                         collapseID: row.collapseID, apnsID: row.apnsID, expiration: row.expiresAt)
     }
 
-    /// Waits for the insert trigger's NOTIFY and wakes the claim loop.
-    func listenLoop(_ connection: PGConnection) async {
-        var listening = false
-        var backoff = 0.1
-        while !stopRequested {
-            do {
-                if !listening {
-                    try await connection.listen("pushq_enqueued")
-                    listening = true
-                }
-                let received = try await connection.waitForNotifications(timeout: .seconds(30))
-                backoff = 0.1
-                if !received.isEmpty { workWake.signal() }
-            } catch {
-                logger.debug("listen failed; retrying", metadata: ["error": "\(error)"])
-                // A stop request ends the backoff at once.
-                await stopWake.wait(timeout: .milliseconds(Int(backoff * 1000)))
-                backoff = min(backoff * 2, 5)
+    /// Submits `requests` to the sender of `key`. Only a sender that cannot be built fails
+    /// (e.g. a credential file changed since start): the endpoint is held, the rows given back,
+    /// and the hold's probe tries again.
+    private func submit(_ requests: [PushRequest], to key: Endpoint) {
+        do {
+            try sender(for: key).submit(requests)
+        } catch {
+            let hold = HoldRequest(endpoint: key, kind: .credential, reason: "SenderUnavailable",
+                                   message: "cannot send with credential \(key.credential) (\(key.channel)): \(error); its notifications wait")
+            state.withLock { s in
+                s.releases += requests.compactMap { s.claim(of: $0) }
+                s.senderHolds.append(hold)
             }
+            completeWake.signal()
         }
     }
 }

@@ -1,7 +1,7 @@
-import APNsTransport
 import Logging
 import PushCore
 import PushStore
+import PushTransport
 
 /// Where a claim looks: the served credentials but the held endpoints, or one endpoint (a probe).
 struct ClaimScope: Sendable {

@@ -1,63 +1,10 @@
-import APNsTransport
 import Foundation
 import Logging
 import PushCore
 import PushStore
+import PushTransport
 
 extension PushWorker {
-    /// One batch of answers, decided and ready to write.
-    struct CompletionBatch {
-        var completions: [RowCompletion] = []
-        var invalidations: [TokenInvalidation] = []
-        /// The row each invalidation comes from (same order), to write it with its row when the batch is split.
-        var invalidationRows: [Int64] = []
-        var throttles: [TokenThrottle] = []
-        /// The row each throttle comes from (same order).
-        var throttleRows: [Int64] = []
-        var holds: [(hold: HoldRequest, seconds: Double)] = []
-        var resumed: [Endpoint] = []
-        var soonRetries = false
-        var sent = 0, retried = 0, failed = 0, expired = 0
-
-        /// Whether there are endpoints to hold or resume: written once per batch.
-        var hasExtras: Bool { !holds.isEmpty || !resumed.isEmpty }
-
-        /// These rows with their invalidations and throttles, and no holds or resumed endpoints.
-        func part(_ range: Range<Int>) -> CompletionBatch {
-            var part = CompletionBatch()
-            part.completions = Array(completions[range])
-            let ids = Set(part.completions.map(\.id))
-            for (i, id) in invalidationRows.enumerated() where ids.contains(id) {
-                part.invalidations.append(invalidations[i])
-                part.invalidationRows.append(id)
-            }
-            for (i, id) in throttleRows.enumerated() where ids.contains(id) {
-                part.throttles.append(throttles[i])
-                part.throttleRows.append(id)
-            }
-            return part
-        }
-
-        /// Counts these rows (indexes into ``completions``) as failed, whatever their answer was,
-        /// in the stats and in the metrics' tally.
-        mutating func countEnded(_ rows: [Int]) {
-            for i in rows {
-                if i < counted.count, let entry = counted[i] { tally.ended(entry) }
-                switch completions[i].disposition.status {
-                case .sent: sent -= 1
-                case .retrying: retried -= 1
-                case .expired: expired -= 1
-                case .failed: continue
-                }
-                failed += 1
-            }
-        }
-        var tally = WorkerMetrics.Tally()
-        /// What each row added to ``tally`` (same order as ``completions``; nil for a row not
-        /// counted), kept when metrics are on.
-        var counted: [WorkerMetrics.Tally.Entry?] = []
-    }
-
     /// Writes answers back in batches until claiming is over and nothing is held.
     func completeLoop(_ connection: PGConnection) async {
         var decider = Decider(policy: configuration.retryPolicy)
@@ -79,77 +26,93 @@ extension PushWorker {
                 let localHeld = metrics.isEnabled ? local.map { s.held[$0.id] } : []
                 return (taken, local, held, localHeld, s.claimingDone && s.held.isEmpty)
             }
-            let answers = taken.answers
             if !taken.releases.isEmpty { await giveBack(taken.releases, connection) }
-            if answers.isEmpty && local.isEmpty && taken.holds.isEmpty {
+            if taken.answers.isEmpty && local.isEmpty && taken.holds.isEmpty {
                 if !taken.releases.isEmpty { continue }
-                if finished { return }
-                if let since = state.withLock({ $0.claimingDoneAt }),
-                   ContinuousClock.now - since > .milliseconds(Int((configuration.shutdownSeconds + 5) * 1000)) {
-                    // Every request the senders took comes back answered, failed or unsent; this is a
-                    // safety net, not a path: the rows' leases return them to the queue.
-                    logger.error("stopping with rows whose answers never came; they return to the queue when their lease runs out",
-                                 metadata: ["notifications": "\(heldCount)"])
-                    return
-                }
-                await completeWake.wait(timeout: .seconds(1))
+                if await nothingToWrite(finished: finished) { return }
                 continue
             }
-            var batch = decide(answers, held: held, decider: &decider)
-            let policy = configuration.holdPolicy
-            batch.holds += taken.holds.map { ($0, policy.interval($0.kind, probes: 0, unitRandom: { Double.random(in: 0..<1) })) }
-            batch.completions += local
-            batch.failed += local.count
-            if metrics.isEnabled {
-                for (c, h) in zip(local, localHeld) {
-                    guard let h else {
-                        batch.counted.append(nil)
-                        continue
-                    }
-                    let entry = batch.tally.count(c.disposition, outcome: .fail(.unknown(c.disposition.reason ?? "")), status: nil,
-                                                  endpoint: h.endpoint, answered: false)
-                    batch.counted.append(entry)
-                }
-            }
+            var batch = decide(taken.answers, held: held, decider: &decider)
+            add(local, held: localHeld, holds: taken.holds, to: &batch)
             let started = ContinuousClock.now
             let recorded = await write(batch, connection)
-            let written = recorded?.write
             if let recorded {
                 batch.countEnded(recorded.ended)
                 let took = (ContinuousClock.now - started).components
                 metrics.wrote(batch.tally, nanoseconds: took.seconds * 1_000_000_000 + took.attoseconds / 1_000_000_000)
             }
-            report(written)
-            state.withLock { s in
-                if !batch.holds.isEmpty || !(written?.lifted.isEmpty ?? true) { s.holdsChanged = true }
-                // Only the claim this answer belongs to: after a partition longer than the lease,
-                // this worker may hold the same row again under a newer attempt.
-                for c in batch.completions { s.drop(c.claim) }
-                s.stats.sent += batch.sent
-                s.stats.retried += batch.retried
-                s.stats.failed += batch.failed
-                s.stats.expired += batch.expired
-                s.stats.completionBatches += 1
-            }
-            roomWake.signal()
-            if batch.soonRetries || !(written?.lifted.isEmpty ?? true) { workWake.signal() }
+            report(recorded?.write)
+            wrote(batch, lifted: recorded?.write.lifted ?? [])
         }
+    }
+
+    /// A turn with nothing to write: waits for answers, unless the loop is done.
+    ///
+    /// - Returns: true when the loop should end (claiming is over and nothing is held, or
+    ///   answers never came long after the shutdown deadline).
+    private func nothingToWrite(finished: Bool) async -> Bool {
+        if finished { return true }
+        if let since = state.withLock({ $0.claimingDoneAt }),
+           ContinuousClock.now - since > .milliseconds(Int((configuration.shutdownSeconds + 5) * 1000)) {
+            // Every request the senders took comes back answered, failed or unsent; this is a
+            // safety net, not a path: the rows' leases return them to the queue.
+            logger.error("stopping with rows whose answers never came; they return to the queue when their lease runs out",
+                         metadata: ["notifications": "\(heldCount)"])
+            return true
+        }
+        await completeWake.wait(timeout: .seconds(1))
+        return false
+    }
+
+    /// Adds to `batch` the rows the worker ended itself (`local`: refused by the request
+    /// mapping, unreadable) and the endpoints whose senders could not be built.
+    private func add(_ local: [RowCompletion], held: [Held?], holds: [HoldRequest], to batch: inout CompletionBatch) {
+        let policy = configuration.holdPolicy
+        batch.holds += holds.map { ($0, policy.interval($0.kind, probes: 0, unitRandom: { Double.random(in: 0..<1) })) }
+        batch.completions += local
+        batch.failed += local.count
+        guard metrics.isEnabled else { return }
+        for (c, h) in zip(local, held) {
+            guard let h else {
+                batch.counted.append(nil)
+                continue
+            }
+            let entry = batch.tally.count(c.disposition, outcome: .fail(.unknown(c.disposition.reason ?? "")), status: nil,
+                                          endpoint: h.endpoint, answered: false)
+            batch.counted.append(entry)
+        }
+    }
+
+    /// After a batch was written (or given up): forgets its rows, counts it, and wakes the
+    /// claim loop (room in the window; a hold lifted or retries due soon).
+    private func wrote(_ batch: CompletionBatch, lifted: [HeldEndpoint]) {
+        state.withLock { s in
+            if !batch.holds.isEmpty || !lifted.isEmpty { s.holdsChanged = true }
+            // Only the claim this answer belongs to: after a partition longer than the lease,
+            // this worker may hold the same row again under a newer attempt.
+            for c in batch.completions { s.drop(c.claim) }
+            s.stats.sent += batch.sent
+            s.stats.retried += batch.retried
+            s.stats.failed += batch.failed
+            s.stats.expired += batch.expired
+            s.stats.completionBatches += 1
+        }
+        roomWake.signal()
+        if batch.soonRetries || !lifted.isEmpty { workWake.signal() }
     }
 
     /// Turns answers into row updates, invalidations, throttles and holds (no I/O): the
     /// decisions are the ``Decider``'s; this maps rows in and writes out.
-    func decide(_ answers: [APNsResponse], held: [Held?], decider: inout Decider) -> CompletionBatch {
+    func decide(_ answers: [PushResponse], held: [Held?], decider: inout Decider) -> CompletionBatch {
         var batch = CompletionBatch()
         var inputs: [Answer] = []
-        var rows: [(answer: APNsResponse, held: Held)] = []
+        var rows: [(answer: PushResponse, held: Held)] = []
         inputs.reserveCapacity(answers.count)
         rows.reserveCapacity(answers.count)
         for (i, answer) in answers.enumerated() {
             guard let h = held[i] else { continue }  // released or unknown: nothing to write
-            let reasonText = answer.reason?.rawValue ?? answer.fcmError?.code?.rawValue ?? answer.transportFailure?.reasonString
-                ?? answer.status.map { "HTTP\($0)" }
             inputs.append(Answer(row: answer.tag, endpoint: h.endpoint, attempts: h.attempt, maxAttempts: h.maxAttempts,
-                                 lastReason: h.lastReason, isProbe: h.isProbe, outcome: answer.outcome, reasonText: reasonText,
+                                 lastReason: h.lastReason, isProbe: h.isProbe, outcome: answer.outcome, reasonText: answer.reasonText,
                                  isHTTPAnswer: answer.status != nil, token: answer.token, deviceToken: h.deviceToken))
             rows.append((answer, h))
         }
@@ -165,11 +128,11 @@ extension PushWorker {
                 let entry = batch.tally.count(d, outcome: inputs[i].outcome, status: answer.status, endpoint: h.endpoint,
                                               answered: !answer.expiredBeforeSending)
                 batch.counted.append(entry)
-                metrics.answered(nanoseconds: answer.durationNanoseconds)
+                metrics.answered(h.endpoint.provider, nanoseconds: answer.durationNanoseconds)
             }
             batch.completions.append(RowCompletion(id: answer.tag, attempt: h.attempt, lease: h.lease, disposition: d, httpStatus: answer.status,
-                                                   apnsUniqueID: answer.apnsUniqueID.flatMap { UUID(uuidString: $0) },
-                                                   messageName: answer.fcmMessageName))
+                                                   apnsUniqueID: answer.apns?.uniqueID.flatMap { UUID(uuidString: $0) },
+                                                   messageName: answer.fcm?.messageName))
             switch d.status {
             case .sent: batch.sent += 1
             case .failed: batch.failed += 1
@@ -201,8 +164,8 @@ extension PushWorker {
     func report(_ written: CompletionWrite?) {
         guard let written else { return }
         func metadata(_ endpoint: Endpoint, _ kind: HoldKind, _ reason: String) -> Logger.Metadata {
-            ["apns.credential": "\(endpoint.credential)", "apns.environment": "\(endpoint.environment.rawValue)",
-             "apns.reason": "\(reason)", "hold.kind": "\(kind.rawValue)"]
+            [LogKey.provider: "\(endpoint.provider.rawValue)", LogKey.credential: "\(endpoint.credential)",
+             LogKey.environment: "\(endpoint.channel)", LogKey.reason: "\(reason)", "hold.kind": "\(kind.rawValue)"]
         }
         for h in written.heldNow {
             switch h.kind {
@@ -212,8 +175,10 @@ extension PushWorker {
         }
         for h in written.lifted {
             switch h.kind {
-            case .outage: logger.info("endpoint recovered: APNs answers again; its notifications go out", metadata: metadata(h.endpoint, h.kind, h.reason))
-            case .credential, .burst: logger.info("credential resumed: APNs accepted a notification", metadata: metadata(h.endpoint, h.kind, h.reason))
+            case .outage:
+                logger.info("endpoint recovered: \(h.endpoint.serviceName) answers again; its notifications go out", metadata: metadata(h.endpoint, h.kind, h.reason))
+            case .credential, .burst:
+                logger.info("credential resumed: \(h.endpoint.serviceName) accepted a notification", metadata: metadata(h.endpoint, h.kind, h.reason))
             }
         }
     }

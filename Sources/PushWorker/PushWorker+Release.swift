@@ -1,18 +1,18 @@
-import APNsTransport
 import Logging
 import PushCore
 import PushStore
+import PushTransport
 
 extension PushWorker.State {
     /// The row `request` was sent for, if this worker still holds it under the claim that sent it
     /// (the same lease): after the row's lease ran out, this worker may hold it again under a
     /// newer claim, which an older request's answer or release must not touch.
-    func holding(_ request: APNsRequest) -> PushWorker.Held? {
+    func holding(_ request: PushRequest) -> PushWorker.Held? {
         held[request.tag].flatMap { $0.lease == request.claim ? $0 : nil }
     }
 
     /// The claim `request` was sent under, if this worker still holds the row under it.
-    func claim(of request: APNsRequest) -> RowClaim? {
+    func claim(of request: PushRequest) -> RowClaim? {
         holding(request).map { RowClaim(id: request.tag, attempt: $0.attempt, lease: $0.lease) }
     }
 
@@ -26,7 +26,7 @@ extension PushWorker {
     /// What the complete loop takes from the shared state in one turn.
     struct Taken {
         /// Answers to decide and write.
-        var answers: [APNsResponse] = []
+        var answers: [PushResponse] = []
         /// Rows to give back unsent: the senders' requests whose send-by time passed before a
         /// stream came free, and the rows of senders that could not be built.
         var releases: [RowClaim] = []

@@ -1,8 +1,8 @@
-import APNsTransport
 import Foundation
 import Logging
 import PushCore
 import PushStore
+import PushTransport
 
 extension PushWorker {
     /// Loads and checks every configured credential before anything starts: a token key signs
@@ -19,7 +19,7 @@ extension PushWorker {
                 case .certificate(let certificate):
                     if let notAfter = try certificate.validate(), notAfter <= Int64(Date().timeIntervalSince1970) {
                         logger.error("the client certificate of credential \(name) has expired: its notifications wait (credential paused at its first connection) until it is renewed",
-                                     metadata: ["apns.credential": "\(name)", "certificate.file": "\(certificate.file)",
+                                     metadata: [LogKey.provider: "apns", LogKey.credential: "\(name)", "certificate.file": "\(certificate.file)",
                                                 "certificate.not_after": "\(Date(timeIntervalSince1970: TimeInterval(notAfter)))"])
                     }
                 }

@@ -56,29 +56,55 @@ extension PushWorker {
                     return nil
                 }
             case .end(let i):
-                let c = batch.completions[i]
-                let error = errors[i].map { "\($0)" } ?? ""
-                var metadata: Logger.Metadata = [
-                    "notification.id": "\(c.id)", "notification.status": "\(c.disposition.status.rawValue)",
-                    "pg.sqlstate": "\((errors[i] as? PGError)?.sqlState ?? "")", "error": "\(error)"]
-                switch await settle(&failures, connection, { try await connection.endWriteBackError(c.claim, workerID: workerID) }) {
-                case .success(true):
-                    logger.error("a notification's answer could not be recorded; ended failed/WriteBackError", metadata: metadata)
+                switch await end(batch.completions[i], after: errors[i], &failures, connection) {
+                case .ended:
                     ended.append(i)
                     bisection.written()
-                case .success(false):
-                    logger.debug("a notification's answer could not be recorded, and its lease was lost meanwhile: left alone",
-                                 metadata: metadata)
+                case .leftAlone:
                     bisection.written()
-                case .failure(let endError):
-                    metadata["end.error"] = "\(endError)"
-                    logger.error("a notification's answer could not be recorded, nor the notification ended; it returns to the queue when its lease runs out",
-                                 metadata: metadata)
+                case .failed:
                     bisection.failed(.deterministic)
                 case nil:
                     return nil
                 }
             }
+        }
+    }
+
+    /// What became of a row ``end(_:after:_:_:)`` tried to end.
+    enum EndedRow {
+        /// Ended `failed`/`WriteBackError`.
+        case ended
+        /// Its lease was lost meanwhile: another claim's to write.
+        case leftAlone
+        /// It could not be ended either: its lease returns it to the queue.
+        case failed
+    }
+
+    /// Ends `row`, whose write alone failed with `error`, `failed`/`WriteBackError`, and logs it.
+    ///
+    /// - Returns: what became of it; nil when the worker gave up on the database at shutdown.
+    private func end(_ row: RowCompletion, after error: (any Error)?, _ failures: inout Int,
+                     _ connection: PGConnection) async -> EndedRow? {
+        var metadata: Logger.Metadata = [
+            "notification.id": "\(row.id)", "notification.status": "\(row.disposition.status.rawValue)",
+            "pg.sqlstate": "\((error as? PGError)?.sqlState ?? "")", "error": "\(error.map { "\($0)" } ?? "")"]
+        let workerID = configuration.workerID
+        switch await settle(&failures, connection, { try await connection.endWriteBackError(row.claim, workerID: workerID) }) {
+        case .success(true):
+            logger.error("a notification's answer could not be recorded; ended failed/WriteBackError", metadata: metadata)
+            return .ended
+        case .success(false):
+            logger.debug("a notification's answer could not be recorded, and its lease was lost meanwhile: left alone",
+                         metadata: metadata)
+            return .leftAlone
+        case .failure(let endError):
+            metadata["end.error"] = "\(endError)"
+            logger.error("a notification's answer could not be recorded, nor the notification ended; it returns to the queue when its lease runs out",
+                         metadata: metadata)
+            return .failed
+        case nil:
+            return nil
         }
     }
 }

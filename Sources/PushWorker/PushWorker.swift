@@ -1,8 +1,8 @@
-import APNsTransport
 import Foundation
 import Logging
 import PushCore
 import PushStore
+import PushTransport
 import Synchronization
 
 /// The claim → send → record pipeline of one `pushq worker` process.
@@ -23,7 +23,7 @@ import Synchronization
 /// `pushq.workers` and expires waiting rows that no worker claims.
 ///
 /// ``run()`` returns after ``requestStop()``: claiming stops, answers in flight are awaited
-/// up to ``WorkerConfiguration/shutdownSeconds`` and recorded, and rows never handed to APNs
+/// up to ``WorkerConfiguration/shutdownSeconds`` and recorded, and rows never handed to a provider
 /// are released for other workers.
 public final class PushWorker: Sendable {
     /// A row this worker holds (claimed, not yet written back).
@@ -42,7 +42,7 @@ public final class PushWorker: Sendable {
 
     struct State {
         var held: [Int64: Held] = [:]
-        var answers: [APNsResponse] = []
+        var answers: [PushResponse] = []
         var local: [RowCompletion] = []
         /// Rows to give back unsent (attempt refunded): their sender could not be built, or their
         /// lease would have run out before an answer.
@@ -50,7 +50,7 @@ public final class PushWorker: Sendable {
         /// Endpoints to hold whose senders cannot be built, written by the complete loop.
         var senderHolds: [HoldRequest] = []
         /// Senders are per endpoint: tokens belong to one environment, and one connection never mixes keys.
-        var senders: [Endpoint: APNsSender] = [:]
+        var senders: [Endpoint: PushSender] = [:]
         /// The access tokens of each FCM credential, shared by its sender.
         var fcmTokens: [String: FCMAccessTokenProvider] = [:]
         var stopRequested = false
@@ -160,7 +160,7 @@ public final class PushWorker: Sendable {
     /// Every sender this worker started is shut down before `run()` returns or throws.
     ///
     /// - Throws: ``WorkerError`` for a bad configuration or a database without the pushq
-    ///   schema, ``APNsTransportError`` when the default sender cannot be set up (libcurl, the
+    ///   schema, ``PushTransportError`` when the default sender cannot be set up (libcurl, the
     ///   CA file, the certificate: the message names the file). Once running, database and
     ///   network failures are retried with backoff, never thrown.
     public func run() async throws {
@@ -181,15 +181,6 @@ public final class PushWorker: Sendable {
             try await pipeline.value
         } onCancel: {
             requestStop()
-        }
-    }
-
-    /// Shuts down every sender still running, at once (nothing is in flight any more, or the
-    /// worker is failing): what they still queue is released by the leases.
-    private func shutDownSenders() async {
-        let senders = state.withLock { Array($0.senders.values) }
-        await withTaskGroup(of: Void.self) { group in
-            for sender in senders { group.addTask { _ = await sender.shutdown(deadline: .zero) } }
         }
     }
 
@@ -252,61 +243,5 @@ public final class PushWorker: Sendable {
             "worker.claimed": "\(s.claimed)", "worker.sent": "\(s.sent)", "worker.retried": "\(s.retried)",
             "worker.failed": "\(s.failed)", "worker.expired": "\(s.expired)", "worker.released": "\(s.released)",
         ])
-    }
-
-    /// The sender for `key`, created and started on first use.
-    func sender(for key: Endpoint) throws -> APNsSender {
-        if let existing = state.withLock({ $0.senders[key] }) { return existing }
-        var senderConfiguration = configuration.sender
-        senderConfiguration.environment = key.environment
-        senderConfiguration.fcmBaseURL = configuration.fcmBaseURL
-        var senderLogger = logger
-        senderLogger[metadataKey: "apns.credential"] = "\(key.credential)"
-        senderLogger[metadataKey: "apns.environment"] = "\(key.channel)"
-        let onResults: @Sendable ([APNsResponse]) -> Void = { [weak self] batch in self?.received(batch) }
-        let sender: APNsSender
-        switch key.provider {
-        case .apns:
-            guard let credential = configuration.credentials[key.credential] else {
-                throw WorkerError(.configuration, "no APNs credential named \(key.credential)")
-            }
-            sender = try APNsSender(configuration: senderConfiguration, credential: credential, logger: senderLogger, onResults: onResults)
-        case .fcm:
-            senderConfiguration.streamsPerConnection = configuration.fcmStreamsPerConnection
-            let tokens = try fcmTokens(for: key.credential)
-            sender = try APNsSender(configuration: senderConfiguration, fcm: tokens, logger: senderLogger, onResults: onResults)
-        }
-        let winner = state.withLock { s -> (APNsSender, Bool) in
-            if let existing = s.senders[key] { return (existing, false) }
-            s.senders[key] = sender
-            return (sender, true)
-        }
-        if winner.1 { try sender.start() }
-        return winner.0
-    }
-
-    /// The access tokens of FCM credential `name`, one provider per credential for the worker's life.
-    func fcmTokens(for name: String) throws -> FCMAccessTokenProvider {
-        if let existing = state.withLock({ $0.fcmTokens[name] }) { return existing }
-        guard let account = configuration.fcmCredentials[name] else {
-            throw WorkerError(.configuration, "no FCM credential named \(name)")
-        }
-        var tokenLogger = logger
-        tokenLogger[metadataKey: "fcm.credential"] = "\(name)"
-        let exchange = FCMTokenExchangeConfiguration(extraCAFile: configuration.sender.extraCAFile,
-                                                     requestTimeout: configuration.sender.requestTimeout,
-                                                     connectTimeout: configuration.sender.connectTimeout)
-        let tokens = try FCMAccessTokenProvider(account: account, configuration: exchange, logger: tokenLogger)
-        return state.withLock { s in
-            if let existing = s.fcmTokens[name] { return existing }
-            s.fcmTokens[name] = tokens
-            return tokens
-        }
-    }
-
-    /// Called by a sender thread with a batch of answers: hand them to the complete loop.
-    private func received(_ batch: [APNsResponse]) {
-        state.withLock { $0.answers.append(contentsOf: batch) }
-        completeWake.signal()
     }
 }

@@ -1,5 +1,5 @@
-import APNsTransport
 import PushCore
+import PushTransport
 
 /// Everything a ``PushWorker`` needs: where the queue is, how to reach APNs, and its tuning.
 ///
@@ -31,7 +31,7 @@ public struct WorkerConfiguration: Sendable {
     /// Defaults to none.
     public var credentialTopics: [String: String]
     /// How the senders connect; its `environment` is the default for rows whose `environment` is NULL.
-    public var sender: APNsSenderConfiguration
+    public var sender: PushSenderConfiguration
     /// Most rows claimed by one statement (`PUSHQ_CLAIM_BATCH`). Defaults to 500.
     public var claimBatchSize: Int
     /// Rows claimed beyond the HTTP/2 window so it never drains between claims (`PUSHQ_PREFETCH`).
@@ -86,7 +86,7 @@ public struct WorkerConfiguration: Sendable {
 
     /// The defaults listed on each property.
     public init(databaseURL: String, workerID: String, credentials: [String: APNsCredential],
-                defaultTopic: String?, sender: APNsSenderConfiguration = APNsSenderConfiguration()) {
+                defaultTopic: String?, sender: PushSenderConfiguration = PushSenderConfiguration()) {
         self.databaseURL = databaseURL
         self.workerID = workerID
         self.credentials = credentials
@@ -121,10 +121,11 @@ public struct WorkerConfiguration: Sendable {
                    outageBaseSeconds: outageProbeBaseSeconds, outageCapSeconds: outageProbeCapSeconds)
     }
 
-    /// The `apns-topic` for a row whose `topic` is NULL: its credential's topic, else the
-    /// worker's, with the push type's suffix; nil when neither is set.
-    public func topic(credential: String, pushType: PushType) -> String? {
-        (credentialTopics[credential] ?? defaultTopic).map { $0 + pushType.topicSuffix }
+    /// The bundle id of an APNs row of `credential` whose `topic` is NULL (its push type's
+    /// suffix is added by `PushRequest.make`): the credential's topic, else the worker's; nil
+    /// when neither is set.
+    public func defaultTopic(credential: String) -> String? {
+        credentialTopics[credential] ?? defaultTopic
     }
 
     /// The name rows with a NULL `credential` use.

@@ -1,3 +1,5 @@
+import PushCore
+
 extension WorkerMetrics {
     /// One metric the worker exports: its Prometheus name, help text and, for histograms, buckets.
     public struct Metric: Sendable {
@@ -15,41 +17,74 @@ extension WorkerMetrics {
                                      help: "Notifications that reached a final status (outcome sent, failed or expired), by last reason, credential and environment.")
         static let retries = Metric(name: "pushq_retries_total", help: "Attempts that left the row retrying, by kind of retry.")
         static let invalidations = Metric(name: "pushq_token_invalidations_total",
-                                          help: "Device tokens recorded invalid in pushq.devices, by APNs reason.")
-        static let requests = Metric(name: "pushq_apns_requests_total",
-                                     help: "Answers from APNs by HTTP status (status \"none\": no answer came).")
-        static let requestDuration = Metric(name: "pushq_apns_request_duration_seconds",
-                                            help: "Time from handing a request to its connection to APNs' answer.", buckets: durationBuckets)
-        static let openConnections = Metric(name: "pushq_apns_connections_open", help: "HTTP/2 connections to APNs open now.")
-        static let goaways = Metric(name: "pushq_apns_goaways_total",
-                                    help: "Connections APNs ended (an HTTP/2 GOAWAY or a dropped connection) that the worker replaced.")
-        static let reopens = Metric(name: "pushq_apns_connection_reopens_total",
-                                    help: "Connections the worker closed and replaced (token expiry, 5xx, idle, after a GOAWAY).")
-        static let tokenRefreshes = Metric(name: "pushq_apns_provider_token_refreshes_total",
-                                           help: "Provider tokens (JWT) signed, by credential.")
-        static let fcmTokenRefreshes = Metric(name: "pushq_fcm_access_token_refreshes_total",
-                                              help: "OAuth token exchanges started for an FCM credential (successful or not), by credential.")
-        static let inFlight = Metric(name: "pushq_apns_requests_in_flight", help: "Requests sent to APNs and not yet answered.")
+                                          help: "Device tokens recorded invalid in pushq.devices, by the provider's reason.")
+        static let requests = Metric(name: "pushq_requests_total",
+                                     help: "Answers from the providers by provider, credential, environment and HTTP status (status \"none\": no answer came).")
+        static let requestDuration = Metric(name: "pushq_request_duration_seconds",
+                                            help: "Time from handing a request to its connection to the provider's answer, by provider.",
+                                            buckets: durationBuckets)
+        static let openConnections = Metric(name: "pushq_connections_open", help: "HTTP/2 connections to the providers open now, by provider.")
+        static let goaways = Metric(name: "pushq_goaways_total",
+                                    help: "Connections a provider ended (an HTTP/2 GOAWAY or a dropped connection) that the worker replaced, by provider, credential and environment.")
+        static let reopens = Metric(name: "pushq_connection_reopens_total",
+                                    help: "Connections the worker closed and replaced (token expiry, 5xx, idle, after a GOAWAY), by provider, credential and environment.")
+        static let tokenRefreshes = Metric(name: "pushq_auth_token_refreshes_total",
+                                           help: "Bearer tokens a credential obtained, by provider and credential: APNs provider tokens (JWT) signed, FCM OAuth token exchanges started (successful or not).")
+        static let inFlight = Metric(name: "pushq_requests_in_flight", help: "Requests sent to a provider and not yet answered, by provider.")
         static let claimBatch = Metric(name: "pushq_claim_batch_rows", help: "Rows taken by one claim statement.",
                                        buckets: [1, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000])
         static let claimDuration = Metric(name: "pushq_claim_duration_seconds", help: "Time of one claim statement.", buckets: durationBuckets)
         static let writeDuration = Metric(name: "pushq_complete_write_duration_seconds",
                                           help: "Time to write back one batch of answers (one transaction).", buckets: durationBuckets)
         static let paused = Metric(name: "pushq_credential_paused",
-                                   help: "1 while a credential is paused in an environment (APNs rejected it, or a BadDeviceToken burst).")
-        static let down = Metric(name: "pushq_endpoint_down", help: "1 while APNs cannot be reached, or answers only 5xx, for a credential and environment.")
+                                   help: "1 while a credential is paused in an environment (its provider rejected it, or a BadDeviceToken burst).")
+        static let down = Metric(name: "pushq_endpoint_down",
+                                 help: "1 while a provider cannot be reached, or answers only 5xx, for a credential and environment.")
         static let dueRows = Metric(name: "pushq_queue_due_rows",
                                     help: "Rows queued or retrying whose scheduled_at has come (exported by the one worker holding the queue-gauges lock; saturates at 1000000).")
         static let oldestDueAge = Metric(name: "pushq_queue_oldest_due_age_seconds",
                                          help: "Age of the oldest due row's scheduled_at, 0 when none is due (exported by the one worker holding the queue-gauges lock).")
+
+        /// The names from before FCM, exported for one more release as copies counting exactly
+        /// what they counted (requests of both providers, without a provider label). Each help
+        /// text names its replacement.
+        enum Deprecated {
+            static let requests = Metric(name: "pushq_apns_requests_total",
+                                         help: "Deprecated, removed in the next release: use pushq_requests_total. Answers by HTTP status (status \"none\": no answer came), both providers.")
+            static let requestDuration = Metric(name: "pushq_apns_request_duration_seconds",
+                                                help: "Deprecated, removed in the next release: use pushq_request_duration_seconds. Time from handing a request to its connection to the answer, both providers.",
+                                                buckets: durationBuckets)
+            static let openConnections = Metric(name: "pushq_apns_connections_open",
+                                                help: "Deprecated, removed in the next release: use pushq_connections_open. HTTP/2 connections open now, both providers.")
+            static let goaways = Metric(name: "pushq_apns_goaways_total",
+                                        help: "Deprecated, removed in the next release: use pushq_goaways_total. Connections a provider ended that the worker replaced, by credential and environment.")
+            static let reopens = Metric(name: "pushq_apns_connection_reopens_total",
+                                        help: "Deprecated, removed in the next release: use pushq_connection_reopens_total. Connections the worker closed and replaced, by credential and environment.")
+            static let inFlight = Metric(name: "pushq_apns_requests_in_flight",
+                                         help: "Deprecated, removed in the next release: use pushq_requests_in_flight. Requests sent and not yet answered, both providers.")
+            static let apnsTokenRefreshes = Metric(name: "pushq_apns_provider_token_refreshes_total",
+                                                   help: "Deprecated, removed in the next release: use pushq_auth_token_refreshes_total{provider=\"apns\"}. Provider tokens (JWT) signed, by credential.")
+            static let fcmTokenRefreshes = Metric(name: "pushq_fcm_access_token_refreshes_total",
+                                                  help: "Deprecated, removed in the next release: use pushq_auth_token_refreshes_total{provider=\"fcm\"}. OAuth token exchanges started for an FCM credential (successful or not), by credential.")
+
+            /// The deprecated token-refresh counter of `provider`.
+            static func tokenRefreshes(_ provider: Provider) -> Metric {
+                switch provider {
+                case .apns: return apnsTokenRefreshes
+                case .fcm: return fcmTokenRefreshes
+                }
+            }
+
+            static let all = [requests, requestDuration, openConnections, goaways, reopens, inFlight, apnsTokenRefreshes, fcmTokenRefreshes]
+        }
     }
 
-    /// Every metric the worker exports, by name.
+    /// Every metric the worker exports, by name (deprecated copies included).
     public static let catalog: [String: Metric] = {
         typealias C = Catalog
-        return Dictionary(uniqueKeysWithValues: [
+        return Dictionary(uniqueKeysWithValues: ([
             C.finished, C.retries, C.invalidations, C.requests, C.requestDuration, C.openConnections, C.goaways, C.reopens,
-            C.tokenRefreshes, C.fcmTokenRefreshes, C.inFlight, C.claimBatch, C.claimDuration, C.writeDuration, C.paused, C.down, C.dueRows, C.oldestDueAge,
-        ].map { ($0.name, $0) })
+            C.tokenRefreshes, C.inFlight, C.claimBatch, C.claimDuration, C.writeDuration, C.paused, C.down, C.dueRows, C.oldestDueAge,
+        ] + C.Deprecated.all).map { ($0.name, $0) })
     }()
 }

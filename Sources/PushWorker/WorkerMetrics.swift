@@ -1,4 +1,3 @@
-import APNsTransport
 import CoreMetrics
 import PushCore
 import PushStore
@@ -9,23 +8,32 @@ import Synchronization
 /// The worker calls it once per batch (claimed, answered, written), never per notification
 /// except for the request-duration histogram; labelled counters are created on first use and
 /// kept, so a batch costs a few lock/increment pairs. Counters of the senders (connections,
-/// GOAWAYs, reopens, token refreshes) are sampled from ``APNsSender/stats()`` at most once a
-/// second. Names and help texts are in ``catalog``.
+/// GOAWAYs, reopens, token refreshes) are sampled from `PushSender.stats()` at most once a
+/// second (`WorkerMetrics+Senders.swift`). Names and help texts are in ``catalog``.
+///
+/// Metrics about providers carry a `provider` label (`apns`, `fcm`). The `pushq_apns_*` names
+/// they had before FCM came are still exported, as deprecated copies counting exactly what
+/// they counted (both providers, without the label), for one release.
 ///
 /// Disabled (``init()``), every call returns at once: a worker without `PUSHQ_HTTP_ADDR`
 /// pays nothing.
 public final class WorkerMetrics: Sendable {
     /// Whether anything is recorded.
     public let isEnabled: Bool
-    private let factory: any MetricsFactory
+    let factory: any MetricsFactory
     private let retryCounters: [String: Counter]
-    private let requestDuration: CoreMetrics.Timer
+    /// `pushq_request_duration_seconds` by provider, and its deprecated copy over both.
+    let requestDurations: [Provider: CoreMetrics.Timer]
+    let deprecatedRequestDuration: CoreMetrics.Timer
     private let claimBatch: Recorder
     private let claimDuration: CoreMetrics.Timer
     private let writeDuration: CoreMetrics.Timer
-    private let inFlight: Gauge
-    private let openConnections: Gauge
-    private let state = Mutex(State())
+    /// `pushq_requests_in_flight` and `pushq_connections_open` by provider, and their deprecated copies.
+    let inFlight: [Provider: Gauge]
+    let openConnections: [Provider: Gauge]
+    let deprecatedInFlight: Gauge
+    let deprecatedOpenConnections: Gauge
+    let state = Mutex(State())
 
     struct FinishedKey: Hashable {
         var outcome: Disposition.Status
@@ -33,19 +41,48 @@ public final class WorkerMetrics: Sendable {
         var endpoint: Endpoint
     }
 
+    /// The labels of `pushq_requests_total`: the endpoint and the status (0: no answer).
+    struct RequestKey: Hashable {
+        var endpoint: Endpoint
+        var status: Int
+    }
+
     /// Sender totals last seen, to turn them into counter increments.
     struct SenderTotals {
         var goaways = 0, reopens = 0
     }
 
+    /// A counter of the new name and its deprecated copy, incremented together.
+    struct Pair {
+        var counter: Counter
+        var deprecated: Counter
+
+        func increment(by n: Int) {
+            counter.increment(by: n)
+            deprecated.increment(by: n)
+        }
+    }
+
+    /// Whose bearer tokens are counted: a credential of a provider.
+    struct TokenSource: Hashable {
+        var provider: Provider
+        var credential: String
+    }
+
+    /// A credential's bearer-token refreshes: its counters and the issuer's count last seen.
+    struct Refreshes {
+        var counters: Pair
+        var seen: Int
+    }
+
     struct State {
         var finished: [FinishedKey: Counter] = [:]
-        var requests: [Int: Counter] = [:]
+        var requests: [RequestKey: Counter] = [:]
+        var deprecatedRequests: [Int: Counter] = [:]
         var invalidations: [String: Counter] = [:]
-        var goaways: [Endpoint: Counter] = [:]
-        var reopens: [Endpoint: Counter] = [:]
-        var tokenRefreshes: [String: (counter: Counter, seen: Int)] = [:]
-        var fcmTokenRefreshes: [String: (counter: Counter, seen: Int)] = [:]
+        var goaways: [Endpoint: Pair] = [:]
+        var reopens: [Endpoint: Pair] = [:]
+        var tokenRefreshes: [TokenSource: Refreshes] = [:]
         var senderTotals: [Endpoint: SenderTotals] = [:]
         var holdGauges: [Endpoint: (paused: Gauge, down: Gauge)] = [:]
         /// The endpoints this worker serves: the only credentials that become labels.
@@ -66,19 +103,27 @@ public final class WorkerMetrics: Sendable {
     private init(factory: any MetricsFactory, enabled: Bool) {
         self.isEnabled = enabled
         self.factory = factory
-        let kinds = ["transport", "server_error", "too_many_requests", "idle_timeout", "unknown_reason", "connection", "held"]
-        retryCounters = Dictionary(uniqueKeysWithValues: kinds.map {
+        retryCounters = Dictionary(uniqueKeysWithValues: Outcome.retryLabels.map {
             ($0, Counter(label: Catalog.retries.name, dimensions: [("kind", $0)], factory: factory))
         })
-        requestDuration = CoreMetrics.Timer(label: Catalog.requestDuration.name, dimensions: [], factory: factory)
+        func byProvider<M>(_ make: (Provider) -> M) -> [Provider: M] {
+            Dictionary(uniqueKeysWithValues: Provider.allCases.map { ($0, make($0)) })
+        }
+        requestDurations = byProvider {
+            CoreMetrics.Timer(label: Catalog.requestDuration.name, dimensions: [("provider", $0.rawValue)], factory: factory)
+        }
+        deprecatedRequestDuration = CoreMetrics.Timer(label: Catalog.Deprecated.requestDuration.name, dimensions: [], factory: factory)
         claimBatch = Recorder(label: Catalog.claimBatch.name, dimensions: [], aggregate: true, factory: factory)
         claimDuration = CoreMetrics.Timer(label: Catalog.claimDuration.name, dimensions: [], factory: factory)
         writeDuration = CoreMetrics.Timer(label: Catalog.writeDuration.name, dimensions: [], factory: factory)
-        inFlight = Gauge(label: Catalog.inFlight.name, dimensions: [], factory: factory)
-        openConnections = Gauge(label: Catalog.openConnections.name, dimensions: [], factory: factory)
+        inFlight = byProvider { Gauge(label: Catalog.inFlight.name, dimensions: [("provider", $0.rawValue)], factory: factory) }
+        openConnections = byProvider { Gauge(label: Catalog.openConnections.name, dimensions: [("provider", $0.rawValue)], factory: factory) }
+        deprecatedInFlight = Gauge(label: Catalog.Deprecated.inFlight.name, dimensions: [], factory: factory)
+        deprecatedOpenConnections = Gauge(label: Catalog.Deprecated.openConnections.name, dimensions: [], factory: factory)
         if enabled {
-            inFlight.record(0)
-            openConnections.record(0)
+            for gauge in Array(inFlight.values) + Array(openConnections.values) + [deprecatedInFlight, deprecatedOpenConnections] {
+                gauge.record(0)
+            }
         }
     }
 
@@ -138,188 +183,33 @@ public final class WorkerMetrics: Sendable {
                 if !s.served.contains(raw.endpoint) {
                     key.endpoint = Endpoint(credential: MetricLabel.other, channel: raw.endpoint.channel) ?? raw.endpoint
                 }
-                let counter = s.finished[key] ?? {
-                    let c = Counter(label: Catalog.finished.name, dimensions: [
-                        ("outcome", key.outcome.rawValue), ("reason", key.reason),
-                        ("credential", key.endpoint.credential), ("environment", key.endpoint.channel)], factory: factory)
-                    s.finished[key] = c
-                    return c
-                }()
+                let counter = Self.counter(&s.finished, key, make: Counter(label: Catalog.finished.name, dimensions: [
+                    ("outcome", key.outcome.rawValue), ("reason", key.reason),
+                    ("credential", key.endpoint.credential), ("environment", key.endpoint.channel)], factory: factory))
                 counters.append((counter, n))
             }
-            for (status, n) in tally.statuses {
-                let counter = s.requests[status] ?? {
-                    let c = Counter(label: Catalog.requests.name, dimensions: [("status", status == 0 ? "none" : String(status))], factory: factory)
-                    s.requests[status] = c
-                    return c
-                }()
-                counters.append((counter, n))
+            for (key, n) in tally.requests where n > 0 {
+                let status = key.status == 0 ? "none" : String(key.status)
+                counters.append((Self.counter(&s.requests, key, make: Counter(label: Catalog.requests.name, dimensions: [
+                    ("provider", key.endpoint.provider.rawValue), ("credential", key.endpoint.credential),
+                    ("environment", key.endpoint.channel), ("status", status)], factory: factory)), n))
+                counters.append((Self.counter(&s.deprecatedRequests, key.status, make: Counter(
+                    label: Catalog.Deprecated.requests.name, dimensions: [("status", status)], factory: factory)), n))
             }
             for (reason, n) in tally.invalidations where n > 0 {
-                let counter = s.invalidations[reason] ?? {
-                    let c = Counter(label: Catalog.invalidations.name, dimensions: [("reason", reason)], factory: factory)
-                    s.invalidations[reason] = c
-                    return c
-                }()
-                counters.append((counter, n))
+                counters.append((Self.counter(&s.invalidations, reason, make: Counter(
+                    label: Catalog.invalidations.name, dimensions: [("reason", reason)], factory: factory)), n))
             }
         }
         for (counter, n) in counters { counter.increment(by: n) }
         for (kind, n) in tally.retries where n > 0 { retryCounters[kind]?.increment(by: n) }
     }
 
-    /// One answer's duration (the only per-notification call: a histogram needs each value).
-    func answered(nanoseconds: Int64) {
-        guard isEnabled, nanoseconds > 0 else { return }
-        requestDuration.recordNanoseconds(nanoseconds)
-    }
-
-    /// The senders' connection counters and gauges, the token managers' signing counts and the
-    /// FCM credentials' token exchanges.
-    func sample(_ senders: [Endpoint: APNsSender], tokenManagers: [String: ProviderTokenManager],
-                fcmTokens: [String: FCMAccessTokenProvider] = [:]) {
-        guard isEnabled else { return }
-        var open = 0, flying = 0
-        var increments: [(Counter, Int)] = []
-        state.withLock { s in
-            for (endpoint, sender) in senders {
-                let stats = sender.stats()
-                open += stats.openConnections
-                flying += stats.inFlight
-                let last = s.senderTotals[endpoint] ?? SenderTotals()
-                s.senderTotals[endpoint] = SenderTotals(goaways: stats.connectionsEndedByServer, reopens: stats.reopens)
-                let dims = [("credential", endpoint.credential), ("environment", endpoint.channel)]
-                let goaways = s.goaways[endpoint] ?? Counter(label: Catalog.goaways.name, dimensions: dims, factory: factory)
-                let reopens = s.reopens[endpoint] ?? Counter(label: Catalog.reopens.name, dimensions: dims, factory: factory)
-                s.goaways[endpoint] = goaways
-                s.reopens[endpoint] = reopens
-                increments.append((goaways, stats.connectionsEndedByServer - last.goaways))
-                increments.append((reopens, stats.reopens - last.reopens))
-            }
-            for (name, manager) in tokenManagers {
-                let entry = s.tokenRefreshes[name] ?? (Counter(label: Catalog.tokenRefreshes.name, dimensions: [("credential", name)], factory: factory), 0)
-                let minted = manager.mintedCount
-                increments.append((entry.counter, minted - entry.seen))
-                s.tokenRefreshes[name] = (entry.counter, minted)
-            }
-            for (name, tokens) in fcmTokens {
-                let entry = s.fcmTokenRefreshes[name]
-                    ?? (Counter(label: Catalog.fcmTokenRefreshes.name, dimensions: [("credential", name)], factory: factory), 0)
-                let exchanges = tokens.exchangeCount
-                increments.append((entry.counter, exchanges - entry.seen))
-                s.fcmTokenRefreshes[name] = (entry.counter, exchanges)
-            }
-        }
-        for (counter, n) in increments where n > 0 { counter.increment(by: n) }
-        inFlight.record(flying)
-        openConnections.record(open)
-    }
-
-    /// The held endpoints every worker reads once a second: 1 for each held one, 0 for those
-    /// held before and no longer.
-    func holds(_ holds: [HeldEndpoint]) {
-        guard isEnabled else { return }
-        state.withLock { s in
-            var seen = Set<Endpoint>()
-            for h in holds {
-                seen.insert(h.endpoint)
-                let g = gauges(h.endpoint, &s)
-                g.paused.record(h.kind == .outage ? 0 : 1)
-                g.down.record(h.kind == .outage ? 1 : 0)
-            }
-            for (endpoint, g) in s.holdGauges where !seen.contains(endpoint) {
-                g.paused.record(0)
-                g.down.record(0)
-            }
-        }
-    }
-
-    /// Makes the endpoint's hold gauges exist (at 0) before any hold, so that alerts see a series.
-    func serves(_ endpoints: [Endpoint]) {
-        guard isEnabled else { return }
-        state.withLock { s in
-            s.served.formUnion(endpoints)
-            for e in endpoints where s.holdGauges[e] == nil {
-                let g = gauges(e, &s)
-                g.paused.record(0)
-                g.down.record(0)
-            }
-        }
-    }
-
-    private func gauges(_ endpoint: Endpoint, _ s: inout State) -> (paused: Gauge, down: Gauge) {
-        if let g = s.holdGauges[endpoint] { return g }
-        let dims = [("credential", endpoint.credential), ("environment", endpoint.channel)]
-        let g = (Gauge(label: Catalog.paused.name, dimensions: dims, factory: factory),
-                 Gauge(label: Catalog.down.name, dimensions: dims, factory: factory))
-        s.holdGauges[endpoint] = g
-        return g
-    }
-
-    /// The queue gauges, read by the worker holding the queue-gauges lock; nil removes them
-    /// (the lock went to another worker), so that only one worker exports them.
-    func queue(_ gauges: QueueGauges?) {
-        guard isEnabled else { return }
-        state.withLock { s in
-            guard let gauges else {
-                if let q = s.queue {
-                    q.due.destroy()
-                    q.oldest.destroy()
-                    s.queue = nil
-                }
-                return
-            }
-            let q = s.queue ?? (Gauge(label: Catalog.dueRows.name, dimensions: [], factory: factory),
-                                Gauge(label: Catalog.oldestDueAge.name, dimensions: [], factory: factory))
-            s.queue = q
-            q.due.record(gauges.dueRows)
-            q.oldest.record(gauges.oldestDueAgeSeconds)
-        }
-    }
-}
-
-extension WorkerMetrics {
-    /// One written batch, counted: built by the complete loop while it decides (no extra pass).
-    struct Tally {
-        var finished: [FinishedKey: Int] = [:]
-        var retries: [String: Int] = [:]
-        var statuses: [Int: Int] = [:]
-        var invalidations: [String: Int] = [:]
-
-        /// What one row added, to take it back when the row is ended otherwise.
-        struct Entry {
-            var endpoint: Endpoint
-            var finished: FinishedKey?
-            var retry: String?
-            var invalidation: String?
-        }
-
-        /// Counts one row; returns what it added (for ``ended(_:)``).
-        @discardableResult
-        mutating func count(_ d: Disposition, outcome: Outcome, status: Int?, endpoint: Endpoint, answered: Bool) -> Entry {
-            if answered { statuses[status ?? 0, default: 0] += 1 }
-            var entry = Entry(endpoint: endpoint, invalidation: d.invalidation?.reason)
-            switch d.status {
-            case .retrying:
-                entry.retry = outcome.retryLabel
-                retries[outcome.retryLabel, default: 0] += 1
-            case .sent, .failed, .expired:
-                let key = FinishedKey(outcome: d.status, reason: d.reason ?? "", endpoint: endpoint)
-                entry.finished = key
-                finished[key, default: 0] += 1
-            }
-            if let inv = entry.invalidation { invalidations[inv, default: 0] += 1 }
-            return entry
-        }
-
-        /// A row counted as `entry` was ended `failed`/`WriteBackError` instead (its answer
-        /// could not be written, nor its invalidation): counted as what was written. Its
-        /// answer still counts in the requests by status.
-        mutating func ended(_ entry: Entry) {
-            if let key = entry.finished { finished[key, default: 0] -= 1 }
-            if let kind = entry.retry { retries[kind, default: 0] -= 1 }
-            if let inv = entry.invalidation { invalidations[inv, default: 0] -= 1 }
-            finished[FinishedKey(outcome: .failed, reason: PGConnection.writeBackErrorReason, endpoint: entry.endpoint), default: 0] += 1
-        }
+    /// The counter of `key` in `cache`, made on first use.
+    static func counter<Key: Hashable>(_ cache: inout [Key: Counter], _ key: Key, make: @autoclosure () -> Counter) -> Counter {
+        if let counter = cache[key] { return counter }
+        let counter = make()
+        cache[key] = counter
+        return counter
     }
 }

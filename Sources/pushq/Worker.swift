@@ -1,4 +1,3 @@
-import APNsTransport
 import ArgumentParser
 import Dispatch
 import Foundation
@@ -6,6 +5,7 @@ import Logging
 import Prometheus
 import ServiceLifecycle
 import PushCore
+import PushTransport
 import PushWorker
 
 struct Worker: AsyncParsableCommand {
@@ -73,7 +73,7 @@ struct Worker: AsyncParsableCommand {
         let configuration: WorkerConfiguration
         do {
             configuration = try settings.workerConfiguration(defaultWorkerID: Self.defaultWorkerID)
-        } catch let error as APNsTransportError {
+        } catch let error as PushTransportError {
             throw CommandFailure(error.description)
         } catch let error as WorkerError {
             throw CommandFailure(error.description)
@@ -94,8 +94,8 @@ struct Worker: AsyncParsableCommand {
         } catch let error as WorkerError {
             logger.critical("\(error.description)")
             throw ExitCode(1)
-        } catch let error as APNsTransportError {
-            logger.critical("cannot set up APNs: \(error.description)")
+        } catch let error as PushTransportError {
+            logger.critical("cannot set up a sender: \(error.description)")
             throw ExitCode(1)
         }
     }

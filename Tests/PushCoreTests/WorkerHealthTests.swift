@@ -61,5 +61,20 @@ import Testing
         #expect(Outcome.retry(.unknownReason("X")).retryLabel == "unknown_reason")
         #expect(Outcome.retryNow(.renewProviderToken).retryLabel == "connection")
         #expect(Outcome.pauseCredential("InvalidProviderToken").retryLabel == "held")
+        #expect(Outcome.fcm(.backOffCredential(seconds: 60)).retryLabel == "quota")
+        #expect(Outcome.fcm(.throttleToken(seconds: 60)).retryLabel == "too_many_requests")
+        #expect(Outcome.fcm(.refreshAccessToken).retryLabel == "connection")
+    }
+
+    @Test("every retry label is one of retryLabels, the kinds the worker makes counters for")
+    func retryLabelsAreClosed() {
+        let outcomes: [Outcome] = [
+            .retry(.outcomeUnknown(.timeout)), .retry(.serverError(nil)), .retry(.tooManyRequests), .retry(.idleTimeout),
+            .retry(.unknownReason("X")), .retryNow(.renewProviderToken), .pauseCredential("X"), .sent,
+            .fcm(.backOffCredential(seconds: 1)), .fcm(.throttleToken(seconds: 1)), .fcm(.refreshAccessToken),
+            .fcm(.retry(.serverError(.internalError), retryAfter: nil)), .fcm(.retry(.unknown("X"), retryAfter: nil)),
+        ]
+        let labels = Set(outcomes.map(\.retryLabel))
+        #expect(labels == Set(Outcome.retryLabels))
     }
 }

@@ -1,7 +1,7 @@
-@testable import APNsTransport
 import MockPush
 import PushCore
 import PushStore
+@testable import PushTransport
 @testable import PushWorker
 import Testing
 
@@ -12,11 +12,10 @@ struct DecideTests {
         PushWorker(configuration: try workerConfiguration(databaseURL: "unused", apnsURL: "https://127.0.0.1:1"), logger: quietLogger)
     }
 
-    func answer(_ tag: Int64, token: String, status: Int, reason: APNsReason? = nil, timestamp: Int64? = nil) -> APNsResponse {
-        let request = APNsRequest(tag: tag, deviceToken: token, payload: [], pushType: .alert, topic: Fixtures.topic,
-                                  priority: 10, apnsID: "00000000-0000-4000-8000-000000000000")
-        return APNsResponse(request: request, status: status, apnsID: nil, apnsUniqueID: nil, reason: reason,
-                            timestamp: timestamp, transportFailure: nil)
+    func answer(_ tag: Int64, token: String, status: Int, reason: APNsReason? = nil, timestamp: Int64? = nil) -> PushResponse {
+        let headers = APNsHeaders(pushType: .alert, topic: Fixtures.topic, priority: 10, apnsID: "00000000-0000-4000-8000-000000000000")
+        let request = PushRequest(tag: tag, deviceToken: token, payload: [], fields: .apns(headers))
+        return PushResponse(request: request, status: status, answer: .apns(APNsAnswer(reason: reason, timestamp: timestamp)))
     }
 
     @Test("an invalidation names its own row's token even when an earlier answer's row is no longer held")
@@ -39,7 +38,7 @@ struct DecideTests {
         #expect(batch.resumed.count == 1)
     }
 
-    func failure(_ tag: Int64, _ kind: TransportFailure.Kind, _ message: String) -> APNsResponse {
+    func failure(_ tag: Int64, _ kind: TransportFailure.Kind, _ message: String) -> PushResponse {
         var response = answer(tag, token: "x", status: 0)
         response.status = nil
         response.transportFailure = TransportFailure(kind: kind, message: message)

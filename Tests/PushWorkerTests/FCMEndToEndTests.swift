@@ -1,9 +1,9 @@
-import APNsTransport
 import Foundation
 import MockPush
 import PushCore
 import PushStore
 import PushTestSupport
+import PushTransport
 import PushWorker
 import Testing
 

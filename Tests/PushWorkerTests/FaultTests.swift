@@ -1,9 +1,9 @@
-import APNsTransport
 import Foundation
 import MockPush
 import PushCore
 import PushStore
 import PushTestSupport
+import PushTransport
 import PushWorker
 import Testing
 
@@ -173,7 +173,7 @@ struct FaultTests {
                 try await db.query("INSERT INTO pushq.devices (device_token, user_ref, registered_at) VALUES ($1, 'u', now() - interval '1 day')", [token])
                 try await db.query("INSERT INTO pushq.notifications (device_token, payload) VALUES ($1, '{\"aps\":{}}')", [token])
                 var configuration = try workerConfiguration(databaseURL: try await databaseURL(db), apnsURL: apnsURL)
-                configuration.sender = APNsSenderConfiguration(baseURL: apnsURL, extraCAFile: Fixtures.caFile, connections: 1,
+                configuration.sender = PushSenderConfiguration(baseURL: apnsURL, extraCAFile: Fixtures.caFile, connections: 1,
                                                                streamsPerConnection: 10, requestTimeout: 5, connectionStagger: 0)
                 #expect(configuration.sender.environment == .production)
                 try await withWorker(configuration) { _ in

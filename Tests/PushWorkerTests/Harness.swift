@@ -1,4 +1,3 @@
-import APNsTransport
 import ChildProcess
 import Foundation
 import Logging
@@ -6,6 +5,7 @@ import MockPush
 import PushCore
 import PushStore
 import PushTestSupport
+import PushTransport
 import PushWorker
 import Testing
 
@@ -54,7 +54,7 @@ func withMock<T>(_ configure: (inout MockPushConfiguration) -> Void = { _ in },
 /// A worker configuration against the mock at `apnsURL`, tuned for tests: short retries and polls.
 func workerConfiguration(databaseURL: String, apnsURL: String, workerID: String = "test-worker",
                          keyID: String = MockTestFixtures.keyID, key: String = Fixtures.tokenKey) throws -> WorkerConfiguration {
-    let sender = APNsSenderConfiguration(environment: .development, baseURL: apnsURL, extraCAFile: Fixtures.caFile,
+    let sender = PushSenderConfiguration(environment: .development, baseURL: apnsURL, extraCAFile: Fixtures.caFile,
                                          connections: 1, streamsPerConnection: 200, requestTimeout: 5,
                                          connectTimeout: 5, connectionStagger: 0)
     var c = WorkerConfiguration(

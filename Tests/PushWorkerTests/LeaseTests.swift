@@ -1,10 +1,10 @@
-import APNsTransport
 import ChildProcess
 import Foundation
 import MockPush
 import PushCore
 import PushStore
 import PushTestSupport
+import PushTransport
 import PushWorker
 import Testing
 

@@ -91,12 +91,16 @@ struct MetricsEndpointTests {
                 #expect(Self.value(metrics, "pushq_notifications_finished_total", ["outcome": "sent", "credential": "default", "environment": "development"]) == 297)
                 #expect(Self.value(metrics, "pushq_notifications_finished_total", ["outcome": "failed", "reason": "Unregistered"]) == 3)
                 #expect(Self.value(metrics, "pushq_token_invalidations_total", ["reason": "Unregistered"]) == 3)
+                #expect(Self.value(metrics, "pushq_requests_total", ["provider": "apns", "status": "200"]) == 297)
+                #expect(Self.value(metrics, "pushq_requests_total", ["provider": "apns", "status": "410"]) == 3)
+                #expect(Self.value(metrics, "pushq_request_duration_seconds_count", ["provider": "apns"]) == 300)
                 #expect(Self.value(metrics, "pushq_apns_requests_total", ["status": "200"]) == 297)
                 #expect(Self.value(metrics, "pushq_apns_requests_total", ["status": "410"]) == 3)
                 #expect(Self.value(metrics, "pushq_apns_request_duration_seconds_count") == 300)
                 #expect(Self.value(metrics, "pushq_claim_batch_rows_sum") >= 300)
                 #expect(Self.value(metrics, "pushq_claim_duration_seconds_count") >= 1)
                 #expect(Self.value(metrics, "pushq_complete_write_duration_seconds_count") >= 1)
+                #expect(Self.value(metrics, "pushq_auth_token_refreshes_total", ["provider": "apns", "credential": "default"]) == 1)
                 #expect(Self.value(metrics, "pushq_apns_provider_token_refreshes_total", ["credential": "default"]) == 1)
                 #expect(Self.value(metrics, "pushq_credential_paused", ["credential": "default"]) == 0)
                 #expect(metrics.contains("# HELP pushq_notifications_finished_total "))
@@ -106,7 +110,10 @@ struct MetricsEndpointTests {
                     let text = try await get(base + "/metrics").1
                     // Connection figures are sampled once a second.
                     return text.contains("\npushq_queue_due_rows ") && Self.value(text, "pushq_queue_due_rows") == 0
+                        && Self.value(text, "pushq_connections_open", ["provider": "apns"]) == 1
+                        && Self.value(text, "pushq_connections_open", ["provider": "fcm"]) == 0
                         && Self.value(text, "pushq_apns_connections_open") == 1
+                        && Self.value(text, "pushq_requests_in_flight", ["provider": "apns"]) == 0
                         && Self.value(text, "pushq_apns_requests_in_flight") == 0 ? text : nil
                 }
                 if gauges == nil { metrics = try await get(base + "/metrics").1 }

@@ -16,7 +16,7 @@ struct MetricsTableTests {
     /// Token `i` of the special rows, one per fault.
     static func special(_ i: Int) -> String { Fixtures.token(i, prefix: "c") }
 
-    @Test("one run: retries by every kind but held (connection: a second token signed), invalidations by reason, requests by status (none too), finished sent/failed/expired with a row ended WriteBackError counted as written, token refreshes, reopens, in-flight, durations, claims, queue gauges")
+    @Test("one run: retries by every kind but held (connection: a second token signed), invalidations by reason, requests by provider, endpoint and status (none too), the deprecated pushq_apns_* copies, finished sent/failed/expired with a row ended WriteBackError counted as written, token refreshes, reopens, in-flight, durations, claims, queue gauges")
     func everyRowOfOneRun() async throws {
         try await TestDatabase.withConnection { db in
             try await withMock({ $0.recordBodies = false }) { mock, apnsURL in
@@ -61,7 +61,7 @@ struct MetricsTableTests {
                     try await db.query("INSERT INTO pushq.notifications (device_token, payload) VALUES ($1, '{\"aps\":{}}')", [Self.special(i)])
                 }
                 let flying = try await M().poll(timeout: .seconds(30)) { () -> Double? in
-                    let v = M.value(try await M().get(base + "/metrics").1, "pushq_apns_requests_in_flight")
+                    let v = M.value(try await M().get(base + "/metrics").1, "pushq_requests_in_flight", ["provider": "apns"])
                     return v >= 1 ? v : nil
                 }
                 #expect(flying != nil, "the delayed request was never seen in flight")
@@ -71,7 +71,7 @@ struct MetricsTableTests {
                 let done = try await M().poll(timeout: .seconds(60)) { () -> String? in
                     let text = try await M().get(base + "/metrics").1
                     let finished = expected.allSatisfy { M.value(text, "pushq_notifications_finished_total", ["outcome": $0.key]) == $0.value }
-                    return finished && M.value(text, "pushq_apns_requests_in_flight") == 0 && text.contains("\npushq_queue_due_rows ") ? text : nil
+                    return finished && M.value(text, "pushq_requests_in_flight") == 0 && text.contains("\npushq_queue_due_rows ") ? text : nil
                 }
                 var m = try await M().get(base + "/metrics").1
                 if let done { m = done }
@@ -101,26 +101,40 @@ struct MetricsTableTests {
                 #expect(M.value(m, "pushq_token_invalidations_total", ["reason": "BadDeviceToken"]) == 1)
                 #expect(try await scalar(db, "SELECT count(*) FROM pushq.devices WHERE invalidated_at IS NOT NULL") == 3)
 
-                // Answers by status: the expired row was never sent, the reset one got none.
-                let requests = { (status: String) in M.value(m, "pushq_apns_requests_total", ["status": status]) }
+                // Answers by provider, endpoint and status: the expired row was never sent, the reset one got none.
+                let endpoint = ["provider": "apns", "credential": "default", "environment": "development"]
+                let requests = { (status: String) in M.value(m, "pushq_requests_total", endpoint.merging(["status": status]) { a, _ in a }) }
                 #expect(requests("200") == 205)
                 #expect(requests("500") == 1 && requests("429") == 1)
                 #expect(requests("400") == 3, "IdleTimeout, SomethingNew, BadDeviceToken")
                 #expect(requests("410") == 3, "Unregistered, ExpiredToken, the odd timestamp")
                 #expect(requests("none") == 1)
-                #expect(M.value(m, "pushq_apns_requests_total") == 214)
+                #expect(M.value(m, "pushq_requests_total") == 214)
+                #expect(M.value(m, "pushq_requests_total", ["provider": "fcm"]) == 0)
 
                 // The duration histogram has every answer (the reset stream got none); the delayed one is above 2.5 s.
-                let durations = M.value(m, "pushq_apns_request_duration_seconds_count")
+                let durations = M.value(m, "pushq_request_duration_seconds_count", ["provider": "apns"])
                 #expect(durations == 213)
-                #expect(M.value(m, "pushq_apns_request_duration_seconds_bucket", ["le": "+Inf"]) == durations)
-                #expect(M.value(m, "pushq_apns_request_duration_seconds_bucket", ["le": "2.5"]) < durations)
-                #expect(M.value(m, "pushq_apns_request_duration_seconds_sum") >= 4)
+                #expect(M.value(m, "pushq_request_duration_seconds_bucket", ["provider": "apns", "le": "+Inf"]) == durations)
+                #expect(M.value(m, "pushq_request_duration_seconds_bucket", ["provider": "apns", "le": "2.5"]) < durations)
+                #expect(M.value(m, "pushq_request_duration_seconds_sum", ["provider": "apns"]) >= 4)
 
-                #expect(M.value(m, "pushq_apns_provider_token_refreshes_total", ["credential": "default"]) == 1)
+                #expect(M.value(m, "pushq_auth_token_refreshes_total", ["provider": "apns", "credential": "default"]) == 1)
                 // 500 and IdleTimeout condemn their connection.
-                #expect(M.value(m, "pushq_apns_connection_reopens_total", ["credential": "default", "environment": "development"]) >= 1)
-                #expect(M.value(m, "pushq_apns_connections_open") <= 1)
+                let reopens = M.value(m, "pushq_connection_reopens_total", endpoint)
+                #expect(reopens >= 1)
+                #expect(M.value(m, "pushq_connections_open", ["provider": "apns"]) <= 1)
+
+                // The deprecated pushq_apns_* copies count exactly what they counted before.
+                for status in ["200", "500", "429", "400", "410", "none"] {
+                    #expect(M.value(m, "pushq_apns_requests_total", ["status": status]) == requests(status), "status \(status)")
+                }
+                #expect(M.value(m, "pushq_apns_requests_total") == 214)
+                #expect(M.value(m, "pushq_apns_request_duration_seconds_count") == 213)
+                #expect(M.value(m, "pushq_apns_request_duration_seconds_bucket", ["le": "2.5"]) == M.value(m, "pushq_request_duration_seconds_bucket", ["le": "2.5"]))
+                #expect(M.value(m, "pushq_apns_provider_token_refreshes_total", ["credential": "default"]) == 1)
+                #expect(M.value(m, "pushq_apns_connection_reopens_total", ["credential": "default", "environment": "development"]) == reopens)
+                #expect(M.value(m, "pushq_apns_connections_open") == M.value(m, "pushq_connections_open"))
 
                 // One claim statement, one sample of each claim histogram; every attempt was claimed.
                 let claims = M.value(m, "pushq_claim_batch_rows_count")
@@ -144,12 +158,14 @@ struct MetricsTableTests {
                 let renewed = try await M().poll(timeout: .seconds(30)) { () -> String? in
                     let text = try await M().get(base + "/metrics").1
                     return M.value(text, "pushq_notifications_finished_total", ["outcome": "sent"]) == 206
+                        && M.value(text, "pushq_auth_token_refreshes_total", ["provider": "apns"]) == 2
                         && M.value(text, "pushq_apns_provider_token_refreshes_total") == 2 ? text : nil
                 }
                 #expect(renewed != nil)
                 if let renewed {
                     #expect(M.value(renewed, "pushq_retries_total", ["kind": "connection"]) == 1)
                     #expect(M.value(renewed, "pushq_retries_total") == 6)
+                    #expect(M.value(renewed, "pushq_requests_total", ["provider": "apns", "status": "403"]) == 1)
                     #expect(M.value(renewed, "pushq_apns_requests_total", ["status": "403"]) == 1)
                 }
 
@@ -186,7 +202,7 @@ struct MetricsTableTests {
                 try await waitUntilAllFinal(db)
                 let afterPause = try await M().get(base + "/metrics").1
                 #expect(M.value(afterPause, "pushq_retries_total", ["kind": "held"]) >= 1, "\(afterPause)")
-                #expect(M.value(afterPause, "pushq_apns_requests_total", ["status": "403"]) >= 1)
+                #expect(M.value(afterPause, "pushq_requests_total", ["provider": "apns", "status": "403"]) >= 1)
 
                 mock.answerEverything(with: .error(.serviceUnavailable))
                 try await insertAlerts(db, count: 20, prefix: "9")

@@ -1,9 +1,9 @@
-import APNsTransport
 import Foundation
 import MockPush
 import PushCore
 import PushStore
 import PushTestSupport
+import PushTransport
 @testable import PushWorker
 import Testing
 
@@ -53,9 +53,9 @@ struct StartupTests {
             let senders = worker.state.withLock { Array($0.senders.values) }
             #expect(senders.count == 1)
             for sender in senders {
-                let r = APNsRequest(tag: 1, deviceToken: Fixtures.token(1), payload: Array("{}".utf8), pushType: .alert,
-                                    topic: Fixtures.topic, priority: 10, apnsID: "00000000-0000-4000-8000-000000000000")
-                #expect(throws: APNsTransportError.self) { try sender.submit([r]) }
+                let headers = APNsHeaders(pushType: .alert, topic: Fixtures.topic, priority: 10, apnsID: "00000000-0000-4000-8000-000000000000")
+                let r = PushRequest(tag: 1, deviceToken: Fixtures.token(1), payload: Array("{}".utf8), fields: .apns(headers))
+                #expect(throws: PushTransportError.self) { try sender.submit([r]) }
             }
         }
     }
@@ -72,9 +72,9 @@ struct StartupTests {
                 #expect(worker.stopRequested)
                 let senders = worker.state.withLock { Array($0.senders.values) }
                 for sender in senders {
-                    let r = APNsRequest(tag: 1, deviceToken: Fixtures.token(1), payload: Array("{}".utf8), pushType: .alert,
-                                        topic: Fixtures.topic, priority: 10, apnsID: "00000000-0000-4000-8000-000000000000")
-                    #expect(throws: APNsTransportError.self) { try sender.submit([r]) }
+                    let headers = APNsHeaders(pushType: .alert, topic: Fixtures.topic, priority: 10, apnsID: "00000000-0000-4000-8000-000000000000")
+                    let r = PushRequest(tag: 1, deviceToken: Fixtures.token(1), payload: Array("{}".utf8), fields: .apns(headers))
+                    #expect(throws: PushTransportError.self) { try sender.submit([r]) }
                 }
             }
         }

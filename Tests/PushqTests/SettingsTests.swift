@@ -1,4 +1,4 @@
-import APNsTransport
+import PushTransport
 import Logging
 import PushCore
 @testable import pushq
@@ -37,7 +37,7 @@ struct SettingsTests {
     func defaults() throws {
         let c = try worker([:])
         let library = WorkerConfiguration(databaseURL: "", workerID: "", credentials: [:], defaultTopic: nil)
-        let sender = APNsSenderConfiguration()
+        let sender = PushSenderConfiguration()
         let pairs: [(SettingKey, Double, Double)] = [
             (.apnsConnections, Double(c.sender.connections), Double(sender.connections)),
             (.apnsStreams, Double(c.sender.streamsPerConnection), Double(sender.streamsPerConnection)),
@@ -65,7 +65,7 @@ struct SettingsTests {
         }
         #expect(c.sender.environment == .production && SettingKey.apnsEnvironment.defaultValue == "production")
         #expect(c.sender.effectiveFCMBaseURL == "https://fcm.googleapis.com" && c.fcmBaseURL == nil)
-        #expect(SettingKey.fcmURL.defaultValue == APNsSenderConfiguration.fcmDefaultBaseURL)
+        #expect(SettingKey.fcmURL.defaultValue == PushSenderConfiguration.fcmDefaultBaseURL)
         #expect(c.sender.baseURL == nil && c.sender.extraCAFile == nil && c.defaultTopic == nil)
         #expect(c.workerID == "host:1")
         #expect(try Settings(environment: [:]).logSettings() == LogSettings(format: .text, level: .info))

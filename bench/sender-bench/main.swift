@@ -1,4 +1,4 @@
-// sender-bench: notifications/s of APNsSender alone, against a running mock.
+// sender-bench: notifications/s of PushSender alone (APNs, or FCM with --fcm), against a running mock.
 //
 // usage: sender-bench URL KEY_FILE KEY_ID TEAM_ID CONNECTIONS STREAMS TOTAL CAFILE [TOPIC]
 //        sender-bench --fcm URL RSA_KEY_PEM PROJECT_ID CLIENT_EMAIL KEY_ID CONNECTIONS STREAMS TOTAL CAFILE
@@ -10,11 +10,11 @@
 //
 // Requests are built before the clock starts; the timed part is submit → last result,
 // with the whole workload handed over in batches of 1000, as the worker does.
-import APNsTransport
 import Dispatch
 import Foundation
 import Logging
 import PushCore
+import PushTransport
 import Synchronization
 
 let args = CommandLine.arguments
@@ -33,7 +33,7 @@ let topic = !fcm && args.count > 9 ? args[9] : "com.example.pushq.test"
 var logger = Logger(label: "sender-bench")
 logger.logLevel = .warning
 
-let configuration = APNsSenderConfiguration(baseURL: fcm ? nil : args[1], extraCAFile: fcm ? args[10] : args[8], connections: connections,
+let configuration = PushSenderConfiguration(baseURL: fcm ? nil : args[1], extraCAFile: fcm ? args[10] : args[8], connections: connections,
                                             streamsPerConnection: streams, connectionStagger: 0, fcmBaseURL: fcm ? args[2] : nil)
 
 final class Counter: Sendable {
@@ -42,7 +42,7 @@ final class Counter: Sendable {
     let reported = Atomic(0)
     let total: Int
     init(total: Int) { self.total = total }
-    func add(_ batch: [APNsResponse]) {
+    func add(_ batch: [PushResponse]) {
         var ok = 0
         for r in batch {
             if r.status == 200 { ok += 1; continue }
@@ -60,8 +60,8 @@ final class Counter: Sendable {
     }
 }
 let counter = Counter(total: total)
-let sender: APNsSender
-let requests: [APNsRequest]
+let sender: PushSender
+let requests: [PushRequest]
 if fcm {
     let pem = String(decoding: FileManager.default.contents(atPath: args[3]) ?? Data(), as: UTF8.self)
     let fields = [("type", "service_account"), ("project_id", args[4]), ("private_key_id", args[6]), ("private_key", pem),
@@ -75,23 +75,24 @@ if fcm {
         granted.signal()
     }
     granted.wait()
-    sender = try APNsSender(configuration: configuration, fcm: tokens, logger: logger, onResults: { counter.add($0) })
+    sender = try PushSender(configuration: configuration, fcm: tokens, logger: logger, onResults: { counter.add($0) })
     let payload = Array(#"{"notification":{"title":"bench"}}"#.utf8)
     requests = (0..<total).map { i in
         let token = "bench:" + String(i, radix: 16) + String(repeating: "x", count: 140)
-        return APNsRequest(tag: Int64(i), deviceToken: token, payload: try! FCMMessageBody.build(payload: payload, token: token).get(),
-                           pushType: .alert, topic: "", priority: 10, apnsID: "")
+        return PushRequest(tag: Int64(i), deviceToken: token, payload: try! FCMMessageBody.build(payload: payload, token: token).get(),
+                           fields: .fcm)
     }
 } else {
     let manager = try ProviderTokenManager(teamID: args[4], keyID: args[3], keyFile: args[2])
-    sender = try APNsSender(configuration: configuration, credential: .token(manager), logger: logger,
+    sender = try PushSender(configuration: configuration, apns: .token(manager), logger: logger,
                             onResults: { counter.add($0) })
     let payload = Array(#"{"aps":{"alert":"bench"}}"#.utf8)
     requests = (0..<total).map { i in
         let hex = String(i, radix: 16)
-        return APNsRequest(tag: Int64(i), deviceToken: String(repeating: "0", count: 64 - hex.count) + hex, payload: payload,
-                           pushType: .alert, topic: topic, priority: 10,
-                           apnsID: "00000000-0000-4000-8000-" + String(repeating: "0", count: 12 - hex.count) + hex)
+        let headers = APNsHeaders(pushType: .alert, topic: topic, priority: 10,
+                                  apnsID: "00000000-0000-4000-8000-" + String(repeating: "0", count: 12 - hex.count) + hex)
+        return PushRequest(tag: Int64(i), deviceToken: String(repeating: "0", count: 64 - hex.count) + hex, payload: payload,
+                           fields: .apns(headers))
     }
 }
 func cpuMicroseconds() -> Double {

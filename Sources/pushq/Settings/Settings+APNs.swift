@@ -1,4 +1,4 @@
-import APNsTransport
+import PushTransport
 import PushCore
 
 extension Settings {
@@ -7,8 +7,8 @@ extension Settings {
     /// (``workerConfiguration(defaultWorkerID:)``).
     ///
     /// - Throws: ``SettingError`` naming the flag or variable whose value is not allowed.
-    func senderConfiguration() throws -> APNsSenderConfiguration {
-        var c = APNsSenderConfiguration()
+    func senderConfiguration() throws -> PushSenderConfiguration {
+        var c = PushSenderConfiguration()
         if let text = try text(.apnsEnvironment), let environment = APNsEnvironment(rawValue: text) { c.environment = environment }
         c.baseURL = try text(.apnsURL)
         c.extraCAFile = try text(.caFile)

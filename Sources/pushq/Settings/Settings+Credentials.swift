@@ -1,4 +1,4 @@
-import APNsTransport
+import PushTransport
 import Foundation
 import PushWorker
 

@@ -1,4 +1,4 @@
-import APNsTransport
+import PushTransport
 import PushCore
 import PushWorker
 

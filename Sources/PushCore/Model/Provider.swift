@@ -1,0 +1,15 @@
+/// The push service a notification goes through: a row's `provider` column.
+public enum Provider: String, Sendable, Hashable, CaseIterable {
+    /// Apple Push Notification service (HTTP/2, token or certificate authentication).
+    case apns
+    /// Firebase Cloud Messaging, HTTP v1 API (OAuth 2.0 service account).
+    case fcm
+
+    /// The provider's name for messages: `APNs` or `FCM`.
+    public var serviceName: String {
+        switch self {
+        case .apns: return "APNs"
+        case .fcm: return "FCM"
+        }
+    }
+}

@@ -1,0 +1,63 @@
+/// One notification to send: everything that goes into its HTTP/2 request, whatever the provider.
+///
+/// Made from a claimed row by ``PushRequest/make(tag:claim:startDeadline:provider:deviceToken:payload:pushType:topic:defaultTopic:priority:collapseID:apnsID:expiration:)``
+/// and handed to the sender of the row's endpoint (`PushTransport.PushSender`), which sends
+/// these fields as they are, except for what would break the request itself (see
+/// ``APNsHeaders/problem(deviceToken:)``).
+public struct PushRequest: Sendable {
+    /// The caller's id for this notification (the row id); copied to the response.
+    public var tag: Int64
+    /// The caller's id for this claim of the row (its lease); copied to the response, so that an
+    /// answer is matched to the claim that sent it when the same row is claimed again.
+    public var claim: Int64
+    /// A monotonic time (`PushTransport.monotonicNanoseconds()`) after which the request must
+    /// not start: the caller's lease on the row ends soon after. A request still waiting for a
+    /// stream then comes back unsent, ``PushResponse/deadlinePassed``. Nil for no deadline.
+    public var startDeadline: Int64?
+    /// The device's address at its provider: an APNs device token (hex, sent in the path) or an
+    /// FCM registration token (sent inside the body, kept here for the caller's records).
+    public var deviceToken: String
+    /// The exact request body, byte for byte: the producer's JSON for APNs, the whole
+    /// `{"message":{"token":…,…}}` for FCM.
+    public var payload: [UInt8]
+    /// `expires_at` in UNIX seconds: never sent once it has passed (by the database's clock);
+    /// APNs also gets it as `apns-expiration`. Nil for none.
+    public var expiration: Int64?
+    /// What only this request's provider sends: its headers.
+    public var fields: ProviderFields
+    /// Times the sender resent this request itself, at once (FCM: after a 401 with a new access token).
+    package var resends = 0
+
+    public init(tag: Int64, deviceToken: String, payload: [UInt8], expiration: Int64? = nil, fields: ProviderFields,
+                claim: Int64 = 0, startDeadline: Int64? = nil) {
+        self.tag = tag
+        self.claim = claim
+        self.startDeadline = startDeadline
+        self.deviceToken = deviceToken
+        self.payload = payload
+        self.expiration = expiration
+        self.fields = fields
+    }
+
+    /// The provider this request goes to.
+    public var provider: Provider { fields.provider }
+}
+
+/// What only one provider's requests carry, beside the fields every ``PushRequest`` has.
+///
+/// One case per ``Provider``: a sender refuses a request of another provider's.
+public enum ProviderFields: Sendable, Hashable {
+    /// APNs' `apns-*` headers.
+    case apns(APNsHeaders)
+    /// FCM HTTP v1: nothing beside the body (the message, its target token included); the URL
+    /// and the headers are the same for every message.
+    case fcm
+
+    /// The provider these fields are for.
+    public var provider: Provider {
+        switch self {
+        case .apns: return .apns
+        case .fcm: return .fcm
+        }
+    }
+}

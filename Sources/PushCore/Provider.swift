@@ -1,7 +1,0 @@
-/// The push service a notification goes through: a row's `provider` column.
-public enum Provider: String, Sendable, Hashable, CaseIterable {
-    /// Apple Push Notification service (HTTP/2, token or certificate authentication).
-    case apns
-    /// Firebase Cloud Messaging, HTTP v1 API (OAuth 2.0 service account).
-    case fcm
-}

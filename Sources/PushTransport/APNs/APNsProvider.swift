@@ -1,0 +1,112 @@
+import Foundation
+import Logging
+import PushCore
+
+/// APNs' part of a ``PushSender``: the URL `…/3/device/<token>`, the `apns-*` headers, the
+/// answer's `apns-id`, `apns-unique-id` and error body, and what answers do to the connection
+/// (``ConnectionAction/forAnswer(status:reason:)``). Authentication is ``APNsAuthorizer``'s.
+struct APNsProvider: PushProvider {
+    /// The provider's header nodes (``StreamLayout/headerCapacities``), in order.
+    enum Header {
+        static let pushType = 0, topic = 1, priority = 2, apnsID = 3, expiration = 4, collapseID = 5
+        /// Bytes per node, NUL included: every value within ``APNsHeaders/Limit`` fits
+        /// (`prefix + limit + 1`).
+        static let capacities = [64, 13 + APNsHeaders.Limit.topic, 16 + APNsHeaders.Limit.priorityDigits,
+                                 10 + APNsHeaders.Limit.apnsID, 64, 19 + APNsHeaders.Limit.collapseID]
+    }
+
+    /// The answer headers kept (``StreamLayout/answerHeaders``), in order.
+    enum AnswerHeader {
+        static let apnsID = 0, uniqueID = 1
+    }
+
+    let credential: APNsCredential
+    let baseURL: String
+    let layout: StreamLayout
+    let clientCertificate: CurlClientCertificate?
+    /// The client certificate's notAfter (UNIX seconds), checked before each new connection.
+    let certificateNotAfter: Int64?
+    var provider: Provider { .apns }
+
+    /// - Throws: ``PushTransportError`` for a base URL that is not https, or a client
+    ///   certificate that cannot be opened (the message names the file).
+    init(configuration: PushSenderConfiguration, credential: APNsCredential) throws {
+        self.credential = credential
+        baseURL = configuration.effectiveBaseURL
+        try PushSenderConfiguration.requireHTTPS(baseURL, variable: "PUSHQ_APNS_URL", provider: .apns)
+        if case .certificate(let certificate) = credential {
+            certificateNotAfter = try certificate.validate()
+            clientCertificate = certificate.curlOptions
+        } else {
+            certificateNotAfter = nil
+            clientCertificate = nil
+        }
+        // The authorization node takes a provider token (a JWT of ~200 bytes).
+        layout = StreamLayout(urlPrefix: Array((baseURL + "/3/device/").utf8), urlSuffixCapacity: APNsHeaders.Limit.deviceToken,
+                              authorizationPrefix: "authorization: bearer ", authorizationCapacity: 1024,
+                              headerCapacities: Header.capacities, fixedHeaders: ["accept:", "content-type:", "expect:"],
+                              answerHeaders: ["apns-id:", "apns-unique-id:"])
+    }
+
+    func makeAuthorizer(logger: Logger) -> APNsAuthorizer {
+        APNsAuthorizer(credential: credential, certificateNotAfter: certificateNotAfter, layout: layout, logger: logger)
+    }
+
+    /// ``APNsHeaders/problem(deviceToken:)``; a request of another provider's is refused too.
+    func problem(with request: PushRequest) -> String? {
+        guard case .apns(let headers) = request.fields else { return "a request for \(request.provider.serviceName) cannot go to APNs" }
+        return headers.problem(deviceToken: request.deviceToken)
+    }
+
+    /// The URL (the device token in the path) and the `apns-*` headers, in place. The request
+    /// passed ``problem(with:)``: every value fits, and one that still does not is reported the
+    /// same way (`invalidHeader`).
+    func load(_ request: PushRequest, into stream: StreamSlot) -> TransportFailure? {
+        guard case .apns(let headers) = request.fields else {
+            return TransportFailure(kind: .invalidHeader, message: "a request for \(request.provider.serviceName) cannot go to APNs")
+        }
+        if let failure = stream.setURL(suffix: request.deviceToken) { return failure }
+        var fits = stream.setHeader(Header.pushType, prefix: "apns-push-type: ", value: headers.pushType.rawValue)
+        fits = fits && stream.setHeader(Header.topic, prefix: "apns-topic: ", value: headers.topic)
+        fits = fits && stream.setHeader(Header.priority, prefix: "apns-priority: ", integer: Int64(headers.priority))
+        fits = fits && stream.setHeader(Header.apnsID, prefix: "apns-id: ", value: headers.apnsID)
+        if let expiration = request.expiration {
+            fits = fits && stream.setHeader(Header.expiration, prefix: "apns-expiration: ", integer: expiration)
+        } else {
+            stream.clearHeader(Header.expiration)
+        }
+        if let collapseID = headers.collapseID {
+            fits = fits && stream.setHeader(Header.collapseID, prefix: "apns-collapse-id: ", value: collapseID)
+        } else {
+            stream.clearHeader(Header.collapseID)
+        }
+        guard fits else {
+            return TransportFailure(kind: .invalidHeader, message: "a header value (topic, priority, apns-id, expiration or collapse id) is too long for its header")
+        }
+        return nil
+    }
+
+    /// `apns-id` (the request's own string when it echoes it: nothing allocated), `apns-unique-id`,
+    /// and the `reason` and `timestamp` of an error body.
+    func answer(status: Int, stream: StreamSlot, request: PushRequest) -> ProviderAnswer {
+        var answer = APNsAnswer()
+        let id = stream.answerHeader(AnswerHeader.apnsID)
+        if case .apns(let headers) = request.fields, id.elementsEqual(headers.apnsID.utf8) {
+            answer.apnsID = headers.apnsID
+        } else if !id.isEmpty {
+            answer.apnsID = String(decoding: id, as: UTF8.self)
+        }
+        let uniqueID = stream.answerHeader(AnswerHeader.uniqueID)
+        if !uniqueID.isEmpty { answer.uniqueID = String(decoding: uniqueID, as: UTF8.self) }
+        if status != 200, !stream.answerBody.isEmpty {
+            let parsed = stream.answerBody.withUnsafeBytes { APNsErrorBodyParser.parse($0) }
+            answer.reason = parsed.reason.map(APNsReason.init)
+            answer.timestamp = parsed.timestamp
+        }
+        return .apns(answer)
+    }
+
+    func connectionAction(after response: PushResponse) -> ConnectionAction {
+        ConnectionAction.forAnswer(status: response.status ?? 0, reason: response.apns?.reason)
+    }
+}

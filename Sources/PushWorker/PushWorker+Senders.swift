@@ -1,0 +1,108 @@
+import Logging
+import PushCore
+import PushStore
+import PushTransport
+
+extension PushWorker {
+    /// Shuts down every sender still running, at once (nothing is in flight any more, or the
+    /// worker is failing): what they still queue is released by the leases.
+    func shutDownSenders() async {
+        let senders = state.withLock { Array($0.senders.values) }
+        await withTaskGroup(of: Void.self) { group in
+            for sender in senders { group.addTask { _ = await sender.shutdown(deadline: .zero) } }
+        }
+    }
+
+    /// The sender for `key`, created and started on first use: an APNs sender with the
+    /// credential's key or certificate in the endpoint's environment, or an FCM sender with the
+    /// credential's access tokens (``fcmTokens(for:)``).
+    func sender(for key: Endpoint) throws -> PushSender {
+        if let existing = state.withLock({ $0.senders[key] }) { return existing }
+        var senderConfiguration = configuration.sender
+        senderConfiguration.environment = key.environment
+        senderConfiguration.fcmBaseURL = configuration.fcmBaseURL
+        var senderLogger = logger
+        senderLogger[metadataKey: LogKey.credential] = "\(key.credential)"
+        senderLogger[metadataKey: LogKey.environment] = "\(key.channel)"
+        let onResults: @Sendable ([PushResponse]) -> Void = { [weak self] batch in self?.received(batch) }
+        let sender: PushSender
+        switch key.provider {
+        case .apns:
+            guard let credential = configuration.credentials[key.credential] else {
+                throw WorkerError(.configuration, "no APNs credential named \(key.credential)")
+            }
+            sender = try PushSender(configuration: senderConfiguration, apns: credential, logger: senderLogger, onResults: onResults)
+        case .fcm:
+            senderConfiguration.streamsPerConnection = configuration.fcmStreamsPerConnection
+            let tokens = try fcmTokens(for: key.credential)
+            sender = try PushSender(configuration: senderConfiguration, fcm: tokens, logger: senderLogger, onResults: onResults)
+        }
+        let winner = state.withLock { s -> (PushSender, Bool) in
+            if let existing = s.senders[key] { return (existing, false) }
+            s.senders[key] = sender
+            return (sender, true)
+        }
+        if winner.1 { try sender.start() }
+        return winner.0
+    }
+
+    /// The access tokens of FCM credential `name`, one provider per credential for the worker's life.
+    func fcmTokens(for name: String) throws -> FCMAccessTokenProvider {
+        if let existing = state.withLock({ $0.fcmTokens[name] }) { return existing }
+        guard let account = configuration.fcmCredentials[name] else {
+            throw WorkerError(.configuration, "no FCM credential named \(name)")
+        }
+        var tokenLogger = logger
+        tokenLogger[metadataKey: LogKey.provider] = "\(Provider.fcm.rawValue)"
+        tokenLogger[metadataKey: LogKey.credential] = "\(name)"
+        let exchange = FCMTokenExchangeConfiguration(extraCAFile: configuration.sender.extraCAFile,
+                                                     requestTimeout: configuration.sender.requestTimeout,
+                                                     connectTimeout: configuration.sender.connectTimeout)
+        let tokens = try FCMAccessTokenProvider(account: account, configuration: exchange, logger: tokenLogger)
+        return state.withLock { s in
+            if let existing = s.fcmTokens[name] { return existing }
+            s.fcmTokens[name] = tokens
+            return tokens
+        }
+    }
+
+    /// Called by a sender thread with a batch of answers: hand them to the complete loop.
+    private func received(_ batch: [PushResponse]) {
+        state.withLock { $0.answers.append(contentsOf: batch) }
+        completeWake.signal()
+    }
+
+    /// Stops every sender: waits for answers in flight up to the shutdown deadline (the complete
+    /// loop records them) and releases the rows never handed to a provider.
+    func drainSenders(_ connection: PGConnection) async {
+        let senders = state.withLock { Array($0.senders.values) }
+        let deadline = Duration.milliseconds(Int(configuration.shutdownSeconds * 1000))
+        var unsent: [PushRequest] = []
+        await withTaskGroup(of: [PushRequest].self) { group in
+            for sender in senders { group.addTask { await sender.shutdown(deadline: deadline) } }
+            for await batch in group { unsent += batch }
+        }
+        guard !unsent.isEmpty else { return }
+        let claims = state.withLock { s in unsent.compactMap { s.claim(of: $0) } }
+        while !databaseGivenUp {
+            do {
+                let n = try await connection.release(claims, workerID: configuration.workerID)
+                state.withLock { s in
+                    for c in claims { s.drop(c) }
+                    s.stats.released += n
+                }
+                logger.info("released rows never sent", metadata: ["notifications": "\(n)"])
+                return
+            } catch {
+                if stoppingFor(moreThan: configuration.shutdownRetrySeconds) {
+                    giveUpDatabase()
+                    break
+                }
+                try? await Task.sleep(for: .milliseconds(500))
+            }
+        }
+        logger.error("cannot release unsent rows; they return to the queue when their lease runs out",
+                     metadata: ["notifications": "\(unsent.count)"])
+        state.withLock { s in for c in claims { s.drop(c) } }
+    }
+}

@@ -1,0 +1,67 @@
+import CoreMetrics
+import PushCore
+import PushStore
+
+extension WorkerMetrics {
+    /// The held endpoints every worker reads once a second: 1 for each held one, 0 for those
+    /// held before and no longer.
+    func holds(_ holds: [HeldEndpoint]) {
+        guard isEnabled else { return }
+        state.withLock { s in
+            var seen = Set<Endpoint>()
+            for h in holds {
+                seen.insert(h.endpoint)
+                let g = gauges(h.endpoint, &s)
+                g.paused.record(h.kind == .outage ? 0 : 1)
+                g.down.record(h.kind == .outage ? 1 : 0)
+            }
+            for (endpoint, g) in s.holdGauges where !seen.contains(endpoint) {
+                g.paused.record(0)
+                g.down.record(0)
+            }
+        }
+    }
+
+    /// Makes the endpoint's hold gauges exist (at 0) before any hold, so that alerts see a series.
+    func serves(_ endpoints: [Endpoint]) {
+        guard isEnabled else { return }
+        state.withLock { s in
+            s.served.formUnion(endpoints)
+            for e in endpoints where s.holdGauges[e] == nil {
+                let g = gauges(e, &s)
+                g.paused.record(0)
+                g.down.record(0)
+            }
+        }
+    }
+
+    private func gauges(_ endpoint: Endpoint, _ s: inout State) -> (paused: Gauge, down: Gauge) {
+        if let g = s.holdGauges[endpoint] { return g }
+        let dims = [("credential", endpoint.credential), ("environment", endpoint.channel)]
+        let g = (Gauge(label: Catalog.paused.name, dimensions: dims, factory: factory),
+                 Gauge(label: Catalog.down.name, dimensions: dims, factory: factory))
+        s.holdGauges[endpoint] = g
+        return g
+    }
+
+    /// The queue gauges, read by the worker holding the queue-gauges lock; nil removes them
+    /// (the lock went to another worker), so that only one worker exports them.
+    func queue(_ gauges: QueueGauges?) {
+        guard isEnabled else { return }
+        state.withLock { s in
+            guard let gauges else {
+                if let q = s.queue {
+                    q.due.destroy()
+                    q.oldest.destroy()
+                    s.queue = nil
+                }
+                return
+            }
+            let q = s.queue ?? (Gauge(label: Catalog.dueRows.name, dimensions: [], factory: factory),
+                                Gauge(label: Catalog.oldestDueAge.name, dimensions: [], factory: factory))
+            s.queue = q
+            q.due.record(gauges.dueRows)
+            q.oldest.record(gauges.oldestDueAgeSeconds)
+        }
+    }
+}
