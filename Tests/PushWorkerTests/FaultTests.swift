@@ -20,9 +20,14 @@ struct FaultTests {
             configuration.outageProbeBaseSeconds = 0.2
             configuration.outageProbeCapSeconds = 0.5
             try await withWorker(configuration) { _ in
-                #expect(try await eventually {
-                    try await scalar(db, "SELECT count(*) FROM pushq.credential_pauses WHERE kind = 'outage' AND reason = 'TransportConnectFailed'") == 1
-                })
+                // The hold is written before the rows it sends back: wait for both (no row in flight,
+                // not even a probe's) before looking at the attempts.
+                let held = try await eventually {
+                    let holds = try await scalar(db, "SELECT count(*) FROM pushq.credential_pauses WHERE kind = 'outage' AND reason = 'TransportConnectFailed'")
+                    let inFlight = try await scalar(db, "SELECT count(*) FROM pushq.notifications WHERE status = 'sending'")
+                    return holds == 1 && inFlight == 0
+                }
+                #expect(held)
                 #expect(try await scalar(db, "SELECT max(attempts) FROM pushq.notifications") == 0)
                 #expect(try await statusCounts(db)["failed"] == nil)
                 try await withMock({ $0.port = port }) { mock, _ in
