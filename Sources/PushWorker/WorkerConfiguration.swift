@@ -159,8 +159,15 @@ public struct WorkerConfiguration: Sendable {
     /// take the row: a slow provider or a small window delays rows, it never sends them twice.
     public var sendWindowSeconds: Double {
         let spare = leaseSeconds - sender.requestTimeout
-        return spare - min(5, spare / 2)
+        return spare - min(Self.leaseMarginSeconds, spare / 2)
     }
+
+    /// How much longer than the request timeout a lease must be, in seconds.
+    public static let leaseMarginSeconds: Double = 5
+
+    /// Whether the lease outlasts the request timeout by more than ``leaseMarginSeconds``:
+    /// otherwise rows would be taken again while still in flight.
+    public var leaseOutlastsRequests: Bool { leaseSeconds > sender.requestTimeout + Self.leaseMarginSeconds }
 
     /// Checks the values that depend on each other.
     ///
@@ -172,8 +179,8 @@ public struct WorkerConfiguration: Sendable {
         if let url = fcmBaseURL, !url.lowercased().hasPrefix("https://") {
             throw WorkerError(.configuration, "PUSHQ_FCM_URL must be an https:// URL (FCM is HTTP/2 over TLS), not \(url)")
         }
-        guard leaseSeconds > sender.requestTimeout + 5 else {
-            throw WorkerError(.configuration, "PUSHQ_LEASE_SECONDS (\(leaseSeconds)) must exceed the request timeout (\(sender.requestTimeout) s) by more than 5 s, or rows would be taken again while still in flight")
+        guard leaseOutlastsRequests else {
+            throw WorkerError(.configuration, "PUSHQ_LEASE_SECONDS (\(leaseSeconds)) must exceed the request timeout (\(sender.requestTimeout) s) by more than \(Int(Self.leaseMarginSeconds)) s, or rows would be taken again while still in flight")
         }
         guard pauseCapSeconds >= pauseBaseSeconds else {
             throw WorkerError(.configuration, "PUSHQ_PAUSE_CAP_SECONDS must not be below PUSHQ_PAUSE_BASE_SECONDS")

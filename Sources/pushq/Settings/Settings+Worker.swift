@@ -53,15 +53,16 @@ extension Settings {
         try require((.pauseBaseSeconds, c.pauseBaseSeconds), atMost: (.pauseCapSeconds, c.pauseCapSeconds))
         try require((.outageProbeBaseSeconds, c.outageProbeBaseSeconds), atMost: (.outageProbeCapSeconds, c.outageProbeCapSeconds))
         let timeout = c.sender.requestTimeout
-        guard c.leaseSeconds > timeout + 5 else {
+        guard c.leaseOutlastsRequests else {
+            let margin = SettingKey.format(WorkerConfiguration.leaseMarginSeconds)
             let (lease, request) = (SettingKey.leaseSeconds, SettingKey.apnsRequestTimeout)
             let why = "or rows would be taken again while still in flight"
             if given(lease) == nil, let blamed = given(request) {
                 throw SettingError(setting: blamed.name, value: blamed.text,
-                                   expected: "less than \(lease.variable) (\(SettingKey.format(c.leaseSeconds))) - 5 seconds, \(why)")
+                                   expected: "less than \(lease.variable) (\(SettingKey.format(c.leaseSeconds))) - \(margin) seconds, \(why)")
             }
             throw SettingError(setting: lease.variable, value: given(lease)?.text ?? SettingKey.format(c.leaseSeconds),
-                               expected: "more than \(request.variable) (\(SettingKey.format(timeout))) + 5 seconds, \(why)")
+                               expected: "more than \(request.variable) (\(SettingKey.format(timeout))) + \(margin) seconds, \(why)")
         }
     }
 
