@@ -122,11 +122,17 @@ func finishedStatement(_ db: PGConnection, startingWith prefix: String, after: S
 /// The claim statement's opening words (Sources/PushStore/PGConnection+Claim.swift).
 let claimStatementPrefix = "WITH due AS MATERIALIZED"
 
-/// Waits for two claim statements that both start after `after`: the second begins after the
-/// worker has read back whatever it wrote before `after` (its holds, its pauses). False on timeout.
+/// Waits for two statements starting with `prefix` that both start after `after`: the second
+/// begins after the worker has acted on whatever was true before `after`. False on timeout.
+func twoStatements(_ db: PGConnection, startingWith prefix: String, after: String) async throws -> Bool {
+    guard let first = try await finishedStatement(db, startingWith: prefix, after: after) else { return false }
+    return try await finishedStatement(db, startingWith: prefix, after: first) != nil
+}
+
+/// Two claim statements after `after`: the second begins after the worker has read back
+/// whatever it wrote before `after` (its holds, its pauses).
 func twoClaims(_ db: PGConnection, after: String) async throws -> Bool {
-    guard let first = try await finishedStatement(db, startingWith: claimStatementPrefix, after: after) else { return false }
-    return try await finishedStatement(db, startingWith: claimStatementPrefix, after: first) != nil
+    try await twoStatements(db, startingWith: claimStatementPrefix, after: after)
 }
 
 /// The single integer a query returns (a count, a max), 0 for NULL.
