@@ -1,4 +1,4 @@
--- pushq schema, version 1: the public contract (docs/producers.md).
+-- pushq schema, version 1: the public contract (shared/design/contract.md).
 -- Every CHECK constraint is named after what it checks, so that a producer's
 -- INSERT error names the problem.
 
