@@ -96,7 +96,7 @@ public enum SecretRedaction {
             // The scheme's class holds neither ':' nor '/', so "://" can only follow its longest run.
             guard let afterScheme = literal(s, j, "://", ignoringCase: false) else { return nil }
             var k = afterScheme
-            while k < s.count, ![UInt8(ascii: ":"), UInt8(ascii: "/"), UInt8(ascii: "@")].contains(s[k]), !isSpace(s[k]) { k += 1 }
+            while k < s.count, !isOneOf(s[k], ":/@"), !isSpace(s[k]) { k += 1 }
             guard k < s.count, s[k] == UInt8(ascii: ":") else { return nil }
             var p = k + 1
             while p < s.count, s[p] != UInt8(ascii: "@"), !isSpace(s[p]) { p += 1 }
@@ -139,7 +139,7 @@ public enum SecretRedaction {
             if q < s.count { return (v, q + 1) }
         }
         var e = v
-        while e < s.count, !isSpace(s[e]), ![UInt8(ascii: ","), UInt8(ascii: ";"), UInt8(ascii: "&")].contains(s[e]) { e += 1 }
+        while e < s.count, !isSpace(s[e]), !isOneOf(s[e], ",;&") { e += 1 }
         return e > v ? (v, e) : nil
     }
 
@@ -194,7 +194,11 @@ public enum SecretRedaction {
     /// What Regex's `.` does not match, on ASCII (line feed, vertical tab, form feed, return).
     private static func isLineBreak(_ c: UInt8) -> Bool { c >= 0x0A && c <= 0x0D }
     private static func isBase64URL(_ c: UInt8) -> Bool { isLetter(c) || isDigit(c) || c == UInt8(ascii: "_") || c == UInt8(ascii: "-") }
+    /// Whether `c` is one of the ASCII characters of `set` (a literal: no array is built per byte).
+    private static func isOneOf(_ c: UInt8, _ set: StaticString) -> Bool {
+        set.withUTF8Buffer { $0.contains(c) }
+    }
     private static func isTokenByte(_ c: UInt8) -> Bool {
-        isBase64URL(c) || [UInt8(ascii: "."), UInt8(ascii: "~"), UInt8(ascii: "+"), UInt8(ascii: "/"), UInt8(ascii: "=")].contains(c)
+        isBase64URL(c) || isOneOf(c, ".~+/=")
     }
 }
