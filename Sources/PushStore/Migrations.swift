@@ -44,5 +44,10 @@ extension Migration {
         Migration(version: 10, name: "devices_provider_key_index",
                   sql: String(decoding: PackageResources._10_devices_provider_key_index_sql, as: UTF8.self)),
         Migration(version: 11, name: "devices_provider_key", sql: String(decoding: PackageResources._11_devices_provider_key_sql, as: UTF8.self)),
+        Migration(version: 12, name: "lanes_keys_signals", sql: String(decoding: PackageResources._12_lanes_keys_signals_sql, as: UTF8.self)),
+        Migration(version: 13, name: "dedupe_key_index", sql: String(decoding: PackageResources._13_dedupe_key_index_sql, as: UTF8.self)),
+        Migration(version: 14, name: "lane_due_index", sql: String(decoding: PackageResources._14_lane_due_index_sql, as: UTF8.self)),
+        Migration(version: 15, name: "lanes_keys_signals_validate",
+                  sql: String(decoding: PackageResources._15_lanes_keys_signals_validate_sql, as: UTF8.self)),
     ]
 }
