@@ -53,6 +53,11 @@ public struct ClaimedRow: Sendable {
     public var maxAttempts: Int
     /// `last_reason` before this claim (the previous attempt's).
     public var lastReason: String?
+    /// `lane`: the row's kind of traffic.
+    public var lane: String = "default"
+    /// The lane's rank in `pushq.lanes` at the claim (`default`'s for a lane with no row there):
+    /// lower goes first, in the claim and in the sender's queue.
+    public var rank: Int = 100
 }
 
 /// The write-back of one attempt: a row's ``Disposition`` plus APNs' answer.

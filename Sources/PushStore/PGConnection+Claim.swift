@@ -82,7 +82,9 @@ extension PGConnection {
                 attempts: try result.decode(Int.self, r, 12) ?? 0,
                 lease: try result.decode(Int64.self, r, 16) ?? 0,
                 maxAttempts: try result.decode(Int.self, r, 13) ?? 1,
-                lastReason: result.string(r, 14)))
+                lastReason: result.string(r, 14),
+                lane: result.string(r, 17) ?? "default",
+                rank: try result.decode(Int.self, r, 18) ?? 100))
         }
         return rows
     }
@@ -162,7 +164,9 @@ extension PGConnection {
                   CASE WHEN isfinite(n.expires_at) THEN floor(extract(epoch FROM n.expires_at))::bigint END,
                   n.collapse_id, n.apns_id, COALESCE(n.environment, $4), COALESCE(n.credential, 'default'),
                   n.attempts, n.max_attempts, n.last_reason, n.provider,
-                  (extract(epoch FROM n.locked_until) * 1000000)::bigint
+                  (extract(epoch FROM n.locked_until) * 1000000)::bigint,
+                  n.lane, COALESCE((SELECT l.rank FROM pushq.lanes l WHERE l.name = n.lane),
+                                   (SELECT l.rank FROM pushq.lanes l WHERE l.name = 'default'), 100)
         """
 
     /// Rows this version can read: an APNs row's `push_type` must be one it knows. A row of a
