@@ -23,6 +23,9 @@ struct ExamplesTests {
         var environment: [String: String] = [:]
         /// It waits for the final status and prints it, exiting 0 only when sent.
         var waits = true
+        /// It enqueues with a dedupe key twice (the second makes nothing) and waits for the
+        /// row's completion signal, which it prints.
+        var listens = false
 
         var testDescription: String { name }
 
@@ -38,7 +41,21 @@ struct ExamplesTests {
             // offline. With the module proxy, `go mod tidy && go run .` in examples/go does the same.
             Example(name: "go", program: "go", arguments: { token, _ in ["run", file("go/enqueue.go"), token] },
                     environment: ["GO111MODULE": "off", "GOPATH": "/usr/share/gocode", "GOFLAGS": ""]),
+            Example(name: "python-listen", program: "python3", arguments: { token, _ in [file("python/listen.py"), token] }, listens: true),
+            // The Swift script runs as `swift` runs a script: libpq through pushq's own module map.
+            Example(name: "swift-listen", program: "swift",
+                    arguments: { token, _ in ["-I", repositoryRoot.appendingPathComponent("Sources/CLibPQ").path] + libpqIncludes
+                                             + [file("swift/listen.swift"), token] },
+                    listens: true),
         ]
+
+        /// `pkg-config --cflags-only-I libpq`, split: where libpq-fe.h is (Debian: /usr/include/postgresql).
+        static let libpqIncludes: [String] = {
+            guard let pkgConfig = onPath("pkg-config"),
+                  let result = try? ChildProcess.runBlocking(pkgConfig, ["--cflags-only-I", "libpq"]), result.termination == .exit(0)
+            else { return [] }
+            return result.stdout.split(whereSeparator: \.isWhitespace).map(String.init)
+        }()
     }
 
     /// `url` asking for no TLS: a URL gets `sslmode=disable` as a query parameter, a conninfo string a keyword.
@@ -78,6 +95,12 @@ struct ExamplesTests {
                 #expect(termination == .exit(0), "\(example.name): \(termination)\n\(out)\(err)\nworker:\n\(workerLog())")
                 if example.waits {
                     #expect(out.contains(": sent (HTTP 200)"), "\(example.name) printed: \(out)\(err)")
+                }
+                if example.listens {
+                    #expect(out.contains("retried INSERT: nothing enqueued"), "\(example.name) printed: \(out)\(err)")
+                    // It listened before it inserted: the outcome came as the row's signal.
+                    #expect(out.contains("signal on order_events: {\"id\" : ") && out.contains("\"status\" : \"sent\"")
+                            && out.contains("\"dedupe_key\" : \"order-1042-shipped:\(token.prefix(16))\""), "\(example.name) printed: \(out)\(err)")
                 }
                 let final = try await eventually(timeout: .seconds(60)) {
                     try await scalar(db, "SELECT count(*) FROM pushq.notifications WHERE status IN ('queued', 'sending', 'retrying')") == 0
