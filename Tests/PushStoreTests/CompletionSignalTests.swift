@@ -43,7 +43,7 @@ struct CompletionSignalTests {
 
             let claimed = try await c.claim(limit: 100, workerID: "w1", leaseSeconds: 60, credentials: ["default"], defaultEnvironment: .production)
             #expect(Dictionary(uniqueKeysWithValues: claimed.map { ($0.id, $0.verdict) }) ==
-                    [expiredAtClaim: .expired, invalidated: .failed, exhausted: .exhausted, sending: .send])
+                    [expiredAtClaim: .expired, invalidated: .tokenInvalidated, exhausted: .exhausted, sending: .send])
             #expect(try await c.expireWaiting(limit: 100).reduce(0) { $0 + $1.rows } == 1)
             try await c.query("""
                 UPDATE pushq.notifications SET status = 'cancelled', finished_at = now() WHERE id = $1 AND status IN ('queued', 'retrying')

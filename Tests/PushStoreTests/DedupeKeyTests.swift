@@ -51,7 +51,8 @@ struct DedupeKeyTests {
     func length() async throws {
         try await TestDatabase.withConnection { c in
             // 200 characters of 4 bytes each: 800 bytes, accepted.
-            #expect(try await c.query(Self.insertOnce, [Self.token, String(repeating: "🔑", count: 200)]).count == 1)
+            let longest = try await c.query(Self.insertOnce, [Self.token, String(repeating: "🔑", count: 200)])
+            #expect(longest.count == 1)
             for bad in [String(repeating: "k", count: 201), ""] {
                 let error = await #expect(throws: PGError.self) { try await c.query(Self.insertOnce, [Self.token, bad]) }
                 #expect(error?.sqlState == "23514")
@@ -161,9 +162,9 @@ struct DedupeKeyTests {
                 #expect(keys.string(r, 2) == "orders" && keys.string(r, 3) == "order_events")
             }
             #expect(Set((0..<3).map { keys.string($0, 1) }).count == 3, "one key per device")
-            // The key is the SHA-256 of the token: the first 32 hex digits.
+            // The key ends with the first 32 hex digits of the SHA-256 of the device's registry key, environment:token.
             let apnsKey = try await c.query("""
-                SELECT 'order-1042:apns:' || left(encode(sha256(convert_to($1, 'UTF8')), 'hex'), 32)
+                SELECT 'order-1042:apns:' || left(encode(sha256(convert_to('production:' || $1, 'UTF8')), 'hex'), 32)
                 """, [String(repeating: "a1", count: 32)]).string(0, 0)
             #expect(try await Self.rows(c, key: apnsKey ?? "") == 1)
 
@@ -174,9 +175,15 @@ struct DedupeKeyTests {
                                            [try third.decode(Int64.self, 0, 0)]).string(0, 0)
             #expect(newRow == String(repeating: "a3", count: 32))
             #expect(try await c.query("SELECT count(*) FROM pushq.notifications").decode(Int.self, 0, 0) == 4)
+            // A token registered in both APNs environments is two devices: a row for each, as without a key.
+            try await c.query("INSERT INTO pushq.devices (device_token, environment, user_ref) VALUES ($1, 'development', 'alice')",
+                              [String(repeating: "a3", count: 32)])
+            #expect(try await c.query(call).count == 1, "the development registration of a3 alone")
+            #expect(try await c.query("SELECT count(*) FROM pushq.notifications WHERE device_token = $1",
+                                      [String(repeating: "a3", count: 32)]).decode(Int.self, 0, 0) == 2)
             // Without a key, every call makes rows, as before schema 15.
-            #expect(try await c.query("SELECT * FROM pushq.enqueue_for_user('alice', '{\"aps\":{}}')").count == 3)
-            #expect(try await c.query("SELECT * FROM pushq.enqueue_for_user('alice', '{\"aps\":{}}')").count == 3)
+            #expect(try await c.query("SELECT * FROM pushq.enqueue_for_user('alice', '{\"aps\":{}}')").count == 4)
+            #expect(try await c.query("SELECT * FROM pushq.enqueue_for_user('alice', '{\"aps\":{}}')").count == 4)
         }
     }
 

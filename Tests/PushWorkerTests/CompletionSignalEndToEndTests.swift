@@ -49,7 +49,8 @@ struct CompletionSignalEndToEndTests {
                     let firstEnded = try await eventually {
                         try await scalar(db, "SELECT count(*) FROM pushq.notifications WHERE status IN ('queued', 'sending', 'retrying') AND id <> \(cancelled)") == 0
                     }
-                    #expect(firstEnded, "\(try await statusCounts(db))")
+                    let counts = try await statusCounts(db)
+                    #expect(firstEnded, "\(counts)")
                     let expiredAtClaim = try await insert(8, ", expires_at", ", now() - interval '1 second'")
                     let claimedAndExpired = try await eventually {
                         try await scalar(db, "SELECT count(*) FROM pushq.notifications WHERE id = \(expiredAtClaim) AND status = 'expired'") == 1

@@ -15,7 +15,9 @@ ALTER TABLE pushq.notifications
 -- last, with defaults that change nothing.
 --   lane            the rows' lane.
 --   dedupe_key      each row gets dedupe_key || ':' || provider || ':' || the first 32 hex digits
---                   of the SHA-256 of its token: a retried fan-out makes no row twice. The ids
+--                   of the SHA-256 of environment || ':' || token (the device's registry key: a
+--                   token registered in both APNs environments gets a row for each, as without
+--                   a key): a retried fan-out makes no row twice. The ids
 --                   returned are those of the rows made by this call: none for devices that
 --                   already had theirs. 1 to 160 characters, so that every derived key fits in
 --                   the column's 200; another length is refused before any row is made, with
@@ -72,7 +74,7 @@ BEGIN
            enqueue_for_user.metadata,
            COALESCE(enqueue_for_user.lane, 'default'),
            enqueue_for_user.dedupe_key || ':' || d.provider || ':'
-               || left(encode(sha256(convert_to(d.device_token, 'UTF8')), 'hex'), 32),
+               || left(encode(sha256(convert_to(d.environment || ':' || d.device_token, 'UTF8')), 'hex'), 32),
            enqueue_for_user.notify_channel
       FROM pushq.devices d
      WHERE d.user_ref = enqueue_for_user.user_ref
