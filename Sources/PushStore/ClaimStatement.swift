@@ -56,21 +56,21 @@ enum ClaimStatement {
                     SELECT $10::text, $11::float8 WHERE $10::text IS NOT NULL) c ON c.key = b.key
                FOR UPDATE OF b SKIP LOCKED
         ), queue AS MATERIALIZED (
-            SELECT s.lane, s.rank,
-                   CASE WHEN s.cap IS NOT NULL THEN s.budget END AS budget,
-                   CASE WHEN s.cap IS NULL THEN $1::int
-                        ELSE COALESCE(greatest(0, floor(b.available))::int, 0) END AS quota
-              FROM settings s
-              LEFT JOIN budgets b ON b.key = s.budget
-             WHERE NOT s.paused
-             ORDER BY s.rank,
-                      mod(row_number() OVER (PARTITION BY s.rank ORDER BY s.lane) + $9::int, count(*) OVER (PARTITION BY s.rank)),
-                      s.lane
+            SELECT t.lane, t.rank, t.budget, t.quota, row_number() OVER (ORDER BY t.rank, t.turn, t.lane) AS ord
+              FROM (SELECT s.lane, s.rank,
+                           CASE WHEN s.cap IS NOT NULL THEN s.budget END AS budget,
+                           CASE WHEN s.cap IS NULL THEN $1::int
+                                ELSE COALESCE(greatest(0, floor(b.available))::int, 0) END AS quota,
+                           mod(row_number() OVER (PARTITION BY s.rank ORDER BY s.lane) + $9::int, count(*) OVER (PARTITION BY s.rank)) AS turn
+                      FROM settings s
+                      LEFT JOIN budgets b ON b.key = s.budget
+                     WHERE NOT s.paused) t
+             ORDER BY ord
         ), due AS MATERIALIZED (
-            SELECT r.id, q.rank, q.budget
+            SELECT r.id, q.rank, q.budget, q.ord, r.scheduled_at
               FROM queue q
              CROSS JOIN LATERAL (
-                   SELECT n.id
+                   SELECT n.id, n.scheduled_at
                      FROM pushq.notifications n
                     WHERE n.lane = q.lane
                       AND n.status IN ('queued', 'retrying')
@@ -84,7 +84,7 @@ enum ClaimStatement {
              LIMIT CASE WHEN $10::text IS NULL THEN $1::int
                         ELSE least($1::int, COALESCE((SELECT greatest(0, floor(b.available))::int FROM budgets b WHERE b.key = $10::text), 0)) END
         ), lapsed AS MATERIALIZED (
-            SELECT n.id,
+            SELECT n.id, n.locked_until,
                    COALESCE((SELECT l.rank FROM pushq.lanes l WHERE l.name = n.lane),
                             (SELECT l.rank FROM pushq.lanes l WHERE l.name = 'default'), 100) AS rank
               FROM pushq.notifications n
@@ -99,7 +99,7 @@ enum ClaimStatement {
              LIMIT $1
                FOR UPDATE OF n SKIP LOCKED
         ), picked AS MATERIALIZED (
-            SELECT n.id, c.rank, c.budget,
+            SELECT n.id, c.rank, c.budget, c.ord, c.due_at,
                    -- A lease that ran out for the first time in a row: the attempt it counted is given
                    -- back (its worker may have died before sending); a second one in a row counts.
                    CASE WHEN n.status = 'sending' AND n.last_reason IS DISTINCT FROM 'LeaseExpired' THEN 1 ELSE 0 END AS refund,
@@ -123,7 +123,9 @@ enum ClaimStatement {
                                     AND t.environment = COALESCE(n.environment, $4)
                                     AND t.until > now()) THEN 'throttled'
                         ELSE 'sending' END AS verdict
-              FROM (SELECT id, rank, budget FROM due UNION ALL SELECT id, rank, NULL FROM lapsed) c
+              FROM (SELECT id, rank, budget, ord, scheduled_at AS due_at FROM due
+                    UNION ALL
+                    SELECT id, rank, NULL, 0, locked_until FROM lapsed) c
               JOIN pushq.notifications n ON n.id = c.id
         ), spent AS (
             UPDATE pushq.rate_budgets b
@@ -161,12 +163,13 @@ enum ClaimStatement {
                       n.collapse_id, n.apns_id, COALESCE(n.environment, $4), COALESCE(n.credential, 'default'),
                       n.attempts, n.max_attempts, n.last_reason, n.provider,
                       (extract(epoch FROM n.locked_until) * 1000000)::bigint,
-                      n.lane, p.rank
+                      n.lane, p.rank, p.ord, p.due_at
         )
-        SELECT * FROM claimed
+        -- In claim order: lapsed leases, then lane after lane, each in due order.
+        (SELECT * FROM claimed ORDER BY 20, 21, 1)
         UNION ALL
         -- A cap held back due rows: one row that says so (the worker claims again soon).
-        SELECT 0, 'budget', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+        SELECT 0, 'budget', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
          WHERE EXISTS (
                    SELECT 1 FROM queue q
                     WHERE q.budget IS NOT NULL
