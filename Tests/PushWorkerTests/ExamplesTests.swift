@@ -127,4 +127,36 @@ struct ExamplesTests {
             }
         }
     }
+
+    @Test("a listener whose connection is cut listens again and reads the outcome of the row that ended while it was away",
+          arguments: Example.all.filter(\.listens))
+    func listenerCatchesUp(_ example: Example) async throws {
+        let executable = try #require(Self.onPath(example.program), "\(example.program) is not on PATH: run scripts/install-deps")
+        try await TestDatabase.withConnection { db in
+            let url = Self.withoutTLS(try await databaseURL(db))
+            let token = Fixtures.token(100 + (Example.all.firstIndex { $0.name == example.name } ?? 0), prefix: "e")
+            var env = ProcessInfo.processInfo.environment
+            env["PUSHQ_DATABASE_URL"] = url
+            // No worker: the row waits until this test ends it, while the listener is cut off.
+            async let run = ChildProcess.run(executable, example.arguments(token, url), environment: env)
+            var listener: Int?
+            let waiting = try await eventually(timeout: .seconds(120)) {
+                listener = try await db.query("""
+                    SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN order_events' AND state = 'idle'
+                    """).decode(Int.self, 0, 0)
+                let enqueued = try await scalar(db, "SELECT count(*) FROM pushq.notifications WHERE dedupe_key LIKE 'order-1042-shipped:%'")
+                return listener != nil && enqueued == 1
+            }
+            if waiting {
+                try await db.query("SELECT pg_terminate_backend($1)", [listener])
+                // Ended while the listener is away (it waits 1 s before it connects again): its signal is lost.
+                try await db.query("UPDATE pushq.notifications SET status = 'sent', last_status = 200, sent_at = now(), finished_at = now()")
+            }
+            let (termination, out, err) = try await run
+            #expect(waiting, "\(example.name) never listened with its row enqueued: \(out)\(err)")
+            #expect(termination == .exit(0), "\(example.name): \(termination)\n\(out)\(err)")
+            #expect(err.contains("reconnecting"), "\(example.name) printed: \(out)\(err)")
+            #expect(out.contains(": sent (HTTP 200)"), "\(example.name) printed: \(out)\(err)")
+        }
+    }
 }

@@ -59,7 +59,9 @@ final class Connection {
         if received.isEmpty {
             var fd = pollfd(fd: PQsocket(conn), events: Int16(POLLIN), revents: 0)
             _ = poll(&fd, 1, Int32(seconds * 1000))
-            guard PQconsumeInput(conn) == 1 else { throw Failure(description: String(cString: PQerrorMessage(conn))) }
+            guard PQconsumeInput(conn) == 1, PQstatus(conn) == CONNECTION_OK else {
+                throw Failure(description: String(cString: PQerrorMessage(conn)))
+            }
             received = queued()
         }
         return received
