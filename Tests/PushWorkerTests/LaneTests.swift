@@ -118,6 +118,51 @@ struct LaneTests {
         }
     }
 
+    @Test("a credential capped at 40/s (the credentials file's max_per_second) by two workers: its rows never go out faster, another credential's are not slowed")
+    func credentialCap() async throws {
+        try await TestDatabase.with { url in
+            let db = try await PGConnection.connect(url, logger: TestDatabase.logger)
+            try await Self.recordClaims(db)
+            let cap = 40.0
+            try await db.execute("""
+                INSERT INTO pushq.notifications (device_token, payload, credential)
+                SELECT 'a' || lpad(to_hex(g), 63, '0'), '{"aps":{}}', 'capped' FROM generate_series(1, 120) g;
+                INSERT INTO pushq.notifications (device_token, payload)
+                SELECT 'b' || lpad(to_hex(g), 63, '0'), '{"aps":{}}' FROM generate_series(1, 500) g
+                """)
+            try await withMock { _, apnsURL in
+                var configurations: [WorkerConfiguration] = []
+                for i in 1...2 {
+                    var c = try workerConfiguration(databaseURL: url, apnsURL: apnsURL, workerID: "w\(i)")
+                    c.credentials["capped"] = c.credentials[WorkerConfiguration.defaultCredentialName]
+                    c.credentialCaps = [RateBudget(provider: .apns, credential: "capped", perSecond: cap)]
+                    configurations.append(c)
+                }
+                try await withWorker(configurations[0]) { _ in
+                    try await withWorker(configurations[1]) { _ in
+                        // The uncapped credential's 500 rows are all sent while most capped ones still wait.
+                        #expect(try await eventually {
+                            try await scalar(db, "SELECT count(*) FROM pushq.notifications WHERE credential IS NULL AND status = 'sent'") == 500
+                        })
+                        #expect(try await scalar(db, "SELECT count(*) FROM pushq.notifications WHERE credential = 'capped' AND status = 'queued'") > 0)
+                        try await waitUntilAllFinal(db)
+                    }
+                }
+            }
+            let worst = try await db.query("""
+                WITH c AS (SELECT started, count(*) AS n FROM public.claims c JOIN pushq.notifications n USING (id)
+                            WHERE n.credential = 'capped' GROUP BY started),
+                     w AS (SELECT a.started AS t0, b.started AS t1,
+                                  (SELECT sum(n) FROM c WHERE c.started BETWEEN a.started AND b.started) AS n
+                             FROM c a JOIN c b ON b.started >= a.started)
+                SELECT max(n - $1 * extract(epoch FROM t1 - t0)) FROM w
+                """, [cap]).decode(Double.self, 0, 0) ?? .infinity
+            #expect(worst <= cap * 0.25 + cap * 0.05 + 1, "rows over the cap in some stretch: \(worst)")
+            #expect(try await statusCounts(db) == ["sent": 620])
+            await db.close()
+        }
+    }
+
     @Test("pausing a lane while its rows are in flight: those finish sent, no claim begun after the pause takes its rows, other lanes go on; resumed, the rest is sent")
     func pauseInFlight() async throws {
         try await TestDatabase.with { url in
