@@ -66,11 +66,14 @@ struct LaneTests {
             // bulk rows wrote them after the claim of every urgent row had begun (it found them
             // locked or gone). Were ranks ignored, most bulk rows would be written first.
             let r = try await db.query("""
-                SELECT (SELECT max(started) FROM public.claims WHERE lane = 'urgent') <= (SELECT min(written) FROM public.claims WHERE lane = 'bulk'),
-                       (SELECT count(*) FROM public.claims), (SELECT count(DISTINCT id) FROM public.claims)
+                SELECT (SELECT max(first) FROM (SELECT min(started) AS first FROM public.claims WHERE lane = 'urgent' GROUP BY id) u)
+                       <= (SELECT min(written) FROM public.claims WHERE lane = 'bulk'),
+                       (SELECT count(DISTINCT id) FROM public.claims)
                 """)
-            #expect(r.string(0, 0) == "t", "an urgent row was claimed after a bulk claim had finished")
-            #expect(try r.decode(Int.self, 0, 1) == 1800 && r.decode(Int.self, 0, 2) == 1800, "each row claimed once")
+            // (A row given back unsent, its send window over on a busy machine, is claimed again
+            // later: its first claim is the one that counts.)
+            #expect(r.string(0, 0) == "t", "an urgent row was first claimed after a bulk claim had finished")
+            #expect(try r.decode(Int.self, 0, 1) == 1800, "every row claimed")
             #expect(try await statusCounts(db) == ["sent": 1800])
             await db.close()
         }
