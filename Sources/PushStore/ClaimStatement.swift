@@ -27,7 +27,9 @@ enum ClaimStatement {
     /// `$11` its cap per second; the ``ClaimFilter`` from `$12`.
     static let firstFilterParameter = 12
 
-    static let sql = """
+    /// The lanes that have waiting rows (and one NULL): a loose scan of notifications_lane_due,
+    /// one index probe per lane. Opens every statement that walks the queue lane by lane.
+    static let waitingLanes = """
         WITH RECURSIVE waiting(lane) AS (
             (SELECT n.lane FROM pushq.notifications n
               WHERE n.status IN ('queued', 'retrying') ORDER BY n.lane LIMIT 1)
@@ -36,7 +38,17 @@ enum ClaimStatement {
                      WHERE n.status IN ('queued', 'retrying') AND n.lane > w.lane ORDER BY n.lane LIMIT 1)
               FROM waiting w
              WHERE w.lane IS NOT NULL
-        ), settings AS MATERIALIZED (
+        )
+        """
+
+    /// Whether lane `n.lane` is paused (its own row of pushq.lanes, else default's).
+    static let lanePausedSQL = """
+        COALESCE((SELECT l.paused FROM pushq.lanes l WHERE l.name = n.lane),
+                 (SELECT l.paused FROM pushq.lanes l WHERE l.name = 'default'), false)
+        """
+
+    static let sql = waitingLanes + """
+        , settings AS MATERIALIZED (
             SELECT w.lane,
                    COALESCE(l.rank, d.rank, 100) AS rank,
                    COALESCE(l.paused, d.paused, false) AS paused,
@@ -93,8 +105,7 @@ enum ClaimStatement {
                \(ClaimRouting.sql(from: 5))
                \(PGConnection.knownRowsSQL)
                /*FILTER*/
-               AND NOT COALESCE((SELECT l.paused FROM pushq.lanes l WHERE l.name = n.lane),
-                                (SELECT l.paused FROM pushq.lanes l WHERE l.name = 'default'), false)
+               AND NOT \(lanePausedSQL)
              ORDER BY n.locked_until
              LIMIT $1
                FOR UPDATE OF n SKIP LOCKED

@@ -151,6 +151,20 @@ struct LaneClaimTests {
         }
     }
 
+    @Test("the heads a poison hunt tries: the first due row of each lane not paused, and the first lapsed lease; the last due row is not a paused lane's")
+    func heads() async throws {
+        try await TestDatabase.withConnection { c in
+            try await c.query("INSERT INTO pushq.lanes (name, rank, paused) VALUES ('urgent', 10, false), ('stopped', 1, true)")
+            let urgent = try await insert(c, lane: "urgent", count: 2)
+            let normal = try await insert(c, lane: "default", count: 2)
+            let stopped = try await insert(c, lane: "stopped", count: 2, agoSeconds: 10)
+            let heads = try await c.claimHeads(credentials: ["default"], defaultEnvironment: .production)
+            #expect(Set(heads) == [urgent[0], normal[0]])
+            let last = try await c.lastDue(credentials: ["default"], defaultEnvironment: .production)
+            #expect(last != nil && !stopped.contains(last!))
+        }
+    }
+
     @Test("on a large analysed table the claim walks notifications_lane_due, never the whole table")
     func plan() async throws {
         try await TestDatabase.withConnection { c in

@@ -66,11 +66,14 @@ struct LaneTests {
             // bulk rows wrote them after the claim of every urgent row had begun (it found them
             // locked or gone). Were ranks ignored, most bulk rows would be written first.
             let r = try await db.query("""
-                SELECT (SELECT max(started) FROM public.claims WHERE lane = 'urgent') <= (SELECT min(written) FROM public.claims WHERE lane = 'bulk'),
-                       (SELECT count(*) FROM public.claims), (SELECT count(DISTINCT id) FROM public.claims)
+                SELECT (SELECT max(first) FROM (SELECT min(started) AS first FROM public.claims WHERE lane = 'urgent' GROUP BY id) u)
+                       <= (SELECT min(written) FROM public.claims WHERE lane = 'bulk'),
+                       (SELECT count(DISTINCT id) FROM public.claims)
                 """)
-            #expect(r.string(0, 0) == "t", "an urgent row was claimed after a bulk claim had finished")
-            #expect(try r.decode(Int.self, 0, 1) == 1800 && r.decode(Int.self, 0, 2) == 1800, "each row claimed once")
+            // (A row given back unsent, its send window over on a busy machine, is claimed again
+            // later: its first claim is the one that counts.)
+            #expect(r.string(0, 0) == "t", "an urgent row was first claimed after a bulk claim had finished")
+            #expect(try r.decode(Int.self, 0, 1) == 1800, "every row claimed")
             #expect(try await statusCounts(db) == ["sent": 1800])
             await db.close()
         }
@@ -114,6 +117,46 @@ struct LaneTests {
                 """, [cap]).decode(Double.self, 0, 0) ?? .infinity
             #expect(worst <= cap * 0.25 + cap * 0.05 + 1, "rows over the cap in some stretch: \(worst)")
             #expect(try await statusCounts(db) == ["sent": 450])
+            await db.close()
+        }
+    }
+
+    @Test("a credential capped at 40/s (the credentials file's max_per_second) by two workers: its rows never go out faster; every row of both credentials is sent")
+    func credentialCap() async throws {
+        try await TestDatabase.with { url in
+            let db = try await PGConnection.connect(url, logger: TestDatabase.logger)
+            try await Self.recordClaims(db)
+            let cap = 40.0
+            try await db.execute("""
+                INSERT INTO pushq.notifications (device_token, payload, credential)
+                SELECT 'a' || lpad(to_hex(g), 63, '0'), '{"aps":{}}', 'capped' FROM generate_series(1, 120) g;
+                INSERT INTO pushq.notifications (device_token, payload)
+                SELECT 'b' || lpad(to_hex(g), 63, '0'), '{"aps":{}}' FROM generate_series(1, 500) g
+                """)
+            try await withMock { _, apnsURL in
+                var configurations: [WorkerConfiguration] = []
+                for i in 1...2 {
+                    var c = try workerConfiguration(databaseURL: url, apnsURL: apnsURL, workerID: "w\(i)")
+                    c.credentials["capped"] = c.credentials[WorkerConfiguration.defaultCredentialName]
+                    c.credentialCaps = [RateBudget(provider: .apns, credential: "capped", perSecond: cap)]
+                    configurations.append(c)
+                }
+                try await withWorker(configurations[0]) { _ in
+                    try await withWorker(configurations[1]) { _ in
+                        try await waitUntilAllFinal(db)
+                    }
+                }
+            }
+            let worst = try await db.query("""
+                WITH c AS (SELECT started, count(*) AS n FROM public.claims c JOIN pushq.notifications n USING (id)
+                            WHERE n.credential = 'capped' GROUP BY started),
+                     w AS (SELECT a.started AS t0, b.started AS t1,
+                                  (SELECT sum(n) FROM c WHERE c.started BETWEEN a.started AND b.started) AS n
+                             FROM c a JOIN c b ON b.started >= a.started)
+                SELECT max(n - $1 * extract(epoch FROM t1 - t0)) FROM w
+                """, [cap]).decode(Double.self, 0, 0) ?? .infinity
+            #expect(worst <= cap * 0.25 + cap * 0.05 + 1, "rows over the cap in some stretch: \(worst)")
+            #expect(try await statusCounts(db) == ["sent": 620])
             await db.close()
         }
     }
