@@ -189,7 +189,7 @@ extension PushWorker {
         for row in rows where row.verdict == .send || row.verdict == .unreadable {
             let key = Endpoint(credential: row.credential, environment: row.environment, provider: row.provider)
             held.append((row.id, Held(attempt: row.attempts, lease: row.lease, maxAttempts: row.maxAttempts, endpoint: key, deviceToken: row.deviceToken,
-                                      lastReason: row.lastReason, isProbe: probe)))
+                                      lastReason: row.lastReason, isProbe: probe, lane: row.lane)))
             let refusal: PushRequest.Refusal
             if row.verdict == .unreadable {
                 logger.error("a notification's push_type or environment is unknown to this version of pushq; ended failed/InvalidRow",
