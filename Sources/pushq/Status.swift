@@ -75,10 +75,16 @@ struct Status: AsyncParsableCommand {
             let g = l.gauges
             let cap = g.maxPerSecond.map { "cap \(Self.figure($0))/s" } ?? "no cap"
             let due = g.dueRows >= PGConnection.dueRowsCountLimit ? "\(g.dueRows)+" : "\(g.dueRows)"
-            let setting = g.configured ? pad("rank \(g.rank)", 10) + pad(cap, 16) + (g.paused ? "PAUSED  " : "        ")
-                                       : pad("no row in pushq.lanes: like default", 34)
-            print("  " + pad(g.name, 16) + setting + pad("due \(due)", 14) + pad("oldest \(Int(g.oldestDueAgeSeconds.rounded())) s", 16)
-                  + "\(Self.figure(l.sentPerSecond))/s")
+            let setting: String
+            if g.configured {
+                let rank = pad("rank \(g.rank)", 10)
+                setting = rank + pad(cap, 16) + (g.paused ? "PAUSED  " : "        ")
+            } else {
+                setting = pad("no row in pushq.lanes: like default", 34)
+            }
+            let oldest = pad("oldest \(Int(g.oldestDueAgeSeconds.rounded())) s", 16)
+            let figures: String = pad("due \(due)", 14) + oldest + Self.figure(l.sentPerSecond) + "/s"
+            print("  " + pad(g.name, 16) + setting + figures)
         }
     }
 

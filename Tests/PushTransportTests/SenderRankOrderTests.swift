@@ -49,6 +49,8 @@ import Testing
         try sender.submit([ranked(0, 200)])
         try await mock.server.waitForRequests(count: 1, timeout: .seconds(30))
         try sender.submit([ranked(1, 200), ranked(2, 50), ranked(3, 200), ranked(4, 50)])
+        let waiting = sender.stats()
+        try #require(waiting.pending == 4 && waiting.inFlight == 1, "the blocker is still in flight and all others wait: \(waiting)")
         let unsent = await sender.shutdown(deadline: .seconds(10))
         #expect(unsent.map(\.tag) == [2, 4, 1, 3])
         #expect(collector.responses.map(\.tag) == [0], "the blocker in flight was answered before the threads ended")
