@@ -131,20 +131,15 @@ struct StatusJSON: Encodable {
     }
     struct Orphans: Encodable { var credential: String; var rows: Int }
     struct Lane: Encodable {
-        var name: String; var configured: Bool; var rank: Int; var max_per_second: Double?; var paused: Bool
+        var name: String; var configured: Bool; var rank: Int; var max_per_second: Nullable<Double>; var paused: Bool
         var due_rows: Int; var oldest_due_seconds: Double; var sent_per_second: Double
-        enum CodingKeys: CodingKey { case name, configured, rank, max_per_second, paused, due_rows, oldest_due_seconds, sent_per_second }
-        /// `max_per_second` is null, not left out, when the lane has no cap.
+    }
+    /// An optional value encoded as null, not left out, when it is nil.
+    struct Nullable<Value: Encodable>: Encodable {
+        var value: Value?
         func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(name, forKey: .name)
-            try c.encode(configured, forKey: .configured)
-            try c.encode(rank, forKey: .rank)
-            try c.encode(max_per_second, forKey: .max_per_second)
-            try c.encode(paused, forKey: .paused)
-            try c.encode(due_rows, forKey: .due_rows)
-            try c.encode(oldest_due_seconds, forKey: .oldest_due_seconds)
-            try c.encode(sent_per_second, forKey: .sent_per_second)
+            var c = encoder.singleValueContainer()
+            if let value { try c.encode(value) } else { try c.encodeNil() }
         }
     }
 
@@ -203,7 +198,7 @@ struct StatusJSON: Encodable {
         }
         rows_without_worker = s.rowsWithoutWorker.map { Orphans(credential: $0.credential, rows: $0.rows) }
         lanes = s.lanes.map { (l: LaneStatus) -> Lane in
-            Lane(name: l.gauges.name, configured: l.gauges.configured, rank: l.gauges.rank, max_per_second: l.gauges.maxPerSecond,
+            Lane(name: l.gauges.name, configured: l.gauges.configured, rank: l.gauges.rank, max_per_second: Nullable(value: l.gauges.maxPerSecond),
                  paused: l.gauges.paused, due_rows: l.gauges.dueRows, oldest_due_seconds: (l.gauges.oldestDueAgeSeconds * 10).rounded() / 10,
                  sent_per_second: (l.sentPerSecond * 100).rounded() / 100)
         }

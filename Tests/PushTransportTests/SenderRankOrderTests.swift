@@ -12,18 +12,25 @@ import Testing
         return r
     }
 
-    @Test("a sender full of rank-200 requests: rank-10 requests submitted after them reach the mock before every rank-200 one still waiting, each rank in its own order")
-    func lowerRankOvertakesWaitingRequests() async throws {
-        let mock = try await MockHarness.start()
+    /// A started sender with 1 connection and 1 stream, its stream held by request 0 (rank 200)
+    /// until the mock answers it 4 s after it arrived.
+    func blockedSender(_ mock: MockHarness, _ collector: ResultCollector) async throws -> PushSender {
         // The blocker holds the one stream until its answer comes: the requests submitted
-        // meanwhile all wait in the queue (checked below, not assumed).
+        // meanwhile all wait in the queue (checked by each test, not assumed).
         mock.server.setRule(forToken: deviceToken(0), .always(MockAnswer.normal.delayed(by: 4_000)))
-        let collector = ResultCollector()
         let sender = try PushSender(configuration: mock.senderConfiguration(connections: 1, streams: 1), apns: .token(tokenManager()),
                                     logger: testLogger, onResults: collector.onResults)
         try sender.start()
         try sender.submit([ranked(0, 200)])
         try await mock.server.waitForRequests(count: 1, timeout: .seconds(30))
+        return sender
+    }
+
+    @Test("a sender full of rank-200 requests: rank-10 requests submitted after them reach the mock before every rank-200 one still waiting, each rank in its own order")
+    func lowerRankOvertakesWaitingRequests() async throws {
+        let mock = try await MockHarness.start()
+        let collector = ResultCollector()
+        let sender = try await blockedSender(mock, collector)
         try sender.submit((1...20).map { ranked($0, 200) })
         try sender.submit((21...25).map { ranked($0, 10) })
         let waiting = sender.stats()
@@ -41,13 +48,8 @@ import Testing
     @Test("shutdown hands back the requests that never got a stream, lowest rank first")
     func unsentComeBackByRank() async throws {
         let mock = try await MockHarness.start()
-        mock.server.setRule(forToken: deviceToken(0), .always(MockAnswer.normal.delayed(by: 4_000)))
         let collector = ResultCollector()
-        let sender = try PushSender(configuration: mock.senderConfiguration(connections: 1, streams: 1), apns: .token(tokenManager()),
-                                    logger: testLogger, onResults: collector.onResults)
-        try sender.start()
-        try sender.submit([ranked(0, 200)])
-        try await mock.server.waitForRequests(count: 1, timeout: .seconds(30))
+        let sender = try await blockedSender(mock, collector)
         try sender.submit([ranked(1, 200), ranked(2, 50), ranked(3, 200), ranked(4, 50)])
         let waiting = sender.stats()
         try #require(waiting.pending == 4 && waiting.inFlight == 1, "the blocker is still in flight and all others wait: \(waiting)")
