@@ -79,7 +79,7 @@ public struct LaneGauges: Sendable, Hashable {
 extension PGConnection {
     /// At most this many lanes without a row in `pushq.lanes` are read (the first by name):
     /// producers name lanes, so their number has no bound of its own.
-    public static let unconfiguredLaneLimit = 100
+    static let unconfiguredLaneLimit = 100
 
     /// The names of `pushq.lanes`: the lanes the metrics name (every other lane is `other`).
     public func laneNames() throws(PGError) -> [String] {

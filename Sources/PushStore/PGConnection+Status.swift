@@ -31,7 +31,7 @@ public struct QueueStatus: Sendable {
     /// Final rows are counted exactly up to this many; above it they are estimated.
     public static let exactFinalLimit = 100_000
     /// The send rate per lane is measured on at most this many of the newest final rows.
-    public static let sendRateSample = 50_000
+    static let sendRateSample = 50_000
     /// How far back the send rate per lane looks, in seconds.
     public static let sendRateSeconds = 60
 }
