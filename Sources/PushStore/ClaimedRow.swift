@@ -103,3 +103,40 @@ public struct RowClaim: Sendable, Hashable {
         self.lease = lease
     }
 }
+
+/// What one claim statement took.
+///
+/// A collection of its rows, so that a caller that wants only them reads it as one.
+public struct ClaimBatch: Sendable, RandomAccessCollection {
+    public var rows: [ClaimedRow] = []
+    /// A lane's or the credential's cap held back rows that were due: they go out as the budget
+    /// refills, so the worker claims again within a fraction of a second instead of at its poll.
+    public var heldBackByCap = false
+
+    /// The verdict of the statement's extra row saying ``heldBackByCap``.
+    static let budgetVerdict = "budget"
+
+    public init() {}
+
+    public var startIndex: Int { rows.startIndex }
+    public var endIndex: Int { rows.endIndex }
+    public subscript(position: Int) -> ClaimedRow { rows[position] }
+}
+
+/// A fleet-wide cap on the rows one credential sends (`"max_per_second"` in the credentials
+/// file), kept in `pushq.rate_budgets` under ``key``.
+public struct RateBudget: Sendable, Hashable {
+    public var provider: Provider
+    public var credential: String
+    /// Sends per second, every worker together.
+    public var perSecond: Double
+
+    public init(provider: Provider, credential: String, perSecond: Double) {
+        self.provider = provider
+        self.credential = credential
+        self.perSecond = perSecond
+    }
+
+    /// Its row in `pushq.rate_budgets`: `credential:<provider>:<name>`.
+    public var key: String { "credential:\(provider.rawValue):\(credential)" }
+}

@@ -4,6 +4,13 @@ import PushCore
 extension PGConnection {
     /// Claims up to `limit` due rows in one statement, for this worker, with the database clock.
     ///
+    /// Lanes (``ClaimStatement``): every due row of a lower rank (`pushq.lanes`; a lane with no
+    /// row there has `default`'s settings) is taken before any row of a higher rank; lanes of one
+    /// rank take turns being first, by `rotation`; within a lane rows go in the order they became
+    /// due (`scheduled_at`, `id`). A paused lane's rows are not claimed (nor its lapsed leases). A
+    /// capped lane (`max_per_second`) gets at most its budget's whole tokens, shared by every
+    /// worker through `pushq.rate_budgets`; the rows that go out are spent from it.
+    ///
     /// Due rows are `queued`/`retrying` with `scheduled_at <= now()`, and `sending` rows whose
     /// lease ran out (their worker died), of the given credentials of their provider and not held. Each is
     /// locked with `FOR UPDATE SKIP LOCKED` (concurrent workers take different rows), then:
@@ -39,22 +46,32 @@ extension PGConnection {
     ///     and `held` are then ignored.
     ///   - row: claim this row alone, if it is due (finding a row that makes claims fail).
     ///   - excluding: rows not to claim (rows known to make claims fail).
+    ///   - rotation: which lane of a rank goes first (the worker counts its claims).
+    ///   - budget: the fleet's cap of the one credential this claim is for (with `credentials` or
+    ///     `fcmCredentials` naming that credential alone): at most its whole tokens are taken.
+    /// - Returns: the rows, and whether a cap held back rows that were due (claim again soon).
     public func claim(limit: Int, workerID: String, leaseSeconds: Double, credentials: [String], fcmCredentials: [String] = [],
                       defaultEnvironment: APNsEnvironment, held: [Endpoint] = [], only: Endpoint? = nil,
-                      row: Int64? = nil, excluding: [Int64] = []) throws(PGError) -> [ClaimedRow] {
+                      row: Int64? = nil, excluding: [Int64] = [], rotation: Int = 0,
+                      budget: RateBudget? = nil) throws(PGError) -> ClaimBatch {
         var parameters: [(any PGParameter)?] = [limit, workerID, leaseSeconds, defaultEnvironment.rawValue]
         parameters += ClaimRouting(apns: credentials, fcm: fcmCredentials, only: only).parameters
-        var sql = Self.claimSQL
-        var filter = ClaimFilter(next: 9, environment: "$4", defaultEnvironment: defaultEnvironment)
+        parameters += [rotation % 1_000_000, budget?.key, budget?.perSecond]
+        var sql = ClaimStatement.sql
+        var filter = ClaimFilter(next: ClaimStatement.firstFilterParameter, environment: "$4", defaultEnvironment: defaultEnvironment)
         filter.add(held: held, only: only, row: row, excluding: excluding)
         if !filter.sql.isEmpty {
             sql = sql.replacingOccurrences(of: "/*FILTER*/", with: filter.sql)
             parameters += filter.parameters
         }
         let result = try query(sql, parameters)
-        var rows: [ClaimedRow] = []
-        rows.reserveCapacity(result.count)
+        var batch = ClaimBatch()
+        batch.rows.reserveCapacity(result.count)
         for r in 0..<result.count {
+            if result.string(r, 1) == ClaimBatch.budgetVerdict {
+                batch.heldBackByCap = true
+                continue
+            }
             // The statement has committed: a row this worker cannot read must still come back,
             // as `unreadable` if it is now held, so that it is ended rather than left to its lease.
             guard var verdict = ClaimedRow.Verdict(rawValue: result.string(r, 1) ?? "") else {
@@ -65,7 +82,7 @@ extension PGConnection {
             let environment = APNsEnvironment(rawValue: result.string(r, 10) ?? "")
             let readable = provider == .fcm || (provider == .apns && pushType != nil && environment != nil)
             if verdict == .send && !readable { verdict = .unreadable }
-            rows.append(ClaimedRow(
+            batch.rows.append(ClaimedRow(
                 id: try result.decode(Int64.self, r, 0) ?? 0,
                 verdict: verdict,
                 provider: provider ?? .apns,
@@ -86,91 +103,19 @@ extension PGConnection {
                 lane: result.string(r, 17) ?? "default",
                 rank: try result.decode(Int.self, r, 18) ?? 100))
         }
-        return rows
+        return batch
     }
-
-    static let claimSQL = """
-        WITH due AS MATERIALIZED (
-            SELECT n.id
-              FROM pushq.notifications n
-             WHERE n.status IN ('queued', 'retrying')
-               AND n.scheduled_at <= now()
-               \(ClaimRouting.sql(from: 5))
-               \(knownRowsSQL)
-               /*FILTER*/
-             ORDER BY n.scheduled_at, n.id
-             LIMIT $1
-               FOR UPDATE SKIP LOCKED
-        ), lapsed AS MATERIALIZED (
-            SELECT n.id
-              FROM pushq.notifications n
-             WHERE n.status = 'sending'
-               AND n.locked_until < now()
-               \(ClaimRouting.sql(from: 5))
-               \(knownRowsSQL)
-               /*FILTER*/
-             ORDER BY n.locked_until
-             LIMIT $1
-               FOR UPDATE SKIP LOCKED
-        ), picked AS MATERIALIZED (
-            SELECT n.id,
-                   -- A lease that ran out for the first time in a row: the attempt it counted is given
-                   -- back (its worker may have died before sending); a second one in a row counts.
-                   CASE WHEN n.status = 'sending' AND n.last_reason IS DISTINCT FROM 'LeaseExpired' THEN 1 ELSE 0 END AS refund,
-                   CASE WHEN n.expires_at <= now() THEN 'expired'
-                        WHEN n.provider = 'fcm' AND EXISTS (
-                                 SELECT 1 FROM pushq.devices d
-                                  WHERE d.device_token = n.device_token
-                                    AND d.provider = 'fcm'
-                                    AND pushq.token_is_invalid(d.registered_at, d.invalidated_at)) THEN 'failed'
-                        WHEN n.provider = 'apns' AND EXISTS (
-                                 SELECT 1 FROM pushq.devices d
-                                  WHERE d.device_token = lower(n.device_token)
-                                    AND d.environment = COALESCE(n.environment, $4)
-                                    AND d.provider = 'apns'
-                                    AND pushq.token_is_invalid(d.registered_at, d.invalidated_at)) THEN 'failed'
-                        WHEN n.attempts - CASE WHEN n.status = 'sending' AND n.last_reason IS DISTINCT FROM 'LeaseExpired' THEN 1 ELSE 0 END
-                             >= n.max_attempts THEN 'exhausted'
-                        WHEN n.provider = 'apns' AND EXISTS (
-                                 SELECT 1 FROM pushq.token_throttles t
-                                  WHERE t.device_token = lower(n.device_token)
-                                    AND t.environment = COALESCE(n.environment, $4)
-                                    AND t.until > now()) THEN 'throttled'
-                        ELSE 'sending' END AS verdict
-              FROM pushq.notifications n
-             WHERE n.id IN (SELECT id FROM due UNION ALL SELECT id FROM lapsed)
-        )
-        UPDATE pushq.notifications n
-           SET status       = CASE p.verdict WHEN 'sending' THEN 'sending' WHEN 'expired' THEN 'expired'
-                                             WHEN 'throttled' THEN 'retrying' ELSE 'failed' END,
-               attempts     = n.attempts + CASE WHEN p.verdict = 'sending' THEN 1 ELSE 0 END - CASE WHEN p.verdict = 'exhausted' THEN 0 ELSE p.refund END,
-               locked_by    = CASE WHEN p.verdict = 'sending' THEN $2 END,
-               locked_until = CASE WHEN p.verdict = 'sending' THEN now() + $3 * interval '1 second' END,
-               last_reason  = CASE p.verdict WHEN 'failed' THEN 'TokenInvalidated'
-                                             WHEN 'exhausted' THEN CASE WHEN n.status = 'sending' THEN 'LeaseExpired'
-                                                                        ELSE COALESCE(n.last_reason, 'AttemptsExhausted') END
-                                             WHEN 'sending' THEN CASE WHEN n.status = 'sending' THEN 'LeaseExpired' ELSE n.last_reason END
-                                             ELSE n.last_reason END,
-               scheduled_at = CASE WHEN p.verdict <> 'throttled' THEN n.scheduled_at
-                                   ELSE (SELECT max(t.until) FROM pushq.token_throttles t
-                                          WHERE t.device_token = lower(n.device_token)
-                                            AND t.environment = COALESCE(n.environment, $4)) END,
-               finished_at  = CASE WHEN p.verdict IN ('sending', 'throttled') THEN NULL ELSE now() END
-          FROM picked p
-         WHERE n.id = p.id
-        RETURNING n.id, p.verdict, n.device_token,
-                  CASE WHEN p.verdict = 'sending' THEN n.payload END,
-                  n.topic, n.push_type, n.priority,
-                  CASE WHEN isfinite(n.expires_at) THEN floor(extract(epoch FROM n.expires_at))::bigint END,
-                  n.collapse_id, n.apns_id, COALESCE(n.environment, $4), COALESCE(n.credential, 'default'),
-                  n.attempts, n.max_attempts, n.last_reason, n.provider,
-                  (extract(epoch FROM n.locked_until) * 1000000)::bigint,
-                  n.lane, COALESCE((SELECT l.rank FROM pushq.lanes l WHERE l.name = n.lane),
-                                   (SELECT l.rank FROM pushq.lanes l WHERE l.name = 'default'), 100)
-        """
 
     /// Rows this version can read: an APNs row's `push_type` must be one it knows. A row of a
     /// push type added by a newer schema waits for a newer worker instead of being ended here.
     static let knownRowsSQL = "AND (n.provider <> 'apns' OR n.push_type IN ("
         + PushType.allCases.map { "'\($0.rawValue)'" }.joined(separator: ", ") + "))"
+}
+
+extension PGConnection {
+    /// Creates the `pushq.rate_budgets` rows of `keys` that do not exist yet (empty: no burst at start).
+    public func ensureBudgets(_ keys: [String]) throws(PGError) {
+        guard !keys.isEmpty else { return }
+        try query("INSERT INTO pushq.rate_budgets (key) SELECT unnest($1::text[]) ON CONFLICT (key) DO NOTHING", [keys])
+    }
 }

@@ -3,12 +3,12 @@ import PushCore
 extension PGConnection {
     /// The rows a claim of one row would take, with the same filters as
     /// ``claim(limit:workerID:leaseSeconds:credentials:fcmCredentials:defaultEnvironment:held:only:row:excluding:)``:
-    /// the first due row in claim order, then the first `sending` row whose lease ran out.
+    /// the first due row of each lane not paused, then the first `sending` row whose lease ran out.
     ///
     /// When a claim of one row fails, one of these makes it fail. Reads only: no row is locked or
     /// changed, and nothing is computed from the rows' data, so the rows that break a claim
     /// cannot break this.
-    /// - Returns: zero, one or two ids.
+    /// - Returns: the ids, one per lane with due rows and one more for a lapsed lease.
     public func claimHeads(credentials: [String], fcmCredentials: [String] = [], defaultEnvironment: APNsEnvironment,
                            held: [Endpoint] = [], only: Endpoint? = nil, excluding: [Int64] = []) throws(PGError) -> [Int64] {
         var parameters = ClaimRouting(apns: credentials, fcm: fcmCredentials, only: only).parameters
@@ -68,19 +68,28 @@ extension PGConnection {
            AND n.scheduled_at <= now()
            \(ClaimRouting.sql(from: 1))
            /*FILTER*/
+           AND NOT \(ClaimStatement.lanePausedSQL)
          ORDER BY n.scheduled_at DESC, n.id DESC
          LIMIT 1
         """
 
-    static let headsSQL = """
-        (SELECT n.id
-           FROM pushq.notifications n
-          WHERE n.status IN ('queued', 'retrying')
-            AND n.scheduled_at <= now()
-            \(ClaimRouting.sql(from: 1))
-            /*FILTER*/
-          ORDER BY n.scheduled_at, n.id
-          LIMIT 1)
+    /// The head of every lane not paused (a claim of one row takes the head of the first lane
+    /// in its order, which turns between lanes of a rank), and the first lapsed lease.
+    static let headsSQL = ClaimStatement.waitingLanes + """
+        (SELECT h.id
+           FROM waiting w
+          CROSS JOIN LATERAL (
+                SELECT n.id
+                  FROM pushq.notifications n
+                 WHERE n.lane = w.lane
+                   AND n.status IN ('queued', 'retrying')
+                   AND n.scheduled_at <= now()
+                   \(ClaimRouting.sql(from: 1))
+                   /*FILTER*/
+                   AND NOT \(ClaimStatement.lanePausedSQL)
+                 ORDER BY n.scheduled_at, n.id
+                 LIMIT 1) h
+          WHERE w.lane IS NOT NULL)
         UNION ALL
         (SELECT n.id
            FROM pushq.notifications n

@@ -6,9 +6,10 @@ import Foundation
 /// The file is a JSON object of credentials by name:
 /// `{"NAME": {"team_id": "…", "key_id": "…", "key_file": "…", "topic": "…"},
 ///   "OTHER": {"cert_file": "…", "cert_password": "…", "topic": "…"},
-///   "ANDROID": {"type": "fcm", "service_account_file": "…"}}`.
+///   "ANDROID": {"type": "fcm", "service_account_file": "…", "max_per_second": 9000}}`.
 /// `type` is `apns` (the default) or `fcm`; names are per provider (a row's `provider` and
-/// `credential` pick one).
+/// `credential` pick one). `max_per_second` (a number above 0, optional) caps the credential's
+/// sends, every worker together.
 /// ``parse(_:file:)`` is pure (no file is opened) so that any bytes can be tried on it; the
 /// `pushq` command then loads each ``Spec``'s key or certificate. Errors name the file and the
 /// credential, never a password.
@@ -35,10 +36,13 @@ public struct CredentialsFile: Sendable, Equatable {
         public var kind: Kind
         /// The bundle id for this credential's rows whose topic is NULL.
         public var topic: String?
+        /// Sends per second of this credential, every worker together (`max_per_second`); nil: no cap.
+        public var maxPerSecond: Double?
 
-        public init(kind: Kind, topic: String?) {
+        public init(kind: Kind, topic: String?, maxPerSecond: Double? = nil) {
             self.kind = kind
             self.topic = topic
+            self.maxPerSecond = maxPerSecond
         }
     }
 
@@ -55,7 +59,8 @@ public struct CredentialsFile: Sendable, Equatable {
     /// - Throws: ``Failure`` when the bytes are not a JSON object of objects, when an APNs entry
     ///   has neither `team_id`, `key_id` and `key_file` nor `cert_file`, when an FCM entry has no
     ///   `service_account_file` or has an APNs member, when `type` is neither `apns` nor `fcm`,
-    ///   when a value is not a string, or when a `topic` is empty or holds a space or a control character.
+    ///   when a value is not a string (`max_per_second`: a number above 0), or when a `topic` is
+    ///   empty or holds a space or a control character.
     public static func parse(_ bytes: [UInt8], file: String) throws(Failure) -> CredentialsFile {
         let entries: [String: Entry]
         do {
@@ -67,6 +72,9 @@ public struct CredentialsFile: Sendable, Equatable {
         for (name, e) in entries.sorted(by: { $0.key < $1.key }) {
             if let topic = e.topic, topic.isEmpty || topic.utf8.contains(where: { $0 <= 0x20 || $0 >= 0x7f }) {
                 throw Failure(description: "credential \(name) in \(file): topic must be a bundle id such as com.example.app, not \(Self.quoted(topic))")
+            }
+            if let cap = e.max_per_second, !(cap > 0 && cap.isFinite) {
+                throw Failure(description: "credential \(name) in \(file): max_per_second must be a number above 0 (sends per second, every worker together)")
             }
             switch e.type {
             case nil, "apns":
@@ -82,7 +90,7 @@ public struct CredentialsFile: Sendable, Equatable {
                 guard let path = e.service_account_file, !path.isEmpty else {
                     throw Failure(description: "credential \(name) in \(file): an FCM credential needs service_account_file (the service account's JSON key file)")
                 }
-                specs[name] = Spec(kind: .fcm(serviceAccountFile: path), topic: nil)
+                specs[name] = Spec(kind: .fcm(serviceAccountFile: path), topic: nil, maxPerSecond: e.max_per_second)
                 continue
             case let other?:
                 throw Failure(description: "credential \(name) in \(file): type must be apns or fcm, not \(Self.quoted(other))")
@@ -91,9 +99,9 @@ public struct CredentialsFile: Sendable, Equatable {
                 if e.cert_file != nil {
                     throw Failure(description: "credential \(name) in \(file): both a key (key_file) and a certificate (cert_file): choose one")
                 }
-                specs[name] = Spec(kind: .token(teamID: team, keyID: key, keyFile: path), topic: e.topic)
+                specs[name] = Spec(kind: .token(teamID: team, keyID: key, keyFile: path), topic: e.topic, maxPerSecond: e.max_per_second)
             } else if let cert = e.cert_file {
-                specs[name] = Spec(kind: .certificate(file: cert, password: e.cert_password), topic: e.topic)
+                specs[name] = Spec(kind: .certificate(file: cert, password: e.cert_password), topic: e.topic, maxPerSecond: e.max_per_second)
             } else {
                 throw Failure(description: "credential \(name) in \(file): needs team_id, key_id and key_file, or cert_file")
             }
@@ -110,6 +118,7 @@ public struct CredentialsFile: Sendable, Equatable {
         var cert_file: String?
         var cert_password: String?
         var topic: String?
+        var max_per_second: Double?
     }
 
     /// A decoding error in one line, with the path of the value at fault but never a value
@@ -121,7 +130,7 @@ public struct CredentialsFile: Sendable, Equatable {
             return keys.isEmpty ? "the top level" : keys
         }
         switch error {
-        case .typeMismatch(_, let context): return "\(path(context)) has the wrong type (credentials are objects of strings)"
+        case .typeMismatch(_, let context): return "\(path(context)) has the wrong type (credentials are objects of strings; max_per_second is a number)"
         case .valueNotFound(_, let context): return "\(path(context)) is null"
         case .keyNotFound(let key, _): return "\(key.stringValue) is missing"
         case .dataCorrupted(let context): return context.codingPath.isEmpty ? "it is not valid JSON" : "\(path(context)) cannot be read"

@@ -23,39 +23,64 @@ extension PushWorker {
         while !stopRequested {
             tick(.claim)
             await upkeepIfDue(&turn, connection)
-            let room = holdLimit - heldCount
-            if room < minimumClaim {
+            if holdLimit - heldCount < minimumClaim {
                 await roomWake.wait(timeout: poll)
                 continue
             }
-            let limit = min(room, configuration.claimBatchSize)
             do {
                 try await readHolds(&turn, connection)
+                try await ensureBudgets(&turn, connection)
             } catch {
                 await databaseFailed(error, loop: .claim, purpose: Self.claimPurpose, connection)
                 await backOff(&turn, Self.message(.transient), "\(error)")
                 continue
             }
-            let scope = ClaimScope(credentials: turn.credentials, fcmCredentials: turn.fcmCredentials, held: turn.holds.map(\.endpoint))
-            let claimed: Claim
-            do {
-                claimed = try await timedClaim(connection, limit: limit, scope)
-            } catch where Self.failure(of: error) == .deterministic {
-                let (end, lastError) = await hunt(after: error, limit: limit, scope, connection)
-                if case .giveUp(let why) = end { await backOff(&turn, Self.message(why), lastError) }
-                continue
-            } catch {
-                await databaseFailed(error, loop: .claim, purpose: Self.claimPurpose, connection)
-                await backOff(&turn, Self.message(.transient), "\(error)")
-                continue
+            var drained = true, heldBackByCap = false
+            for scope in turn.scopes() {
+                let limit = min(holdLimit - heldCount, configuration.claimBatchSize)
+                guard limit > 0, !stopRequested else { drained = false; break }
+                guard let claimed = await claimTurn(&turn, scope, limit: limit, connection) else { drained = false; break }
+                dispatch(claimed)
+                if claimed.rows.count >= limit { drained = false }
+                heldBackByCap = heldBackByCap || claimed.heldBackByCap
             }
-            claimWorked(&turn)
-            dispatch(claimed)
-            if claimed.rows.count < limit && !turn.expiryLeft {
+            turn.rotation &+= 1
+            if heldBackByCap {
+                // Rows wait for a cap's budget, which refills continuously: claim again soon.
+                await workWake.wait(timeout: Self.capRecheck)
+            } else if drained && !turn.expiryLeft {
                 // The queue is drained for now: wait for a NOTIFY, a short retry, or the poll.
                 await workWake.wait(timeout: poll)
             }
         }
+    }
+
+    /// How soon a claim held back by a cap is tried again: a fraction of the budget's burst
+    /// (``PushStore`` keeps a quarter of a second of each cap), so that no refill is lost.
+    static let capRecheck = Duration.milliseconds(50)
+
+    /// One claim statement of the loop: its rows, or nil when it failed (then handled: a failure
+    /// on a row's data hunts the row down; any other is reported and backed off from).
+    private func claimTurn(_ turn: inout ClaimTurn, _ scope: ClaimScope, limit: Int, _ connection: PGConnection) async -> Claim? {
+        do {
+            let claimed = try await timedClaim(connection, limit: limit, scope)
+            claimWorked(&turn)
+            return claimed
+        } catch where Self.failure(of: error) == .deterministic {
+            let (end, lastError) = await hunt(after: error, limit: limit, scope, connection)
+            if case .giveUp(let why) = end { await backOff(&turn, Self.message(why), lastError) }
+        } catch {
+            await databaseFailed(error, loop: .claim, purpose: Self.claimPurpose, connection)
+            await backOff(&turn, Self.message(.transient), "\(error)")
+        }
+        return nil
+    }
+
+    /// Makes sure every capped credential has its row in `pushq.rate_budgets`, once.
+    private func ensureBudgets(_ turn: inout ClaimTurn, _ connection: PGConnection) async throws {
+        guard !turn.budgetsReady else { return }
+        try await connection.ensureBudgets(turn.caps.map(\.key))
+        turn.budgetsReady = true
     }
 
     /// What the claim loop keeps from one turn to the next.
@@ -73,10 +98,38 @@ extension PushWorker {
         /// A mass expiry is not done yet: it goes on a few chunks a turn.
         var expiryLeft = false
 
+        /// The served credentials that have a fleet-wide cap: each is claimed on its own, with its budget.
+        let caps: [RateBudget]
+        var budgetsReady = false
+        /// Claims so far: which lane of a rank goes first.
+        var rotation = 0
+
         init(_ configuration: WorkerConfiguration) {
             credentials = configuration.credentials.keys.sorted()
             fcmCredentials = configuration.fcmCredentials.keys.sorted()
             upkeepEvery = .milliseconds(Int(configuration.heartbeatSeconds * 1000))
+            caps = configuration.credentialCaps.filter { cap in
+                cap.provider == .apns ? configuration.credentials[cap.credential] != nil : configuration.fcmCredentials[cap.credential] != nil
+            }
+            budgetsReady = caps.isEmpty
+        }
+
+        /// This turn's claims: the credentials without a cap together, then each capped one alone.
+        func scopes() -> [ClaimScope] {
+            let held = holds.map(\.endpoint)
+            let apnsCapped = Set(caps.filter { $0.provider == .apns }.map(\.credential))
+            let fcmCapped = Set(caps.filter { $0.provider == .fcm }.map(\.credential))
+            var scopes: [ClaimScope] = []
+            let apns = credentials.filter { !apnsCapped.contains($0) }, fcm = fcmCredentials.filter { !fcmCapped.contains($0) }
+            if !apns.isEmpty || !fcm.isEmpty {
+                scopes.append(ClaimScope(credentials: apns, fcmCredentials: fcm, held: held, rotation: rotation))
+            }
+            for cap in caps {
+                scopes.append(ClaimScope(credentials: cap.provider == .apns ? [cap.credential] : [],
+                                         fcmCredentials: cap.provider == .fcm ? [cap.credential] : [],
+                                         held: held, rotation: rotation, budget: cap))
+            }
+            return scopes
         }
     }
 

@@ -11,6 +11,10 @@ struct ClaimScope: Sendable {
     var fcmCredentials: [String]
     var held: [Endpoint] = []
     var only: Endpoint?
+    /// Which lane of a rank goes first (``PGConnection/claim(limit:workerID:leaseSeconds:credentials:fcmCredentials:defaultEnvironment:held:only:row:excluding:rotation:budget:)``).
+    var rotation = 0
+    /// The fleet's cap of the one credential this scope names, if it has one.
+    var budget: RateBudget?
     var isProbe: Bool { only != nil }
 }
 
@@ -21,6 +25,8 @@ struct Claim: Sendable {
     /// the claim's start plus ``WorkerConfiguration/sendWindowSeconds``, so that every request
     /// ends (answered or timed out) before the lease the database granted runs out.
     var sendBy: Int64
+    /// A cap held back rows that were due: claim again soon.
+    var heldBackByCap = false
 }
 
 extension PushWorker {
@@ -32,8 +38,9 @@ extension PushWorker {
         let rows = try await connection.claim(limit: limit, workerID: configuration.workerID, leaseSeconds: configuration.leaseSeconds,
                                    credentials: scope.credentials, fcmCredentials: scope.fcmCredentials,
                                    defaultEnvironment: configuration.sender.environment,
-                                   held: scope.held, only: scope.only, row: row, excluding: excluding)
-        return Claim(rows: rows, sendBy: startedAt + Int64(configuration.sendWindowSeconds * 1e9))
+                                   held: scope.held, only: scope.only, row: row, excluding: excluding,
+                                   rotation: scope.rotation, budget: scope.budget)
+        return Claim(rows: rows.rows, sendBy: startedAt + Int64(configuration.sendWindowSeconds * 1e9), heldBackByCap: rows.heldBackByCap)
     }
 
     /// After a claim of `limit` rows failed on data (SQLSTATE class 22 or 23), carries out a

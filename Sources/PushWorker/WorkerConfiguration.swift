@@ -1,4 +1,5 @@
 import PushCore
+import PushStore
 import PushTransport
 
 /// Everything a ``PushWorker`` needs: where the queue is, how to reach APNs, and its tuning.
@@ -17,6 +18,9 @@ public struct WorkerConfiguration: Sendable {
     /// provider `fcm` whose `credential` is NULL use `"default"` (`PUSHQ_FCM_SERVICE_ACCOUNT_FILE`).
     /// Names are per provider. Defaults to none.
     public var fcmCredentials: [String: FCMServiceAccount]
+    /// The credentials whose sends are capped, every worker together (the credentials file's
+    /// `max_per_second`). Defaults to none.
+    public var credentialCaps: [RateBudget] = []
     /// A base URL replacing `https://fcm.googleapis.com` (`PUSHQ_FCM_URL`), for a mock or a proxy.
     /// The OAuth token endpoint is the service account's `token_uri`. Defaults to nil.
     public var fcmBaseURL: String?

@@ -12,7 +12,7 @@ struct ClaimErrorTests {
     func claim(_ c: PGConnection, limit: Int = 100, held: [Endpoint] = [], only: Endpoint? = nil,
                row: Int64? = nil, excluding: [Int64] = []) async throws -> [ClaimedRow] {
         try await c.claim(limit: limit, workerID: "w1", leaseSeconds: 60, credentials: ["default", "b"], defaultEnvironment: .production,
-                          held: held, only: only, row: row, excluding: excluding)
+                          held: held, only: only, row: row, excluding: excluding).rows
     }
 
     /// Inserts rows `(token, scheduled_at offset in seconds, credential)`, returning their ids in order.

@@ -12,7 +12,7 @@ struct ClaimVerdictTests {
 
     func claim(_ c: PGConnection, held: [Endpoint] = [], only: Endpoint? = nil, credentials: [String] = ["default"], id: String = "w1") async throws -> [ClaimedRow] {
         try await c.claim(limit: 100, workerID: id, leaseSeconds: 60, credentials: credentials, defaultEnvironment: .production,
-                          held: held, only: only)
+                          held: held, only: only).rows
     }
 
     @Test("a row whose attempts are used up is never claimed past max_attempts: failed, with its last reason or LeaseExpired")

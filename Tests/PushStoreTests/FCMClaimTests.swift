@@ -14,7 +14,7 @@ struct FCMClaimTests {
     func claim(_ c: PGConnection, apns: [String] = ["default"], fcm: [String] = ["default"], held: [Endpoint] = [],
                only: Endpoint? = nil) async throws -> [ClaimedRow] {
         try await c.claim(limit: 100, workerID: "w1", leaseSeconds: 60, credentials: apns, fcmCredentials: fcm,
-                          defaultEnvironment: .development, held: held, only: only)
+                          defaultEnvironment: .development, held: held, only: only).rows
     }
 
     /// One row of each (provider, credential) pair: APNs default (NULL), APNs `a`, FCM default (NULL), FCM `f`.

@@ -170,7 +170,13 @@ struct PruneTests {
             try await b.unlockPruner()
             try await b.unlockPruner()  // not held: a warning, no error
             #expect(try await a.tryLockPruner())
+            let pid = try await a.query("SELECT pg_backend_pid()").decode(Int.self, 0, 0)
             await a.close()
+            // The server releases a session's locks when its backend exits, a moment after the
+            // client closed: wait for that exit, then the lock must be free.
+            while try await b.query("SELECT count(*) FROM pg_stat_activity WHERE pid = $1", [pid]).decode(Int.self, 0, 0) != 0 {
+                try await Task.sleep(for: .milliseconds(20))
+            }
             #expect(try await b.tryLockPruner(), "a closed session's lock is free")
             await b.close()
         }

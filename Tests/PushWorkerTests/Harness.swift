@@ -119,8 +119,8 @@ func finishedStatement(_ db: PGConnection, startingWith prefix: String, after: S
     return started
 }
 
-/// The claim statement's opening words (Sources/PushStore/PGConnection+Claim.swift).
-let claimStatementPrefix = "WITH due AS MATERIALIZED"
+/// The claim statement's opening words (Sources/PushStore/ClaimStatement.swift).
+let claimStatementPrefix = "WITH RECURSIVE waiting(lane)"
 
 /// Waits for two statements starting with `prefix` that both start after `after`: the second
 /// begins after the worker has acted on whatever was true before `after`. False on timeout.

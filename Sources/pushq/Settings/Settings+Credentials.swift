@@ -1,12 +1,16 @@
 import PushTransport
 import Foundation
 import PushWorker
+import PushCore
+import PushStore
 
 /// The credentials a worker can send with: APNs ones with their default topics, and FCM ones.
 struct ResolvedCredentials {
     var apns: [String: APNsCredential] = [:]
     var topics: [String: String] = [:]
     var fcm: [String: FCMServiceAccount] = [:]
+    /// The credentials file's `max_per_second` caps.
+    var caps: [RateBudget] = []
 }
 
 extension Settings {
@@ -35,6 +39,7 @@ extension Settings {
                 resolved.topics[name] = entry.topic
             }
             for (name, account) in loaded.fcm { resolved.fcm[name] = account }
+            resolved.caps = loaded.caps
         }
         return resolved
     }
@@ -64,7 +69,7 @@ extension Settings {
     /// Reads the credentials file and loads every credential it names (``CredentialsFile``
     /// checks its shape first).
     private static func loadCredentials(file given: Given) throws
-        -> (apns: [String: (credential: APNsCredential, topic: String?)], fcm: [String: FCMServiceAccount]) {
+        -> (apns: [String: (credential: APNsCredential, topic: String?)], fcm: [String: FCMServiceAccount], caps: [RateBudget]) {
         let file = given.text
         let bytes: [UInt8]
         do { bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: file))) } catch {
@@ -76,7 +81,11 @@ extension Settings {
         }
         var out: [String: (credential: APNsCredential, topic: String?)] = [:]
         var fcm: [String: FCMServiceAccount] = [:]
+        var caps: [RateBudget] = []
         for (name, spec) in parsed.specs.sorted(by: { $0.key < $1.key }) {
+            if let cap = spec.maxPerSecond {
+                caps.append(RateBudget(provider: spec.provider == "fcm" ? .fcm : .apns, credential: name, perSecond: cap))
+            }
             do {
                 switch spec.kind {
                 case .token(let team, let key, let path):
@@ -92,6 +101,6 @@ extension Settings {
                 throw CommandFailure("credential \(name) in \(file): \(error)")
             }
         }
-        return (out, fcm)
+        return (out, fcm, caps)
     }
 }

@@ -24,6 +24,7 @@ extension Settings {
                                     credentials: resolved.apns, defaultTopic: try text(.apnsTopic), sender: try senderConfiguration())
         c.credentialTopics = resolved.topics
         c.fcmCredentials = resolved.fcm
+        c.credentialCaps = resolved.caps
         c.fcmBaseURL = try text(.fcmURL)
         if let n = try wholeNumber(.fcmStreams) { c.fcmStreamsPerConnection = n }
         if let n = try wholeNumber(.claimBatch) { c.claimBatchSize = n }
