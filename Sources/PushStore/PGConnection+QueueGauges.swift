@@ -55,3 +55,82 @@ extension PGConnection {
         return QueueGauges(dueRows: try r.decode(Int.self, 0, 0) ?? 0, oldestDueAgeSeconds: max(0, try r.decode(Double.self, 0, 1) ?? 0))
     }
 }
+
+/// One lane's waiting rows and its settings, as `pushq status` and the metrics show them.
+public struct LaneGauges: Sendable, Hashable {
+    /// The lane's name (`pushq.notifications.lane`).
+    public var name: String
+    /// Whether `pushq.lanes` has a row of this name. A lane without one behaves like `default`
+    /// (its rank, no cap, never paused); the metrics count it under the label `other`.
+    public var configured: Bool
+    /// `pushq.lanes.rank` (`default`'s for a lane that is not configured).
+    public var rank: Int
+    /// `pushq.lanes.max_per_second`; nil: no cap.
+    public var maxPerSecond: Double?
+    /// `pushq.lanes.paused`.
+    public var paused: Bool
+    /// The lane's rows `queued` or `retrying` whose `scheduled_at` has come, counted up to
+    /// ``PGConnection/dueRowsCountLimit``.
+    public var dueRows: Int
+    /// Seconds since the `scheduled_at` of the lane's oldest due row; 0 when none is due.
+    public var oldestDueAgeSeconds: Double
+}
+
+extension PGConnection {
+    /// At most this many lanes without a row in `pushq.lanes` are read (the first by name):
+    /// producers name lanes, so their number has no bound of its own.
+    static let unconfiguredLaneLimit = 100
+
+    /// The names of `pushq.lanes`: the lanes the metrics name (every other lane is `other`).
+    public func laneNames() throws(PGError) -> [String] {
+        let r = try query("SELECT name FROM pushq.lanes ORDER BY name")
+        return (0..<r.count).map { r.string($0, 0) ?? "" }
+    }
+
+    /// Every lane of `pushq.lanes`, and the lanes without a row there that have rows waiting
+    /// (at most ``unconfiguredLaneLimit``), with their due rows and oldest due age.
+    public func laneGauges() throws(PGError) -> [LaneGauges] {
+        let r = try query(Self.laneGaugesSQL, [Self.dueRowsCountLimit, Self.unconfiguredLaneLimit])
+        var lanes: [LaneGauges] = []
+        lanes.reserveCapacity(r.count)
+        for i in 0..<r.count {
+            lanes.append(LaneGauges(name: r.string(i, 0) ?? "", configured: try r.decode(Bool.self, i, 1) ?? false,
+                                    rank: try r.decode(Int.self, i, 2) ?? 100, maxPerSecond: try r.decode(Double.self, i, 3),
+                                    paused: try r.decode(Bool.self, i, 4) ?? false, dueRows: try r.decode(Int.self, i, 5) ?? 0,
+                                    oldestDueAgeSeconds: max(0, try r.decode(Double.self, i, 6) ?? 0)))
+        }
+        return lanes
+    }
+
+    /// The lanes with waiting rows are found by a loose scan of `notifications_lane_due` (one
+    /// index descent per lane, stopped after `$2` lanes not in `pushq.lanes`); each lane's due
+    /// rows are a range of that index, counted up to `$1` entries, and its oldest is the range's
+    /// first entry.
+    static let laneGaugesSQL = """
+        WITH RECURSIVE waiting(lane) AS (
+            (SELECT lane FROM pushq.notifications WHERE status IN ('queued', 'retrying') ORDER BY lane LIMIT 1)
+            UNION ALL
+            SELECT (SELECT n.lane FROM pushq.notifications n
+                     WHERE n.status IN ('queued', 'retrying') AND n.lane > w.lane ORDER BY n.lane LIMIT 1)
+              FROM waiting w WHERE w.lane IS NOT NULL
+        ), shown AS (
+            SELECT name, true AS configured, rank, max_per_second, paused FROM pushq.lanes
+            UNION ALL
+            SELECT u.lane, false, COALESCE((SELECT rank FROM pushq.lanes WHERE name = 'default'), 100), NULL, false
+              FROM (SELECT w.lane FROM waiting w
+                     WHERE w.lane IS NOT NULL AND NOT EXISTS (SELECT 1 FROM pushq.lanes l WHERE l.name = w.lane)
+                     LIMIT $2) u
+        )
+        SELECT l.name, l.configured, l.rank, l.max_per_second, l.paused,
+               (SELECT count(*) FROM (
+                    SELECT 1 FROM pushq.notifications n
+                     WHERE n.lane = l.name AND n.status IN ('queued', 'retrying') AND n.scheduled_at <= now()
+                     LIMIT $1) due)::int8,
+               COALESCE(extract(epoch FROM now() - (
+                    SELECT n.scheduled_at FROM pushq.notifications n
+                     WHERE n.lane = l.name AND n.status IN ('queued', 'retrying') AND n.scheduled_at <= now()
+                     ORDER BY n.scheduled_at, n.id LIMIT 1))::float8, 0)
+          FROM shown l
+         ORDER BY l.configured DESC, l.rank, l.name
+        """
+}

@@ -22,11 +22,26 @@ public struct QueueStatus: Sendable {
     public var holds: [HoldReport]
     public var workers: [WorkerRecord]
     public var rowsWithoutWorker: [(credential: String, rows: Int)]
+    /// Every lane of `pushq.lanes`, then the lanes without a row there that have rows waiting
+    /// or sent some in the last minute (at most ``PGConnection/unconfiguredLaneLimit``).
+    public var lanes: [LaneStatus]
 
     /// The statuses in the order they are shown.
     public static let statuses = ["queued", "sending", "retrying", "sent", "failed", "expired", "cancelled"]
     /// Final rows are counted exactly up to this many; above it they are estimated.
     public static let exactFinalLimit = 100_000
+    /// The send rate per lane is measured on at most this many of the newest final rows.
+    static let sendRateSample = 50_000
+    /// How far back the send rate per lane looks, in seconds.
+    public static let sendRateSeconds = 60
+}
+
+/// One lane in `pushq status`: its waiting rows, settings and send rate.
+public struct LaneStatus: Sendable {
+    public var gauges: LaneGauges
+    /// The lane's rows sent per second over the last ``QueueStatus/sendRateSeconds``, or over
+    /// the time the newest ``QueueStatus/sendRateSample`` final rows span when more finished.
+    public var sentPerSecond: Double
 }
 
 extension PGConnection {
@@ -79,7 +94,7 @@ extension PGConnection {
             for i in 0..<inv.count { invalid.append((inv.string(i, 0) ?? "", try inv.decode(Int.self, i, 1) ?? 0)) }
             return QueueStatus(counts: counts, finalCountsExact: exact, oldestDueSeconds: try oldest.decode(Int.self, 0, 0),
                                holders: holders, reasons: reasons, invalidTokens: invalid, holds: try c.holdReports(),
-                               workers: try c.liveWorkers(), rowsWithoutWorker: try c.rowsWithoutWorker())
+                               workers: try c.liveWorkers(), rowsWithoutWorker: try c.rowsWithoutWorker(), lanes: try c.laneStatus())
         }
     }
 
@@ -88,7 +103,8 @@ extension PGConnection {
     /// (no sequential scan).
     static var statusStatements: [(sql: String, parameters: [(any PGParameter)?])] {
         [(openCountsSQL, []), (finalSampleSQL, [QueueStatus.exactFinalLimit + 1]), (holdersSQL, []), (reasonsSQL, [60]),
-         (oldestDueSQL, []), (rowsWithoutWorkerSQL, [workerLivenessSeconds])]
+         (oldestDueSQL, []), (rowsWithoutWorkerSQL, [workerLivenessSeconds]),
+         (laneGaugesSQL, [dueRowsCountLimit, unconfiguredLaneLimit]), (laneSendRatesSQL, [QueueStatus.sendRateSample, QueueStatus.sendRateSeconds])]
     }
 
     /// Seconds since the oldest due waiting row was due, through `notifications_due`.

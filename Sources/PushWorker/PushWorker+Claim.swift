@@ -242,7 +242,7 @@ extension PushWorker {
         for row in rows where row.verdict == .send || row.verdict == .unreadable {
             let key = Endpoint(credential: row.credential, environment: row.environment, provider: row.provider)
             held.append((row.id, Held(attempt: row.attempts, lease: row.lease, maxAttempts: row.maxAttempts, endpoint: key, deviceToken: row.deviceToken,
-                                      lastReason: row.lastReason, isProbe: probe)))
+                                      lastReason: row.lastReason, isProbe: probe, lane: row.lane)))
             let refusal: PushRequest.Refusal
             if row.verdict == .unreadable {
                 logger.error("a notification's push_type or environment is unknown to this version of pushq; ended failed/InvalidRow",
@@ -279,12 +279,18 @@ extension PushWorker {
         for (key, requests) in batches { submit(requests, to: key) }
     }
 
-    /// The request for `row` (``PushRequest/make(tag:claim:startDeadline:provider:deviceToken:payload:pushType:topic:defaultTopic:priority:collapseID:apnsID:expiration:)``).
+    /// The request for `row` (``PushRequest/make(tag:claim:startDeadline:provider:deviceToken:payload:pushType:topic:defaultTopic:priority:collapseID:apnsID:expiration:)``),
+    /// with its lane's rank: the sender starts it before requests of a higher rank that wait.
     private func request(for row: ClaimedRow, sendBy: Int64?) -> Result<PushRequest, PushRequest.Refusal> {
         PushRequest.make(tag: row.id, claim: row.lease, startDeadline: sendBy, provider: row.provider, deviceToken: row.deviceToken,
                          payload: row.payload, pushType: row.pushType, topic: row.topic,
                          defaultTopic: configuration.defaultTopic(credential: row.credential), priority: row.priority,
                          collapseID: row.collapseID, apnsID: row.apnsID, expiration: row.expiresAt)
+            .map { request in
+                var ranked = request
+                ranked.rank = Int32(clamping: row.rank)
+                return ranked
+            }
     }
 
     /// Submits `requests` to the sender of `key`. Only a sender that cannot be built fails

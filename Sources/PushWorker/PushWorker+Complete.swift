@@ -78,7 +78,7 @@ extension PushWorker {
                 continue
             }
             let entry = batch.tally.count(c.disposition, outcome: .fail(.unknown(c.disposition.reason ?? "")), status: nil,
-                                          endpoint: h.endpoint, answered: false)
+                                          endpoint: h.endpoint, lane: h.lane, answered: false)
             batch.counted.append(entry)
         }
     }
@@ -126,7 +126,7 @@ extension PushWorker {
             let d = decisions.dispositions[i]
             if counting {
                 let entry = batch.tally.count(d, outcome: inputs[i].outcome, status: answer.status, endpoint: h.endpoint,
-                                              answered: !answer.expiredBeforeSending)
+                                              lane: h.lane, answered: !answer.expiredBeforeSending)
                 batch.counted.append(entry)
                 metrics.answered(h.endpoint.provider, nanoseconds: answer.durationNanoseconds)
             }

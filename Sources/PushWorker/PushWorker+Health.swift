@@ -42,14 +42,20 @@ extension PushWorker {
         metrics.holds(holds)
     }
 
-    /// The queue gauges, if this worker holds the queue-gauges lock (taking it when free).
+    /// The queue and lane gauges, if this worker holds the queue-gauges lock (taking it when
+    /// free), and the names of `pushq.lanes` (the lanes that are labels) in every worker.
     /// Only workers that export metrics ask for the lock.
     func readQueueGauges(_ connection: PGConnection) async throws {
         guard metrics.isEnabled else { return }
         if try await connection.holdsQueueGaugesLock() {
             metrics.queue(try await connection.queueGauges())
+            let lanes = try await connection.laneGauges()
+            metrics.laneNames(lanes.filter(\.configured).map(\.name))
+            metrics.lanes(lanes)
         } else {
             metrics.queue(nil)
+            metrics.lanes(nil)
+            metrics.laneNames(try await connection.laneNames())
         }
     }
 }

@@ -38,6 +38,8 @@ public final class PushWorker: Sendable {
         var lastReason: String?
         /// Claimed as the probe of a held endpoint.
         var isProbe = false
+        /// The row's lane (``ClaimedRow/lane``), for `pushq_lane_sent_total`.
+        var lane = "default"
     }
 
     struct State {

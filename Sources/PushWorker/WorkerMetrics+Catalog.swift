@@ -45,6 +45,19 @@ extension WorkerMetrics {
         static let oldestDueAge = Metric(name: "pushq_queue_oldest_due_age_seconds",
                                          help: "Age of the oldest due row's scheduled_at, 0 when none is due (exported by the one worker holding the queue-gauges lock).")
 
+        static let laneDueRows = Metric(name: "pushq_lane_due_rows",
+                                        help: "Rows queued or retrying whose scheduled_at has come, by lane: the lanes of pushq.lanes, the others summed as lane=\"other\" (exported by the one worker holding the queue-gauges lock; saturates at 1000000 per lane).")
+        static let laneOldestDueAge = Metric(name: "pushq_lane_oldest_due_age_seconds",
+                                             help: "Age of the oldest due row's scheduled_at by lane (lane=\"other\": the oldest of the lanes without a row in pushq.lanes), 0 when none is due (exported by the one worker holding the queue-gauges lock).")
+        static let laneSent = Metric(name: "pushq_lane_sent_total",
+                                     help: "Notifications this worker sent (final status sent), by lane: the lanes of pushq.lanes, the others as lane=\"other\".")
+        static let laneRank = Metric(name: "pushq_lane_rank",
+                                     help: "A lane's rank in pushq.lanes: lower goes first (exported by the one worker holding the queue-gauges lock).")
+        static let laneMaxPerSecond = Metric(name: "pushq_lane_max_per_second",
+                                             help: "A lane's cap in pushq.lanes, sends per second of the whole fleet; 0 when it has none (exported by the one worker holding the queue-gauges lock).")
+        static let lanePaused = Metric(name: "pushq_lane_paused",
+                                       help: "1 while a lane is paused in pushq.lanes, else 0 (exported by the one worker holding the queue-gauges lock).")
+
         /// The names from before FCM, exported for one more release as copies counting exactly
         /// what they counted (requests of both providers, without a provider label). Each help
         /// text names its replacement.
@@ -85,6 +98,7 @@ extension WorkerMetrics {
         return Dictionary(uniqueKeysWithValues: ([
             C.finished, C.retries, C.invalidations, C.requests, C.requestDuration, C.openConnections, C.goaways, C.reopens,
             C.tokenRefreshes, C.inFlight, C.claimBatch, C.claimDuration, C.writeDuration, C.paused, C.down, C.dueRows, C.oldestDueAge,
+            C.laneDueRows, C.laneOldestDueAge, C.laneSent, C.laneRank, C.laneMaxPerSecond, C.lanePaused,
         ] + C.Deprecated.all).map { ($0.name, $0) })
     }()
 }

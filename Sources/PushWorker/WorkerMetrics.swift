@@ -88,6 +88,10 @@ public final class WorkerMetrics: Sendable {
         /// The endpoints this worker serves: the only credentials that become labels.
         var served: Set<Endpoint> = []
         var queue: (due: Gauge, oldest: Gauge)?
+        /// The lanes of `pushq.lanes`, last read: the only lanes that become labels.
+        var namedLanes: Set<String> = []
+        var laneSent: [String: Counter] = [:]
+        var laneGauges: [String: LaneSeries] = [:]
     }
 
     /// Records nothing.
@@ -196,6 +200,7 @@ public final class WorkerMetrics: Sendable {
                 counters.append((Self.counter(&s.deprecatedRequests, key.status, make: Counter(
                     label: Catalog.Deprecated.requests.name, dimensions: [("status", status)], factory: factory)), n))
             }
+            counters += laneSentCounters(tally.sentByLane, &s)
             for (reason, n) in tally.invalidations where n > 0 {
                 counters.append((Self.counter(&s.invalidations, reason, make: Counter(
                     label: Catalog.invalidations.name, dimensions: [("reason", reason)], factory: factory)), n))

@@ -4,7 +4,7 @@ import PushStore
 
 struct Status: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Show the queue: counts per status, oldest waiting row, recent failures, invalid tokens, paused credentials, endpoints down, live workers.",
+        abstract: "Show the queue: counts per status, oldest waiting row, lanes, recent failures, invalid tokens, paused credentials, endpoints down, live workers.",
         discussion: """
             Reads indexes only, never the whole table: rows that are not final are counted exactly, \
             final rows exactly up to 100000 and estimated above that (shown with ~). \
@@ -38,6 +38,7 @@ struct Status: AsyncParsableCommand {
             print("  " + pad(name, 10) + (estimated ? "~" : "") + "\(s.counts[name, default: 0])")
         }
         print("oldest due row waiting: " + (s.oldestDueSeconds.map { "\($0) s" } ?? "none waiting"))
+        printLanes(s.lanes)
         if !s.holders.isEmpty {
             print("rows held by workers")
             for h in s.holders {
@@ -65,6 +66,31 @@ struct Status: AsyncParsableCommand {
         for o in s.rowsWithoutWorker {
             print("  " + pad(o.credential, 16) + "\(o.rows) (they expire at their expires_at; start a worker with this credential)")
         }
+    }
+
+    /// One line per lane: rank, cap, pause, due rows, oldest due age, send rate.
+    private func printLanes(_ lanes: [LaneStatus]) {
+        print("lanes (due rows, oldest due, sent per second over the last \(QueueStatus.sendRateSeconds) s)")
+        for l in lanes {
+            let g = l.gauges
+            let cap = g.maxPerSecond.map { "cap \(Self.figure($0))/s" } ?? "no cap"
+            let due = g.dueRows >= PGConnection.dueRowsCountLimit ? "\(g.dueRows)+" : "\(g.dueRows)"
+            let setting: String
+            if g.configured {
+                let rank = pad("rank \(g.rank)", 10)
+                setting = rank + pad(cap, 16) + (g.paused ? "PAUSED  " : "        ")
+            } else {
+                setting = pad("no row in pushq.lanes: like default", 34)
+            }
+            let oldest = pad("oldest \(Int(g.oldestDueAgeSeconds.rounded())) s", 16)
+            let figures: String = pad("due \(due)", 14) + oldest + Self.figure(l.sentPerSecond) + "/s"
+            print("  " + pad(g.name, 16) + setting + figures)
+        }
+    }
+
+    /// A rate or cap: whole above 10, one decimal below.
+    static func figure(_ x: Double) -> String {
+        x >= 10 ? String(Int(x.rounded())) : String((x * 10).rounded() / 10)
     }
 
     private func describe(_ h: HoldReport) -> String {
@@ -104,6 +130,18 @@ struct StatusJSON: Encodable {
         var up_seconds: Int; var heartbeat_age_seconds: Double; var credentials: [Served]
     }
     struct Orphans: Encodable { var credential: String; var rows: Int }
+    struct Lane: Encodable {
+        var name: String; var configured: Bool; var rank: Int; var max_per_second: Nullable<Double>; var paused: Bool
+        var due_rows: Int; var oldest_due_seconds: Double; var sent_per_second: Double
+    }
+    /// An optional value encoded as null, not left out, when it is nil.
+    struct Nullable<Value: Encodable>: Encodable {
+        var value: Value?
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.singleValueContainer()
+            if let value { try c.encode(value) } else { try c.encodeNil() }
+        }
+    }
 
     var counts: [String: Int]
     var final_counts_exact: Bool
@@ -115,10 +153,11 @@ struct StatusJSON: Encodable {
     var holds: [Hold]
     var workers: [Worker]
     var rows_without_worker: [Orphans]
+    var lanes: [Lane]
 
     enum CodingKeys: CodingKey {
         case counts, final_counts_exact, oldest_due_seconds, held_by_workers, failure_window_minutes
-        case failure_reasons, invalid_tokens, holds, workers, rows_without_worker
+        case failure_reasons, invalid_tokens, holds, workers, rows_without_worker, lanes
     }
 
     /// Every key is always present: `oldest_due_seconds` is null when nothing waits.
@@ -134,6 +173,7 @@ struct StatusJSON: Encodable {
         try c.encode(holds, forKey: .holds)
         try c.encode(workers, forKey: .workers)
         try c.encode(rows_without_worker, forKey: .rows_without_worker)
+        try c.encode(lanes, forKey: .lanes)
     }
 
     init(_ s: QueueStatus, minutes: Int) {
@@ -157,5 +197,10 @@ struct StatusJSON: Encodable {
                           heartbeat_age_seconds: age, credentials: served)
         }
         rows_without_worker = s.rowsWithoutWorker.map { Orphans(credential: $0.credential, rows: $0.rows) }
+        lanes = s.lanes.map { (l: LaneStatus) -> Lane in
+            Lane(name: l.gauges.name, configured: l.gauges.configured, rank: l.gauges.rank, max_per_second: Nullable(value: l.gauges.maxPerSecond),
+                 paused: l.gauges.paused, due_rows: l.gauges.dueRows, oldest_due_seconds: (l.gauges.oldestDueAgeSeconds * 10).rounded() / 10,
+                 sent_per_second: (l.sentPerSecond * 100).rounded() / 100)
+        }
     }
 }

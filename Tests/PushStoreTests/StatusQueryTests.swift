@@ -43,6 +43,54 @@ struct StatusQueryTests {
         }
     }
 
+    @Test("lanes: every lane of pushq.lanes with its rank, cap and pause, then the lanes without a row there; due rows and oldest due age per lane; rows sent per second over the last minute per lane; the lane statements read indexes")
+    func lanes() async throws {
+        try await TestDatabase.withConnection { c in
+            try await PruneTests.insert(c, 30_000, status: "sent", finishedAgo: 7_200)
+            try await PruneTests.insert(c, 300, status: "queued", finishedAgo: nil, createdAgo: 30)
+            try await PruneTests.insert(c, 40, status: "retrying", finishedAgo: nil, createdAgo: 60)
+            try await PruneTests.insert(c, 120, status: "sent", finishedAgo: 10)
+            try await PruneTests.insert(c, 50, status: "failed", finishedAgo: 10)
+            try await c.query("""
+                WITH q AS (SELECT id, row_number() OVER (ORDER BY id) i FROM pushq.notifications WHERE status = 'queued')
+                UPDATE pushq.notifications n SET lane = CASE WHEN q.i <= 200 THEN 'campaign' WHEN q.i <= 210 THEN 'promo' ELSE 'default' END
+                  FROM q WHERE q.id = n.id
+                """)
+            // Not due yet: waiting, but neither due nor in the oldest age.
+            try await c.query("UPDATE pushq.notifications SET lane = 'later', scheduled_at = now() + interval '1 hour' WHERE status = 'retrying'")
+            try await c.query("""
+                WITH s AS (SELECT id, row_number() OVER (ORDER BY id) i FROM pushq.notifications WHERE status = 'sent' AND finished_at > now() - interval '1 minute')
+                UPDATE pushq.notifications n SET lane = CASE WHEN s.i <= 90 THEN 'campaign' ELSE 'gone' END FROM s WHERE s.id = n.id
+                """)
+            try await c.query("UPDATE pushq.notifications SET lane = 'campaign' WHERE status = 'failed'")
+            try await c.query("INSERT INTO pushq.lanes (name, rank, max_per_second, paused) VALUES ('campaign', 200, 500, true), ('idle', 50, NULL, false)")
+            try await c.execute("VACUUM ANALYZE pushq.notifications")
+            for (sql, parameters) in PGConnection.statusStatements where sql.contains("lane") {
+                let plan = try await Self.plan(c, sql, parameters)
+                #expect(!plan.contains("Seq Scan on notifications"), "\(sql)\n\(plan)")
+                #expect(plan.contains(sql == PGConnection.laneSendRatesSQL ? "notifications_finished" : "notifications_lane_due"), "\(plan)")
+            }
+
+            let lanes = try await c.queueStatus(failureMinutes: 60).lanes
+            #expect(lanes.map(\.gauges.name) == ["idle", "default", "campaign", "later", "promo", "gone"])
+            let byName = Dictionary(uniqueKeysWithValues: lanes.map { ($0.gauges.name, $0) })
+            let campaign = try #require(byName["campaign"])
+            #expect(campaign.gauges == LaneGauges(name: "campaign", configured: true, rank: 200, maxPerSecond: 500, paused: true,
+                                                  dueRows: 200, oldestDueAgeSeconds: campaign.gauges.oldestDueAgeSeconds))
+            #expect((25...40).contains(campaign.gauges.oldestDueAgeSeconds), "\(campaign.gauges)")
+            #expect(abs(campaign.sentPerSecond - 90.0 / 60) < 0.001, "failed rows are not sends: \(campaign.sentPerSecond)")
+            #expect(byName["default"]?.gauges.dueRows == 90 && byName["default"]?.sentPerSecond == 0)
+            #expect(byName["idle"]?.gauges.dueRows == 0 && byName["idle"]?.gauges.oldestDueAgeSeconds == 0 && byName["idle"]?.gauges.rank == 50)
+            #expect(byName["promo"]?.gauges == LaneGauges(name: "promo", configured: false, rank: 100, maxPerSecond: nil, paused: false,
+                                                          dueRows: 10, oldestDueAgeSeconds: byName["promo"]?.gauges.oldestDueAgeSeconds ?? -1))
+            #expect(byName["later"]?.gauges.dueRows == 0 && byName["later"]?.gauges.oldestDueAgeSeconds == 0 && byName["later"]?.gauges.configured == false)
+            #expect(byName["gone"].map { !$0.gauges.configured && $0.gauges.dueRows == 0 && abs($0.sentPerSecond - 30.0 / 60) < 0.001 } == true)
+            #expect(try await c.laneGauges().map(\.name) == ["idle", "default", "campaign", "later", "promo"],
+                    "the gauges read waiting rows only: a lane with sends and nothing waiting is not there")
+            #expect(try await c.laneNames() == ["campaign", "default", "idle"])
+        }
+    }
+
     @Test("above 100 000 final rows their counts are estimates near the truth; open rows stay exact")
     func estimates() async throws {
         try await TestDatabase.withConnection { c in

@@ -62,9 +62,10 @@ struct CredentialTests {
                 }
                 let probes = try await scalar(db, "SELECT max(failures) FROM pushq.credential_pauses") - 1
                 #expect(probes >= 3)
-                // The 20 rows went out once each before the pause; after it, one row per probe.
+                // At most the 20 rows once each before the pause (how many went out before the first
+                // answer came back depends on the machine's speed), then one row per probe.
                 let requests = mock.stats().requests
-                #expect(requests >= 20 + 3 && requests <= 20 + probes + 1, "\(requests) requests for \(probes) probes")
+                #expect(requests >= 1 + 3 && requests <= 20 + probes + 1, "\(requests) requests for \(probes) probes")
                 #expect(try await db.query("SELECT max(attempts) FROM pushq.notifications").decode(Int.self, 0, 0) == 0)
                 #expect(try await statusCounts(db)["failed"] == nil)
             }

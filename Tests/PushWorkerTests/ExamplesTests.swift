@@ -23,6 +23,9 @@ struct ExamplesTests {
         var environment: [String: String] = [:]
         /// It waits for the final status and prints it, exiting 0 only when sent.
         var waits = true
+        /// It enqueues with a dedupe key twice (the second makes nothing) and waits for the
+        /// row's completion signal, which it prints.
+        var listens = false
 
         var testDescription: String { name }
 
@@ -38,7 +41,21 @@ struct ExamplesTests {
             // offline. With the module proxy, `go mod tidy && go run .` in examples/go does the same.
             Example(name: "go", program: "go", arguments: { token, _ in ["run", file("go/enqueue.go"), token] },
                     environment: ["GO111MODULE": "off", "GOPATH": "/usr/share/gocode", "GOFLAGS": ""]),
+            Example(name: "python-listen", program: "python3", arguments: { token, _ in [file("python/listen.py"), token] }, listens: true),
+            // The Swift script runs as `swift` runs a script: libpq through pushq's own module map.
+            Example(name: "swift-listen", program: "swift",
+                    arguments: { token, _ in ["-I", repositoryRoot.appendingPathComponent("Sources/CLibPQ").path] + libpqIncludes
+                                             + [file("swift/listen.swift"), token] },
+                    listens: true),
         ]
+
+        /// `pkg-config --cflags-only-I libpq`, split: where libpq-fe.h is (Debian: /usr/include/postgresql).
+        static let libpqIncludes: [String] = {
+            guard let pkgConfig = onPath("pkg-config"),
+                  let result = try? ChildProcess.runBlocking(pkgConfig, ["--cflags-only-I", "libpq"]), result.termination == .exit(0)
+            else { return [] }
+            return result.stdout.split(whereSeparator: \.isWhitespace).map(String.init)
+        }()
     }
 
     /// `url` asking for no TLS: a URL gets `sslmode=disable` as a query parameter, a conninfo string a keyword.
@@ -79,6 +96,12 @@ struct ExamplesTests {
                 if example.waits {
                     #expect(out.contains(": sent (HTTP 200)"), "\(example.name) printed: \(out)\(err)")
                 }
+                if example.listens {
+                    #expect(out.contains("retried INSERT: nothing enqueued"), "\(example.name) printed: \(out)\(err)")
+                    // It listened before it inserted: the outcome came as the row's signal.
+                    #expect(out.contains("signal on order_events: {\"id\" : ") && out.contains("\"status\" : \"sent\"")
+                            && out.contains("\"dedupe_key\" : \"order-1042-shipped:\(token.prefix(16))\""), "\(example.name) printed: \(out)\(err)")
+                }
                 let final = try await eventually(timeout: .seconds(60)) {
                     try await scalar(db, "SELECT count(*) FROM pushq.notifications WHERE status IN ('queued', 'sending', 'retrying')") == 0
                 }
@@ -102,6 +125,38 @@ struct ExamplesTests {
                 let alert = (json?["aps"] as? [String: Any])?["alert"] as? [String: Any]
                 #expect(alert?["title"] as? String == "Order 1042")
             }
+        }
+    }
+
+    @Test("a listener whose connection is cut listens again and reads the outcome of the row that ended while it was away",
+          arguments: Example.all.filter(\.listens))
+    func listenerCatchesUp(_ example: Example) async throws {
+        let executable = try #require(Self.onPath(example.program), "\(example.program) is not on PATH: run scripts/install-deps")
+        try await TestDatabase.withConnection { db in
+            let url = Self.withoutTLS(try await databaseURL(db))
+            let token = Fixtures.token(100 + (Example.all.firstIndex { $0.name == example.name } ?? 0), prefix: "e")
+            var env = ProcessInfo.processInfo.environment
+            env["PUSHQ_DATABASE_URL"] = url
+            // No worker: the row waits until this test ends it, while the listener is cut off.
+            async let run = ChildProcess.run(executable, example.arguments(token, url), environment: env)
+            var listener: Int?
+            let waiting = try await eventually(timeout: .seconds(120)) {
+                listener = try await db.query("""
+                    SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN order_events' AND state = 'idle'
+                    """).decode(Int.self, 0, 0)
+                let enqueued = try await scalar(db, "SELECT count(*) FROM pushq.notifications WHERE dedupe_key LIKE 'order-1042-shipped:%'")
+                return listener != nil && enqueued == 1
+            }
+            if waiting {
+                try await db.query("SELECT pg_terminate_backend($1)", [listener])
+                // Ended while the listener is away (it waits 1 s before it connects again): its signal is lost.
+                try await db.query("UPDATE pushq.notifications SET status = 'sent', last_status = 200, sent_at = now(), finished_at = now()")
+            }
+            let (termination, out, err) = try await run
+            #expect(waiting, "\(example.name) never listened with its row enqueued: \(out)\(err)")
+            #expect(termination == .exit(0), "\(example.name): \(termination)\n\(out)\(err)")
+            #expect(err.contains("reconnecting"), "\(example.name) printed: \(out)\(err)")
+            #expect(out.contains(": sent (HTTP 200)"), "\(example.name) printed: \(out)\(err)")
         }
     }
 }

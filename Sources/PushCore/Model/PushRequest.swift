@@ -25,6 +25,10 @@ public struct PushRequest: Sendable {
     public var expiration: Int64?
     /// What only this request's provider sends: its headers.
     public var fields: ProviderFields
+    /// The rank of the row's lane (`pushq.lanes.rank`): while requests wait for a stream, the
+    /// sender starts those of the lowest rank first, and those of one rank in the order they
+    /// came. ``defaultRank`` unless the caller sets it.
+    public var rank: Int32 = PushRequest.defaultRank
     /// Times the sender resent this request itself, at once (FCM: after a 401 with a new access token).
     package var resends = 0
 
@@ -41,6 +45,9 @@ public struct PushRequest: Sendable {
 
     /// The provider this request goes to.
     public var provider: Provider { fields.provider }
+
+    /// The rank of the `default` lane, and of every lane that has no row in `pushq.lanes`.
+    public static let defaultRank: Int32 = 100
 }
 
 /// What only one provider's requests carry, beside the fields every ``PushRequest`` has.

@@ -15,9 +15,15 @@ ALTER TABLE pushq.notifications
 -- last, with defaults that change nothing.
 --   lane            the rows' lane.
 --   dedupe_key      each row gets dedupe_key || ':' || provider || ':' || the first 32 hex digits
---                   of the SHA-256 of its token (at most 160 characters for the whole key to fit
---                   in 200): a retried fan-out makes no row twice. The ids returned are those of
---                   the rows made by this call: none for devices that already had theirs.
+--                   of the SHA-256 of environment || ':' || token (the device's registry key: a
+--                   token registered in both APNs environments gets a row for each, as without
+--                   a key): a retried fan-out makes no row twice. The ids
+--                   returned are those of the rows made by this call: none for devices that
+--                   already had theirs. 1 to 160 characters, so that every derived key fits in
+--                   the column's 200; another length is refused before any row is made, with
+--                   SQLSTATE 23514 and the constraint name enqueue_for_user_dedupe_key_length
+--                   (not the column's notifications_dedupe_key_length, which would name a key
+--                   the caller never wrote).
 --   notify_channel  the rows' notify_channel.
 DROP FUNCTION pushq.enqueue_for_user(text, json, text, text, integer, timestamptz, text, text, timestamptz, integer, jsonb, json);
 
@@ -38,7 +44,17 @@ CREATE FUNCTION pushq.enqueue_for_user(
     dedupe_key     text        DEFAULT NULL,
     notify_channel text        DEFAULT NULL
 ) RETURNS SETOF bigint
-LANGUAGE sql VOLATILE AS $$
+LANGUAGE plpgsql VOLATILE AS $$
+-- The arguments are named like the columns: in ON CONFLICT (dedupe_key) the name is the column's;
+-- every argument below is qualified (enqueue_for_user.x).
+#variable_conflict use_column
+BEGIN
+    IF char_length(enqueue_for_user.dedupe_key) NOT BETWEEN 1 AND 160 THEN
+        RAISE EXCEPTION 'pushq.enqueue_for_user: dedupe_key must be 1 to 160 characters, not %', char_length(enqueue_for_user.dedupe_key)
+            USING ERRCODE = 'check_violation', CONSTRAINT = 'enqueue_for_user_dedupe_key_length',
+                  DETAIL = 'Each row''s key is dedupe_key || '':'' || provider || '':'' || 32 hex digits of its token, at most 200 characters.';
+    END IF;
+    RETURN QUERY
     INSERT INTO pushq.notifications
         (provider, device_token, payload, topic, push_type, priority, expires_at, collapse_id,
          environment, credential, scheduled_at, max_attempts, metadata, lane, dedupe_key, notify_channel)
@@ -58,7 +74,7 @@ LANGUAGE sql VOLATILE AS $$
            enqueue_for_user.metadata,
            COALESCE(enqueue_for_user.lane, 'default'),
            enqueue_for_user.dedupe_key || ':' || d.provider || ':'
-               || left(encode(sha256(convert_to(d.device_token, 'UTF8')), 'hex'), 32),
+               || left(encode(sha256(convert_to(d.environment || ':' || d.device_token, 'UTF8')), 'hex'), 32),
            enqueue_for_user.notify_channel
       FROM pushq.devices d
      WHERE d.user_ref = enqueue_for_user.user_ref
@@ -67,5 +83,6 @@ LANGUAGE sql VOLATILE AS $$
                 ELSE enqueue_for_user.payload IS NOT NULL END
      ORDER BY d.provider, d.device_token, d.environment
     ON CONFLICT (dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING
-    RETURNING id
+    RETURNING id;
+END
 $$;

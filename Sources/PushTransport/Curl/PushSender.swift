@@ -108,14 +108,14 @@ public final class PushSender: Sendable {
         }
     }
 
-    /// Queues a batch; connections pick it up at once.
+    /// Queues a batch; connections pick it up at once, the lowest ``PushRequest/rank`` first.
     ///
     /// - Throws: ``PushTransportError`` `.invalidState` after ``shutdown(deadline:)`` began.
     public func submit(_ batch: [PushRequest]) throws {
         guard !batch.isEmpty else { return }
         try core.state.withLock { s in
             switch s.phase {
-            case .created, .running: s.pending.append(contentsOf: batch)
+            case .created, .running: s.queue.append(contentsOf: batch)
             case .stopping, .stopped: throw PushTransportError(.invalidState, "PushSender is shutting down; submit refused")
             }
         }

@@ -63,9 +63,8 @@ struct SenderState {
     }
 
     var phase: Phase = .created
-    /// Requests waiting for a stream; `pending[head...]` are live.
-    var pending: [PushRequest] = []
-    var head = 0
+    /// Requests waiting for a stream, lowest rank first.
+    var queue = SenderQueue()
     /// Requests handed to connections and not yet answered.
     var inFlight = 0
     var runningThreads = 0
@@ -73,47 +72,31 @@ struct SenderState {
     var waiters: [CheckedContinuation<Void, Never>] = []
     var stats = PushSender.Stats()
 
-    var pendingCount: Int { pending.count - head }
+    var pendingCount: Int { queue.count }
 
-    /// Takes up to `want` requests; returns the phase too.
+    /// Takes up to `want` requests, lowest rank first; returns the phase too.
     mutating func exchange(want: Int) -> (Phase, [PushRequest]) {
-        guard case .running = phase, want > 0, head < pending.count else { return (phase, []) }
-        let n = min(want, pending.count - head)
-        let taken = Array(pending[head..<head + n])
-        head += n
-        inFlight += n
+        guard case .running = phase, want > 0, queue.count > 0 else { return (phase, []) }
+        let taken = queue.take(want)
+        inFlight += taken.count
         stats.peakInFlight = max(stats.peakInFlight, inFlight)
-        if head == pending.count {
-            pending.removeAll(keepingCapacity: true)
-            head = 0
-        } else if head >= 4096, head * 2 >= pending.count {
-            pending.removeFirst(head)
-            head = 0
-        }
         return (phase, taken)
     }
 
-    /// Puts requests a connection took but could not start back at the head of the queue.
+    /// Puts requests a connection took but could not start back at the head of their rank in
+    /// the queue.
     ///
     /// - Returns: false (nothing requeued) once shutdown began: the caller reports them.
     mutating func requeue(_ requests: [PushRequest]) -> Bool {
         guard case .running = phase else { return false }
         inFlight -= requests.count
-        if head >= requests.count {
-            head -= requests.count
-            pending.replaceSubrange(head..<head + requests.count, with: requests)
-        } else {
-            pending.insert(contentsOf: requests, at: head)
-        }
+        queue.putBack(requests)
         return true
     }
 
     /// Removes and returns every request not yet handed to a connection.
     mutating func takeUnsent() -> [PushRequest] {
-        let unsent = Array(pending[head...])
-        pending = []
-        head = 0
-        return unsent
+        queue.removeAll()
     }
 }
 

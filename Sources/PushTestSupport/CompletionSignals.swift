@@ -1,0 +1,62 @@
+import Foundation
+import PushStore
+
+/// A completion signal as the tests read it: the JSON payload of the `pg_notify` that the
+/// trigger `notifications_notify_final` (schema 12) sends when a row with a `notify_channel`
+/// becomes final. docs/producers.md lists the same fields.
+public struct CompletionSignal: Decodable, Equatable, Sendable {
+    public var id: Int64
+    public var status: String
+    public var lastStatus: Int?
+    public var lastReason: String?
+    public var attempts: Int
+    public var dedupeKey: String?
+    public var lane: String
+    public var provider: String
+    public var finishedAt: String?
+
+    public init(id: Int64, status: String, lastStatus: Int?, lastReason: String?, attempts: Int, dedupeKey: String?,
+                lane: String, provider: String, finishedAt: String?) {
+        self.id = id
+        self.status = status
+        self.lastStatus = lastStatus
+        self.lastReason = lastReason
+        self.attempts = attempts
+        self.dedupeKey = dedupeKey
+        self.lane = lane
+        self.provider = provider
+        self.finishedAt = finishedAt
+    }
+
+    /// Decodes a payload; throws if it is not the JSON object the trigger builds.
+    public init(payload: String) throws {
+        let decoder = JSONDecoder()
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        self = try decoder.decode(CompletionSignal.self, from: Data(payload.utf8))
+    }
+
+    /// What the signal of row `id` must say: the row as it is now, read on `db` with the same
+    /// SQL functions the trigger uses (`finished_at` as `to_json` prints it).
+    public static func expected(_ db: PGConnection, id: Int64) async throws -> CompletionSignal {
+        let r = try await db.query("""
+            SELECT status, last_status, left(last_reason, 200), attempts, dedupe_key, lane, provider, to_json(finished_at)#>>'{}'
+              FROM pushq.notifications WHERE id = $1
+            """, [id])
+        guard r.count == 1 else { throw TestSetupError("no row \(id)") }
+        return CompletionSignal(id: id, status: r.string(0, 0) ?? "", lastStatus: try r.decode(Int.self, 0, 1), lastReason: r.string(0, 2),
+                                attempts: try r.decode(Int.self, 0, 3) ?? -1, dedupeKey: r.string(0, 4), lane: r.string(0, 5) ?? "",
+                                provider: r.string(0, 6) ?? "", finishedAt: r.string(0, 7))
+    }
+
+    /// The notifications `listener` receives until `done` holds for all received so far, or
+    /// `timeout` passes: an event awaited, not a pause.
+    public static func receive(on listener: PGConnection, timeout: Duration = .seconds(60),
+                               until done: ([PGNotification]) -> Bool) async throws -> [PGNotification] {
+        var received: [PGNotification] = []
+        let deadline = ContinuousClock.now + timeout
+        while !done(received) && ContinuousClock.now < deadline {
+            received += try await listener.waitForNotifications(timeout: .milliseconds(500))
+        }
+        return received
+    }
+}
