@@ -1,7 +1,7 @@
 # pushq — the two commands: `make run` and `make test`. See README.md.
 SHELL := /bin/bash
 
-.PHONY: run test deps build release bench bench-client bench-sql bench-e2e bench-latency bench-sag bench-prune bench-bounded bench-metrics bench-fcm pg-start pg-stop clean
+.PHONY: run test deps build release bench bench-client bench-sql bench-e2e bench-latency bench-sag bench-prune bench-bounded bench-metrics bench-fcm bench-lanes pg-start pg-stop clean
 
 ## run: install what is missing, build, start PostgreSQL and the mock APNs, send samples, show status
 run: deps
@@ -40,6 +40,9 @@ bench-metrics: deps
 	ONLY=metrics scripts/bench
 bench-fcm: deps
 	ONLY=fcm scripts/bench
+## bench-lanes: a campaign beside transactional rows, cap accuracy, PostgreSQL CPU before/after (BEFORE_PUSHQ_BIN)
+bench-lanes: deps
+	ONLY="lanes cap cpu" scripts/bench
 
 ## bench-client: PushSender alone vs the libcurl floor and h2load, against the mock
 bench-client: deps

@@ -5,8 +5,9 @@
 //          (PGConnection.claim / complete: FOR UPDATE SKIP LOCKED claim, fenced unnest update),
 //          no HTTP. Prints "rows=N seconds=S rate=R".
 //        queue-bench latency URL COUNT GAP_MS
-//          Inserts COUNT single rows GAP_MS apart; prints "APNS_ID WALL_NS" per row, the wall
-//          clock read just before each INSERT (scripts/bench joins them with the mock's records).
+//          Inserts COUNT single rows, the i-th at start + i × GAP_MS (a steady rate however long
+//          each INSERT takes); prints "APNS_ID WALL_NS" per row, the wall clock read just before
+//          each INSERT (scripts/bench joins them with the mock's records).
 //        queue-bench wait URL TIMEOUT_S
 //          Returns when no row is queued, sending or retrying (exit 2 after TIMEOUT_S). One
 //          connection and an index probe every 50 ms: waiting must not take CPU from the
@@ -59,13 +60,14 @@ case "sql":
 case "latency":
     guard args.count == 5, let count = Int(args[3]), let gap = Int(args[4]) else { fail("usage: queue-bench latency URL COUNT GAP_MS") }
     let c = try await PGConnection.connect(args[2], logger: logger)
+    let start = ContinuousClock.now
     for i in 0..<count {
         let hex = String(i, radix: 16)
         let token = "c" + String(repeating: "0", count: 63 - hex.count) + hex
         let before = wallNanoseconds()
         let r = try await c.query("INSERT INTO pushq.notifications (device_token, payload) VALUES ($1, '{\"aps\":{\"alert\":\"latency\"}}') RETURNING apns_id", [token])
         print("\(r.string(0, 0) ?? "") \(before)")
-        try await Task.sleep(for: .milliseconds(gap))
+        try await Task.sleep(until: start + .milliseconds(gap * (i + 1)), clock: .continuous)
     }
 case "wait":
     guard args.count == 4, let timeout = Double(args[3]) else { fail("usage: queue-bench wait URL TIMEOUT_S") }
