@@ -24,8 +24,9 @@ enum ClaimStatement {
 
     /// Parameters: `$1` limit, `$2` worker id, `$3` lease seconds, `$4` default environment,
     /// `$5`–`$8` ``ClaimRouting``, `$9` rotation, `$10` credential budget key (NULL: none),
-    /// `$11` its cap per second; the ``ClaimFilter`` from `$12`.
-    static let firstFilterParameter = 12
+    /// `$11` its cap per second, `$12` a rank to stay below (NULL: any; no lapsed leases then);
+    /// the ``ClaimFilter`` from `$13`.
+    static let firstFilterParameter = 13
 
     /// The lanes that have waiting rows (and one NULL): a loose scan of notifications_lane_due,
     /// one index probe per lane. Opens every statement that walks the queue lane by lane.
@@ -76,7 +77,7 @@ enum ClaimStatement {
                            mod(row_number() OVER (PARTITION BY s.rank ORDER BY s.lane) + $9::int, count(*) OVER (PARTITION BY s.rank)) AS turn
                       FROM settings s
                       LEFT JOIN budgets b ON b.key = s.budget
-                     WHERE NOT s.paused) t
+                     WHERE NOT s.paused AND ($12::int IS NULL OR s.rank < $12::int)) t
              ORDER BY ord
         ), due AS MATERIALIZED (
             SELECT r.id, q.rank, q.budget, q.ord, r.scheduled_at
@@ -102,6 +103,7 @@ enum ClaimStatement {
               FROM pushq.notifications n
              WHERE n.status = 'sending'
                AND n.locked_until < now()
+               AND $12::int IS NULL
                \(ClaimRouting.sql(from: 5))
                \(PGConnection.knownRowsSQL)
                /*FILTER*/

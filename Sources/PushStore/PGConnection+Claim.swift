@@ -49,14 +49,16 @@ extension PGConnection {
     ///   - rotation: which lane of a rank goes first (the worker counts its claims).
     ///   - budget: the fleet's cap of the one credential this claim is for (with `credentials` or
     ///     `fcmCredentials` naming that credential alone): at most its whole tokens are taken.
+    ///   - belowRank: take only rows of lanes ranked lower than this (and no lapsed lease): what
+    ///     a worker whose window is full of rows of that rank claims when new rows arrive.
     /// - Returns: the rows, and whether a cap held back rows that were due (claim again soon).
     public func claim(limit: Int, workerID: String, leaseSeconds: Double, credentials: [String], fcmCredentials: [String] = [],
                       defaultEnvironment: APNsEnvironment, held: [Endpoint] = [], only: Endpoint? = nil,
                       row: Int64? = nil, excluding: [Int64] = [], rotation: Int = 0,
-                      budget: RateBudget? = nil) throws(PGError) -> ClaimBatch {
+                      budget: RateBudget? = nil, belowRank: Int? = nil) throws(PGError) -> ClaimBatch {
         var parameters: [(any PGParameter)?] = [limit, workerID, leaseSeconds, defaultEnvironment.rawValue]
         parameters += ClaimRouting(apns: credentials, fcm: fcmCredentials, only: only).parameters
-        parameters += [rotation % 1_000_000, budget?.key, budget?.perSecond]
+        parameters += [rotation % 1_000_000, budget?.key, budget?.perSecond, belowRank]
         var sql = ClaimStatement.sql
         var filter = ClaimFilter(next: ClaimStatement.firstFilterParameter, environment: "$4", defaultEnvironment: defaultEnvironment)
         filter.add(held: held, only: only, row: row, excluding: excluding)

@@ -25,8 +25,10 @@ extension PushWorker {
             await upkeepIfDue(&turn, connection)
             if holdLimit - heldCount < minimumClaim {
                 await roomWake.wait(timeout: poll)
+                await urgentClaim(&turn, connection)
                 continue
             }
+            state.withLock { $0.enqueued = false }
             do {
                 try await readHolds(&turn, connection)
                 try await ensureBudgets(&turn, connection)
@@ -75,6 +77,27 @@ extension PushWorker {
         }
         return nil
     }
+
+    /// While the window is full: when new rows were enqueued, claims up to ``urgentRows`` rows
+    /// of lanes ranked lower than the highest rank held, beyond the window. The sender's queue
+    /// puts them ahead of the rows of that rank still waiting for a stream, so a password reset
+    /// does not wait for a campaign's prefetch to drain before it is even claimed. At most
+    /// ``urgentRows`` rows over the window.
+    private func urgentClaim(_ turn: inout ClaimTurn, _ connection: PGConnection) async {
+        let (enqueued, highest, held) = state.withLock { s in
+            defer { s.enqueued = false }
+            return (s.enqueued, s.held.values.lazy.map(\.rank).max(), s.held.count)
+        }
+        guard enqueued, let highest, held < configuration.holdLimit + Self.urgentRows, !stopRequested else { return }
+        for var scope in turn.scopes() {
+            scope.belowRank = highest
+            guard let claimed = await claimTurn(&turn, scope, limit: Self.urgentRows, connection) else { return }
+            dispatch(claimed)
+        }
+    }
+
+    /// The most rows an urgent claim takes beyond the window.
+    static let urgentRows = 100
 
     /// Makes sure every capped credential has its row in `pushq.rate_budgets`, once.
     private func ensureBudgets(_ turn: inout ClaimTurn, _ connection: PGConnection) async throws {
@@ -242,7 +265,7 @@ extension PushWorker {
         for row in rows where row.verdict == .send || row.verdict == .unreadable {
             let key = Endpoint(credential: row.credential, environment: row.environment, provider: row.provider)
             held.append((row.id, Held(attempt: row.attempts, lease: row.lease, maxAttempts: row.maxAttempts, endpoint: key, deviceToken: row.deviceToken,
-                                      lastReason: row.lastReason, isProbe: probe, lane: row.lane)))
+                                      lastReason: row.lastReason, isProbe: probe, lane: row.lane, rank: row.rank)))
             let refusal: PushRequest.Refusal
             if row.verdict == .unreadable {
                 logger.error("a notification's push_type or environment is unknown to this version of pushq; ended failed/InvalidRow",

@@ -15,6 +15,8 @@ struct ClaimScope: Sendable {
     var rotation = 0
     /// The fleet's cap of the one credential this scope names, if it has one.
     var budget: RateBudget?
+    /// Only lanes ranked lower than this (``PushWorker/urgentClaim(_:_:)``); nil: any.
+    var belowRank: Int?
     var isProbe: Bool { only != nil }
 }
 
@@ -39,7 +41,7 @@ extension PushWorker {
                                    credentials: scope.credentials, fcmCredentials: scope.fcmCredentials,
                                    defaultEnvironment: configuration.sender.environment,
                                    held: scope.held, only: scope.only, row: row, excluding: excluding,
-                                   rotation: scope.rotation, budget: scope.budget)
+                                   rotation: scope.rotation, budget: scope.budget, belowRank: scope.belowRank)
         return Claim(rows: rows.rows, sendBy: startedAt + Int64(configuration.sendWindowSeconds * 1e9), heldBackByCap: rows.heldBackByCap)
     }
 

@@ -13,7 +13,12 @@ extension PushWorker {
                 }
                 let received = try await connection.waitForNotifications(timeout: .seconds(30))
                 backoff = 0.1
-                if !received.isEmpty { workWake.signal() }
+                if !received.isEmpty {
+                    // A claim loop waiting for room looks whether the new rows outrank what it holds.
+                    state.withLock { $0.enqueued = true }
+                    workWake.signal()
+                    roomWake.signal()
+                }
             } catch {
                 logger.debug("listen failed; retrying", metadata: ["error": "\(error)"])
                 // A stop request ends the backoff at once.

@@ -40,10 +40,14 @@ public final class PushWorker: Sendable {
         var isProbe = false
         /// The row's lane (``ClaimedRow/lane``), for `pushq_lane_sent_total`.
         var lane = "default"
+        /// Its lane's rank at the claim (``ClaimedRow/rank``).
+        var rank = 100
     }
 
     struct State {
         var held: [Int64: Held] = [:]
+        /// New rows were enqueued (a NOTIFY) since the claim loop last looked.
+        var enqueued = false
         var answers: [PushResponse] = []
         var local: [RowCompletion] = []
         /// Rows to give back unsent (attempt refunded): their sender could not be built, or their

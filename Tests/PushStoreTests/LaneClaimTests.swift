@@ -165,6 +165,24 @@ struct LaneClaimTests {
         }
     }
 
+    @Test("a claim below a rank takes only lanes ranked lower, and no lapsed lease")
+    func belowRank() async throws {
+        try await TestDatabase.withConnection { c in
+            try await c.query("INSERT INTO pushq.lanes (name, rank) VALUES ('campaign', 200)")
+            let campaign = try await insert(c, lane: "campaign", count: 3, agoSeconds: 1000)
+            let normal = try await insert(c, lane: "default", count: 2)
+            try await c.query("""
+                UPDATE pushq.notifications SET status = 'sending', attempts = 1, locked_by = 'dead', locked_until = now() - interval '1 second'
+                 WHERE id = $1
+                """, [normal[1]])
+            let urgent = try await c.claim(limit: 100, workerID: "w1", leaseSeconds: 60, credentials: ["default"],
+                                           defaultEnvironment: .production, belowRank: 200)
+            #expect(urgent.map(\.id) == [normal[0]])
+            let rest = try await claim(c)
+            #expect(rest.map(\.id) == [normal[1]] + campaign, "the lapsed lease first, then the campaign")
+        }
+    }
+
     @Test("on a large analysed table the claim walks notifications_lane_due, never the whole table")
     func plan() async throws {
         try await TestDatabase.withConnection { c in
@@ -177,7 +195,7 @@ struct LaneClaimTests {
                 """)
             try await c.query("ANALYZE pushq.notifications")
             try await c.query("SET enable_seqscan = on")
-            let parameters: [(any PGParameter)?] = [500, "w1", 60.0, "production", ["default"], true, [String](), false, 0, nil, nil]
+            let parameters: [(any PGParameter)?] = [500, "w1", 60.0, "production", ["default"], true, [String](), false, 0, nil, nil, nil]
             let plan = try await c.query("EXPLAIN " + ClaimStatement.sql.replacingOccurrences(of: "/*FILTER*/", with: ""), parameters)
             let explained = (0..<plan.count).compactMap { plan.string($0, 0) }.joined(separator: "\n")
             #expect(explained.contains("notifications_lane_due"), "\(explained)")

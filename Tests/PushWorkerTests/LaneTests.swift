@@ -163,6 +163,40 @@ struct LaneTests {
         }
     }
 
+    @Test("a default row enqueued while the worker's window is full of campaign rows is claimed at once and goes out on the next free stream, ahead of the campaign rows already claimed")
+    func urgentClaimWhileFull() async throws {
+        try await TestDatabase.with { url in
+            let db = try await PGConnection.connect(url, logger: TestDatabase.logger)
+            try await Self.recordClaims(db)
+            try await db.query("INSERT INTO pushq.lanes (name, rank) VALUES ('campaign', 200)")
+            try await db.query("""
+                INSERT INTO pushq.notifications (device_token, payload, lane)
+                SELECT 'e' || lpad(to_hex(g), 63, '0'), '{"aps":{}}', 'campaign' FROM generate_series(1, 200) g
+                """)
+            try await withMock { server, apnsURL in
+                // 10 streams answered slowly, 50 rows claimed ahead: the window (60) stays full.
+                server.answerEverything(with: MockAnswer(kind: .status, status: 200, delayMilliseconds: 1500))
+                var configuration = try workerConfiguration(databaseURL: url, apnsURL: apnsURL)
+                configuration.sender.streamsPerConnection = 10
+                configuration.prefetch = 50
+                try await withWorker(configuration) { _ in
+                    #expect(try await eventually { try await scalar(db, "SELECT count(*) FROM public.claims") >= 60 })
+                    try await db.query("INSERT INTO pushq.notifications (device_token, payload) VALUES ('f' || repeat('0', 63), '{\"aps\":{}}')")
+                    #expect(try await eventually { try await scalar(db, "SELECT count(*) FROM public.claims WHERE lane = 'default'") == 1 })
+                    server.answerEverything(with: nil)
+                    try await waitUntilAllFinal(db)
+                }
+                // Its claim came while the window was full: it is the 11th request, or near it; claimed only
+                // once 15 answers freed room (the smallest claim), it would come after the 20th.
+                let order = server.requests().map { $0.deviceToken ?? "" }
+                let position = order.firstIndex(of: "f" + String(repeating: "0", count: 63))
+                #expect(position.map { $0 <= 15 } == true, "the default row was request \(position.map(String.init) ?? "none") of \(order.count)")
+            }
+            #expect(try await statusCounts(db) == ["sent": 201])
+            await db.close()
+        }
+    }
+
     @Test("pausing a lane while its rows are in flight: those finish sent, no claim begun after the pause takes its rows, other lanes go on; resumed, the rest is sent")
     func pauseInFlight() async throws {
         try await TestDatabase.with { url in
