@@ -102,18 +102,13 @@ extension PGConnection {
         return lanes
     }
 
-    /// The lanes with waiting rows are found by a loose scan of `notifications_lane_due` (one
-    /// index descent per lane, stopped after `$2` lanes not in `pushq.lanes`); each lane's due
+    /// The lanes with waiting rows are found by the claim's loose scan of `notifications_lane_due`
+    /// (``ClaimStatement/waitingLanes``: one index descent per lane; `$2` lanes not in
+    /// `pushq.lanes` are shown at most); each lane's due
     /// rows are a range of that index, counted up to `$1` entries, and its oldest is the range's
     /// first entry.
-    static let laneGaugesSQL = """
-        WITH RECURSIVE waiting(lane) AS (
-            (SELECT lane FROM pushq.notifications WHERE status IN ('queued', 'retrying') ORDER BY lane LIMIT 1)
-            UNION ALL
-            SELECT (SELECT n.lane FROM pushq.notifications n
-                     WHERE n.status IN ('queued', 'retrying') AND n.lane > w.lane ORDER BY n.lane LIMIT 1)
-              FROM waiting w WHERE w.lane IS NOT NULL
-        ), shown AS (
+    static let laneGaugesSQL = ClaimStatement.waitingLanes + """
+        , shown AS (
             SELECT name, true AS configured, rank, max_per_second, paused FROM pushq.lanes
             UNION ALL
             SELECT u.lane, false, COALESCE((SELECT rank FROM pushq.lanes WHERE name = 'default'), 100), NULL, false

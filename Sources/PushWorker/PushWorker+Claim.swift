@@ -84,11 +84,14 @@ extension PushWorker {
     /// does not wait for a campaign's prefetch to drain before it is even claimed. At most
     /// ``urgentRows`` rows over the window.
     private func urgentClaim(_ turn: inout ClaimTurn, _ connection: PGConnection) async {
-        let (enqueued, highest, held) = state.withLock { s in
-            defer { s.enqueued = false }
-            return (s.enqueued, s.held.values.lazy.map(\.rank).max(), s.held.count)
+        // The held rows are walked only after a NOTIFY, not at every wake-up for room.
+        let highest = state.withLock { s -> Int? in
+            guard s.enqueued else { return nil }
+            s.enqueued = false
+            guard s.held.count < configuration.holdLimit + Self.urgentRows else { return nil }
+            return s.held.values.lazy.map(\.rank).max()
         }
-        guard enqueued, let highest, held < configuration.holdLimit + Self.urgentRows, !stopRequested else { return }
+        guard let highest, !stopRequested else { return }
         for var scope in turn.scopes() {
             scope.belowRank = highest
             guard let claimed = await claimTurn(&turn, scope, limit: Self.urgentRows, connection) else { return }
