@@ -13,6 +13,14 @@ public enum MockAPNsReason: String, Sendable, CaseIterable, Hashable {
     case idleTimeout = "IdleTimeout", invalidPushType = "InvalidPushType"
     case missingDeviceToken = "MissingDeviceToken", missingTopic = "MissingTopic"
     case payloadEmpty = "PayloadEmpty", topicDisallowed = "TopicDisallowed"
+    // 400, broadcasts and channel management ("Handling error responses from APNs")
+    case missingChannelId = "MissingChannelId", badChannelId = "BadChannelId"
+    case channelNotRegistered = "ChannelNotRegistered", missingPushType = "MissingPushType"
+    case cannotCreateChannelConfig = "CannotCreateChannelConfig"
+    // 400, the mock's own: a Live Activity payload without the keys Apple requires for its
+    // event. Apple's APNs accepts such a payload and the device drops it silently; the mock
+    // refuses it so that a test sees the mistake (``MockLiveActivityRules``).
+    case invalidLiveActivityPayload = "MockInvalidLiveActivityPayload"
     // 403
     case badCertificate = "BadCertificate", badCertificateEnvironment = "BadCertificateEnvironment"
     case expiredProviderToken = "ExpiredProviderToken", forbidden = "Forbidden"
@@ -32,7 +40,9 @@ public enum MockAPNsReason: String, Sendable, CaseIterable, Hashable {
         switch self {
         case .badCollapseId, .badDeviceToken, .badExpirationDate, .badMessageId, .badPriority,
              .badTopic, .deviceTokenNotForTopic, .duplicateHeaders, .idleTimeout, .invalidPushType,
-             .missingDeviceToken, .missingTopic, .payloadEmpty, .topicDisallowed:
+             .missingDeviceToken, .missingTopic, .payloadEmpty, .topicDisallowed,
+             .missingChannelId, .badChannelId, .channelNotRegistered, .missingPushType,
+             .cannotCreateChannelConfig, .invalidLiveActivityPayload:
             return 400
         case .badCertificate, .badCertificateEnvironment, .expiredProviderToken, .forbidden,
              .invalidProviderToken, .missingProviderToken, .unrelatedKeyIdInToken, .badEnvironmentKeyIdInToken:

@@ -17,6 +17,10 @@ extension MockConnectionHandler {
 
     func completeRequest(context: ChannelHandlerContext, streamID: HTTP2StreamID, headers: HPACKHeaders, body: ByteBuffer?) {
         let head = RequestHead(headers)
+        if listener.role == .management {
+            handleChannelRequest(context: context, streamID: streamID, head: head, headers: headers, body: body)
+            return
+        }
         if head.isControl {
             handleControl(context: context, streamID: streamID, head: head, body: body)
             return
@@ -27,28 +31,33 @@ extension MockConnectionHandler {
         }
         requestsCompleted += 1
         if streamID > highestCompletedStreamID { highestCompletedStreamID = streamID }
-        let verdict = validate(head: head, body: body, context: context)
-        let apnsID = head.apnsID.flatMap { MockAPNsRules.isValidApnsID($0) ? $0 : nil } ?? rng.uuidString()
-        let (answer, faults) = decide(verdict, streamID: streamID, head: head, headers: headers, body: body, apnsID: apnsID)
+        let broadcast = Self.isBroadcastPath(head)
+        let verdict = broadcast ? validateBroadcast(head: head, body: body, context: context) : validate(head: head, body: body, context: context)
+        let id = broadcast ? head.requestID : head.apnsID
+        let apnsID = id.flatMap { MockAPNsRules.isValidApnsID($0) ? $0 : nil } ?? rng.uuidString()
+        let (answer, faults) = decide(verdict, streamID: streamID, head: head, headers: headers, body: body, apnsID: apnsID,
+                                      broadcast: broadcast)
         if streamsLimited, answer.decidedStatus == 200, verdict.reason == nil {
             streamsLimited = false
             let raised = HTTP2Setting(parameter: .maxConcurrentStreams, value: core.configuration.maxConcurrentStreams)
             write(HTTP2Frame(streamID: .rootStream, payload: .settings(.settings([raised]))), context: context)
         }
-        deliver(answer, streamID: streamID, apnsID: apnsID, context: context)
+        deliver(answer, streamID: streamID, apnsID: apnsID, idHeader: broadcast ? "apns-request-id" : "apns-id", context: context)
         applyConnectionFaults(faults, context: context)
     }
 
     /// Decides the answer and counts the request (and records it) under the server's lock, then
     /// wakes the waiters whose condition now holds. Returns the answer and the faults in force.
     private func decide(
-        _ verdict: Verdict, streamID: HTTP2StreamID, head: RequestHead, headers: HPACKHeaders, body: ByteBuffer?, apnsID: String
+        _ verdict: Verdict, streamID: HTTP2StreamID, head: RequestHead, headers: HPACKHeaders, body: ByteBuffer?, apnsID: String,
+        broadcast: Bool
     ) -> (MockAnswer, MockConnectionFaults) {
         let receivedMonotonic = MockClock.monotonicNanoseconds()
         let connectionID = self.connectionID
         let (answer, waiters, faults) = core.state.withLock { state -> (MockAnswer, [MockSharedState.Waiter], MockConnectionFaults) in
             let answer = verdict.reason.map { MockAnswer.error($0) } ?? state.answer(forValidToken: verdict.deviceToken!)
             state.countAuthentication(auth: verdict.auth, switched: verdict.switched, violation: verdict.violation)
+            if broadcast { state.stats.broadcasts += 1 }
             let recordBodies = state.recordBodies
             let waiters = state.count(connectionID: connectionID, status: answer.decidedStatus, reason: answer.reason, kind: answer.kind) {
                 Self.record(
@@ -72,6 +81,24 @@ extension MockConnectionHandler {
         case .success(let token):
             verdict.deviceToken = token
         }
+        guard authenticate(head: head, context: context, into: &verdict) else { return verdict }
+        switch core.validator.checkHeaders(head, certificateAuth: verdict.auth == "certificate") {
+        case .failure(let reason):
+            verdict.reason = reason
+        case .success(let pushType):
+            let view = body?.readableBytesView ?? ByteBuffer().readableBytesView
+            verdict.reason = RequestValidator.checkBody(view, pushType: pushType)
+            if verdict.reason == nil, pushType == .liveactivity,
+               MockLiveActivityRules.problem(Array(view), broadcast: false) != nil {
+                verdict.reason = .invalidLiveActivityPayload
+            }
+        }
+        return verdict
+    }
+
+    /// Checks the provider token (or the client certificate) into `verdict`; false, with the
+    /// verdict's reason set, when the request is not authenticated.
+    func authenticate(head: RequestHead, context: ChannelHandlerContext, into verdict: inout Verdict) -> Bool {
         if let authorization = head.authorization {
             let maxAge = core.tokenMaxAgeSeconds.load(ordering: .relaxed)
             switch tokenState.admit(authorization: authorization, now: core.now(), maxAgeSeconds: maxAge, verifier: core.verifier) {
@@ -82,44 +109,38 @@ extension MockConnectionHandler {
             case .rejected(let reason, let violation):
                 verdict.reason = reason
                 verdict.violation = violation
-                return verdict
+                return false
             }
         } else if hasVerifiedClientCertificate(context: context) {
             verdict.auth = "certificate"
         } else {
             verdict.reason = .missingProviderToken
-            return verdict
+            return false
         }
-        switch core.validator.checkHeaders(head, certificateAuth: verdict.auth == "certificate") {
-        case .failure(let reason):
-            verdict.reason = reason
-        case .success(let pushType):
-            let view = body?.readableBytesView ?? ByteBuffer().readableBytesView
-            verdict.reason = RequestValidator.checkBody(view, pushType: pushType)
-        }
-        return verdict
+        return true
     }
 
     /// Writes the answer now, or schedules it when delayed; `noAnswer` writes nothing.
-    private func deliver(_ answer: MockAnswer, streamID: HTTP2StreamID, apnsID: String, context: ChannelHandlerContext) {
+    /// `idHeader` carries `apnsID`: `apns-id`, or `apns-request-id` for a broadcast.
+    private func deliver(_ answer: MockAnswer, streamID: HTTP2StreamID, apnsID: String, idHeader: String, context: ChannelHandlerContext) {
         if answer.kind == .noAnswer { return }
         let delay = answer.delayMilliseconds ?? 0
         guard delay > 0 else {
-            writeAnswer(answer, streamID: streamID, apnsID: apnsID, context: context)
+            writeAnswer(answer, streamID: streamID, apnsID: apnsID, idHeader: idHeader, context: context)
             return
         }
         delayedAnswers += 1
         context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(Int64(delay))) {
             self.delayedAnswers -= 1
             guard context.channel.isActive else { return }
-            self.writeAnswer(answer, streamID: streamID, apnsID: apnsID, context: context)
+            self.writeAnswer(answer, streamID: streamID, apnsID: apnsID, idHeader: idHeader, context: context)
             self.needsFlush = false
             context.flush()
             self.finishGoawayIfDone(context: context)
         }
     }
 
-    private func writeAnswer(_ answer: MockAnswer, streamID: HTTP2StreamID, apnsID: String, context: ChannelHandlerContext) {
+    private func writeAnswer(_ answer: MockAnswer, streamID: HTTP2StreamID, apnsID: String, idHeader: String, context: ChannelHandlerContext) {
         let uniqueID = core.configuration.environment == .development ? rng.uuidString() : nil
         switch answer.kind {
         case .noAnswer:
@@ -127,17 +148,17 @@ extension MockConnectionHandler {
         case .reset:
             write(HTTP2Frame(streamID: streamID, payload: .rstStream(.internalError)), context: context)
         case .normal:
-            write(Responses.success(streamID: streamID, apnsID: apnsID, uniqueID: uniqueID), context: context)
+            write(Responses.success(streamID: streamID, apnsID: apnsID, uniqueID: uniqueID, idHeader: idHeader), context: context)
         case .status:
             let status = answer.status ?? 200
             if status == 200 && answer.reason == nil && answer.timestamp == nil {
-                write(Responses.success(streamID: streamID, apnsID: apnsID, uniqueID: uniqueID), context: context)
+                write(Responses.success(streamID: streamID, apnsID: apnsID, uniqueID: uniqueID, idHeader: idHeader), context: context)
                 return
             }
             let (headers, data) = Responses.json(
                 streamID: streamID, status: status,
                 body: Responses.reasonBody(answer.reason, timestamp: answer.timestamp),
-                apnsID: apnsID, uniqueID: uniqueID, allocator: context.channel.allocator
+                apnsID: apnsID, uniqueID: uniqueID, idHeader: idHeader, allocator: context.channel.allocator
             )
             write(headers, context: context)
             write(data, context: context)

@@ -19,6 +19,11 @@ import Foundation
 /// | `GET /_mock/fcm/requests` | | `[MockFCMRecordedRequest]` |
 /// | `POST /_mock/fcm/access-token-lifetime` | `{"seconds":N}`, N ≥ 1: `expires_in` of tokens issued from now on | `{"ok":true}` |
 /// | `POST /_mock/fcm/expire-access-tokens` | | `{"ok":true}`; every access token issued so far now gets 401 UNAUTHENTICATED |
+/// | `GET /_mock/channels` | | `[MockChannel]`, every app's, in creation order |
+/// | `POST /_mock/channels/create` | `{"bundleID":"…","storagePolicy":0\|1}` | `MockChannel`; 400 `CannotCreateChannelConfig` past 10 000 |
+/// | `POST /_mock/channels/delete` | `{"id":"…"}` | `{"ok":true}`; 400 `ChannelNotRegistered` for an unknown id |
+/// | `POST /_mock/channels/fail-next` | `MockAnswer` for the next channel-management request, or `null` to cancel | `{"ok":true}` |
+/// | `GET /_mock/channels/requests` | | `[MockRecordedRequest]`: the channel-management requests |
 ///
 /// Errors: 404 `{"reason":"BadPath"}` for an unknown path, 405 `{"reason":"MethodNotAllowed"}`,
 /// 400 `{"reason":"BadControlRequest","message":"..."}` for a body that does not decode.
@@ -46,6 +51,15 @@ enum MockControlAPI {
 
     struct LifetimeRequest: Codable {
         var seconds: Int64
+    }
+
+    struct ChannelCreateRequest: Codable {
+        var bundleID: String
+        var storagePolicy: Int
+    }
+
+    struct ChannelDeleteRequest: Codable {
+        var id: String
     }
 
     static let ok = Result.respond(status: 200, body: #"{"ok":true}"#)
@@ -128,6 +142,24 @@ enum MockControlAPI {
             return ok
         },
         "/_mock/fcm/expire-access-tokens": Route(method: "POST") { _, core in core.expireFCMAccessTokens(); return ok },
+        "/_mock/channels": Route(method: "GET") { _, core in .respond(status: 200, body: try encode(core.channels(bundleID: nil))) },
+        "/_mock/channels/create": Route(method: "POST") { request, core in
+            let create = try request.decode(ChannelCreateRequest.self)
+            guard create.storagePolicy == 0 || create.storagePolicy == 1 else { return badRequest("storagePolicy is 0 or 1") }
+            guard let channel = core.createChannel(bundleID: create.bundleID, storagePolicy: create.storagePolicy) else {
+                return .respond(status: 400, body: #"{"reason":"CannotCreateChannelConfig"}"#)
+            }
+            return .respond(status: 200, body: try encode(channel))
+        },
+        "/_mock/channels/delete": Route(method: "POST") { request, core in
+            let delete = try request.decode(ChannelDeleteRequest.self)
+            return core.deleteChannel(id: delete.id) ? ok : .respond(status: 400, body: #"{"reason":"ChannelNotRegistered"}"#)
+        },
+        "/_mock/channels/fail-next": Route(method: "POST") { request, core in
+            core.failNextChannelRequest(with: try request.decode(MockAnswer?.self))
+            return ok
+        },
+        "/_mock/channels/requests": Route(method: "GET") { _, core in .respond(status: 200, body: try encode(core.channelRequests())) },
     ]
 
     static func encode(_ value: some Encodable) throws -> String {

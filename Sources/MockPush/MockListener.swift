@@ -11,13 +11,26 @@ import Synchronization
 /// Sendable because its stored properties are immutable and Sendable, and the only
 /// mutable part is inside the `Mutex`.
 final class MockListener: Sendable {
+    /// What a listener serves.
+    enum Role: Sendable {
+        /// APNs' pushes and broadcasts, FCM, and the control endpoints (`/_mock/…`).
+        case push
+        /// APNs' channel-management API only (`/1/apps/…`), as Apple's separate host and port.
+        case management
+    }
+
     let core: MockCore
+    let role: Role
+    /// The port to bind (0: an ephemeral one).
+    private let configuredPort: Int
     private let tlsContext: NIOSSLContext
     let state = Mutex(MockListenerState())
 
-    init(core: MockCore, tlsContext: NIOSSLContext) {
+    init(core: MockCore, tlsContext: NIOSSLContext, role: Role = .push, port: Int) {
         self.core = core
         self.tlsContext = tlsContext
+        self.role = role
+        self.configuredPort = port
     }
 
     /// The port `start` bound (kept while refusing connections), else nil.
@@ -40,23 +53,23 @@ final class MockListener: Sendable {
         }
         let channel: any Channel
         do {
-            let socket = try Self.boundSocket(host: configuration.host, port: configuration.port)
+            let socket = try Self.boundSocket(host: configuration.host, port: configuredPort)
             channel = try await bootstrap(group).withBoundSocket(socket).get()
         } catch {
-            let failure = MockPushError(.bindFailed, "cannot listen on \(configuration.host):\(configuration.port)", cause: error)
+            let failure = MockPushError(.bindFailed, "cannot listen on \(configuration.host):\(configuredPort)", cause: error)
             if let failed = state.withLock({ $0.bindFailed(generation: generation) }) {
                 failed.done.fail(failure)
                 try? await failed.shutDown?.shutdownGracefully()
             }
             throw failure
         }
-        let port = channel.localAddress?.port ?? configuration.port
+        let port = channel.localAddress?.port ?? configuredPort
         guard let done = listening(generation: generation, channel: channel, port: port) else {
             try? await channel.close()
             throw MockPushError(.notStarted, "stop() was called while start() was binding")
         }
         done.succeed()
-        core.logger.info("mock listening", metadata: ["mock.port": "\(port)"])
+        core.logger.info(role == .push ? "mock listening" : "mock channel management listening", metadata: ["mock.port": "\(port)"])
         return port
     }
 
@@ -64,7 +77,7 @@ final class MockListener: Sendable {
     func listening(generation: Int, channel: any Channel, port: Int) -> EventLoopPromise<Void>? {
         state.withLock { s in
             let done = s.bound(generation: generation, channel: channel, port: port)
-            if done != nil { core.updateStats { $0.stats.listening = true } }
+            if done != nil, role == .push { core.updateStats { $0.stats.listening = true } }
             return done
         }
     }
@@ -74,7 +87,7 @@ final class MockListener: Sendable {
     func stop() async throws {
         guard let stop = state.withLock({ s -> MockListenerState.Stop? in
             let stop = s.stop()
-            if stop != nil { core.updateStats { $0.stats.listening = false } }
+            if stop != nil, role == .push { core.updateStats { $0.stats.listening = false } }
             return stop
         }) else { return }
         stop.overtaken?.fail(MockPushError(.notStarted, "stop() was called while the port was being bound again"))

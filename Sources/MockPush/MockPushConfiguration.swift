@@ -39,6 +39,9 @@ public struct MockPushConfiguration: Sendable {
     public var host: String
     /// Port to bind; 0 (default) picks an ephemeral port, reported by `start()`.
     public var port: Int
+    /// Port of the channel-management API (Apple's separate host on 2196 / 2195); 0 (default)
+    /// picks an ephemeral port, reported by ``MockPushServer/managementPort``.
+    public var managementPort: Int
     /// Server certificate chain, PEM (e.g. ``MockPushFixtures/serverCertificatePath``).
     public var certificatePath: String
     /// Server private key, PEM (e.g. ``MockPushFixtures/serverKeyPath``).
@@ -86,6 +89,7 @@ public struct MockPushConfiguration: Sendable {
     ) {
         self.host = "127.0.0.1"
         self.port = 0
+        self.managementPort = 0
         self.certificatePath = certificatePath
         self.privateKeyPath = privateKeyPath
         self.clientCAPath = nil

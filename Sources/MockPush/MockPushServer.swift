@@ -20,6 +20,8 @@ import Logging
 public final class MockPushServer: Sendable {
     let core: MockCore
     let listener: MockListener
+    /// APNs' channel-management API, on a port of its own (Apple's 2196 / 2195).
+    let managementListener: MockListener
 
     /// Loads the TLS material and token keys.
     ///
@@ -35,7 +37,9 @@ public final class MockPushServer: Sendable {
             throw MockPushError(.badConfiguration, "eventLoopThreads and maxConcurrentStreams must be at least 1")
         }
         self.core = try MockCore(configuration: configuration, logger: logger)
-        self.listener = MockListener(core: core, tlsContext: try MockTLS.makeContext(configuration))
+        let tls = try MockTLS.makeContext(configuration)
+        self.listener = MockListener(core: core, tlsContext: tls, port: configuration.port)
+        self.managementListener = MockListener(core: core, tlsContext: tls, role: .management, port: configuration.managementPort)
     }
 
     /// The configuration the server was made with.
@@ -52,19 +56,39 @@ public final class MockPushServer: Sendable {
         return "https://\(host):\(port)"
     }
 
-    /// Binds and starts serving.
+    /// The channel-management port once started, else nil.
+    public var managementPort: Int? { managementListener.port }
+
+    /// `https://127.0.0.1:PORT` of the channel-management API (`/1/apps/<bundle>/channels`,
+    /// `…/all-channels`) once started, else nil: a port of its own, as Apple's
+    /// `api-manage-broadcast` host listens on 2196 / 2195 and not on the push port.
+    public var managementURL: String? {
+        guard let port = managementPort else { return nil }
+        let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
+        return "https://\(host):\(port)"
+    }
+
+    /// Binds both ports (pushes, then channel management) and starts serving.
     ///
-    /// - Returns: the bound port (the ephemeral one when the configured port is 0).
+    /// - Returns: the bound push port (the ephemeral one when the configured port is 0).
     /// - Throws: `MockPushError.alreadyStarted`; `MockPushError.bindFailed` (the cause
     ///   carries the errno) when binding fails.
     @discardableResult
     public func start() async throws -> Int {
-        try await listener.start()
+        let port = try await listener.start()
+        do {
+            _ = try await managementListener.start()
+        } catch {
+            try? await listener.stop()
+            throw error
+        }
+        return port
     }
 
     /// Closes the listening socket and every connection, and stops the threads. Works
     /// while listening and while refusing connections; does nothing when not started.
     public func stop() async throws {
+        try await managementListener.stop()
         try await listener.stop()
     }
 }

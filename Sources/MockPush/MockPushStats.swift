@@ -2,8 +2,13 @@
 ///
 /// Control requests (`/_mock/...`) are not counted.
 public struct MockPushStats: Sendable, Hashable, Codable {
-    /// Requests received in full (headers and body), valid or not.
+    /// Requests received in full (headers and body), valid or not, on the push port
+    /// (pushes to devices and broadcasts).
     public var requests: Int = 0
+    /// Of ``requests``, broadcasts (`POST /4/broadcasts/apps/<bundle>`).
+    public var broadcasts: Int = 0
+    /// Requests to the channel-management port (not in ``requests``), valid or not.
+    public var channelRequests: Int = 0
     /// Answers by HTTP status (`{"200": 990, "410": 10}` in JSON), counted when decided
     /// (a delayed answer counts before it is written).
     public var byStatus: [Int: Int] = [:]

@@ -19,6 +19,11 @@ struct MockSharedState {
     var records: [MockRecordedRequest] = []
     /// FCM access tokens, rules and records (`MockConnectionHandler+FCM`).
     var fcm: MockFCMState
+    /// Broadcast channels, the next management request's injected answer, and the management
+    /// requests recorded (`MockConnectionHandler+Channels`).
+    var channels = MockChannelStore()
+    var channelFault: MockAnswer?
+    var channelRecords: [MockRecordedRequest] = []
     var nextConnectionID = 1
     var nextWaiterID = 1
     var waiters: [Waiter] = []
@@ -35,7 +40,8 @@ struct MockSharedState {
     }
 
     /// Back to the state at start: no rules, no answer-all, no failure rate, the configured
-    /// faults, zero counters (open connections and `listening` stay), no records. Waiters stay.
+    /// faults, zero counters (open connections and `listening` stay), no records, no channels.
+    /// Waiters stay.
     mutating func reset(configuration: MockPushConfiguration) {
         rules = [:]
         answerAll = nil
@@ -47,6 +53,9 @@ struct MockSharedState {
         stats.listening = listening
         records = []
         fcm = MockFCMState(configuration: configuration.fcm)
+        channels = MockChannelStore()
+        channelFault = nil
+        channelRecords = []
     }
 
     mutating func setFailureRate(_ rate: MockFailureRate?) {

@@ -11,6 +11,9 @@ struct RequestHead {
     var expiration: String?
     var collapseID: String?
     var apnsID: String?
+    /// `apns-channel-id` (broadcasts, channel reads and deletes) and `apns-request-id`.
+    var channelID: String?
+    var requestID: String?
     /// A header APNs reads appeared more than once (→ `DuplicateHeaders`).
     var hasDuplicates = false
 
@@ -26,6 +29,8 @@ struct RequestHead {
             case "apns-expiration": Self.set(&expiration, value, &hasDuplicates)
             case "apns-collapse-id": Self.set(&collapseID, value, &hasDuplicates)
             case "apns-id": Self.set(&apnsID, value, &hasDuplicates)
+            case "apns-channel-id": Self.set(&channelID, value, &hasDuplicates)
+            case "apns-request-id": Self.set(&requestID, value, &hasDuplicates)
             default: break
             }
         }

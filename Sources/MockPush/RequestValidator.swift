@@ -76,8 +76,13 @@ struct RequestValidator: Sendable {
     /// Empty → `PayloadEmpty`; over the push type's limit → `PayloadTooLarge`;
     /// not a JSON object (cheap check) → `PayloadEmpty`.
     static func checkBody(_ body: some BidirectionalCollection<UInt8>, pushType: MockAPNsPushType) -> MockAPNsReason? {
+        checkBody(body, maxBytes: pushType.maxPayloadBytes)
+    }
+
+    /// ``checkBody(_:pushType:)`` with a limit of `maxBytes` (a broadcast's 5 KB).
+    static func checkBody(_ body: some BidirectionalCollection<UInt8>, maxBytes: Int) -> MockAPNsReason? {
         if body.isEmpty { return .payloadEmpty }
-        if body.count > pushType.maxPayloadBytes { return .payloadTooLarge }
+        if body.count > maxBytes { return .payloadTooLarge }
         let blank: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }
         guard let first = body.first(where: { !blank($0) }) else { return .payloadEmpty }
         let last = body.last(where: { !blank($0) })
