@@ -47,7 +47,8 @@ extension MockConnectionHandler {
             } else if let early = result {
                 decided = early
             } else if case .success(let (bundle, operation)) = route {
-                decided = Self.perform(operation, bundle: bundle, head: head, body: bytes, store: &state.channels)
+                decided = core.configuration.bundleIDs.contains(String(bundle))
+                    ? Self.perform(operation, bundle: bundle, head: head, body: bytes, store: &state.channels) : .error(.topicDisallowed)
             } else {
                 decided = .error(.badPath)
             }

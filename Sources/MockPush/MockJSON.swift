@@ -8,9 +8,10 @@ enum MockJSON {
         try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any]
     }
 
-    /// A JSON number that is an integer (`iat`, `exp`), else nil.
+    /// A JSON number that is an integer (`iat`, `exp`), else nil (`true` and `false` too).
     static func int64(_ value: Any?) -> Int64? {
-        guard let number = value as? NSNumber, !(value is Bool) else { return nil }
+        // `value is Bool` holds for the numbers 0 and 1 on Linux: a JSON boolean is told by its type code.
+        guard let number = value as? NSNumber, String(cString: number.objCType) != "c" else { return nil }
         let double = number.doubleValue
         guard double == double.rounded(), let exact = Int64(exactly: double) else { return nil }
         return exact
