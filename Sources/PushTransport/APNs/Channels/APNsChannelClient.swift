@@ -65,7 +65,8 @@ public final class APNsChannelClient: Sendable {
     /// wrong is in the response (``ChannelResponse/outcome``).
     ///
     /// After `ExpiredProviderToken` the shared token is renewed (once, however many requests
-    /// failed with it), so that the caller's immediate resend carries a new one.
+    /// failed with it), so that the caller's immediate resend carries a new one, on a new
+    /// connection (a connection condemned by an answer, or that failed, is not kept).
     ///
     /// - Parameters:
     ///   - operation: create (with the storage policy), read, delete or list.
@@ -89,7 +90,13 @@ public final class APNsChannelClient: Sendable {
             thread.name = "pushq-channels"
             thread.start()
         }
-        giveBack(transfer)
+        // A connection APNs condemned (a token it called expired: a new one on the same
+        // connection would be TooManyProviderTokenUpdates) or that failed is not reused.
+        switch response.outcome {
+        case .retryNow: break
+        case .retry(.outcomeUnknown): break
+        default: giveBack(transfer)
+        }
         record(response, serial: serial)
         return response
     }
