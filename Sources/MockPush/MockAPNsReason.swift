@@ -16,7 +16,7 @@ public enum MockAPNsReason: String, Sendable, CaseIterable, Hashable {
     // 400, broadcasts and channel management ("Handling error responses from APNs")
     case missingChannelId = "MissingChannelId", badChannelId = "BadChannelId"
     case channelNotRegistered = "ChannelNotRegistered", missingPushType = "MissingPushType"
-    case cannotCreateChannelConfig = "CannotCreateChannelConfig"
+    case cannotCreateChannelConfig = "CannotCreateChannelConfig", featureNotEnabled = "FeatureNotEnabled"
     // 400, the mock's own: a Live Activity payload without the keys Apple requires for its
     // event. Apple's APNs accepts such a payload and the device drops it silently; the mock
     // refuses it so that a test sees the mistake (``MockLiveActivityRules``).
@@ -42,7 +42,7 @@ public enum MockAPNsReason: String, Sendable, CaseIterable, Hashable {
              .badTopic, .deviceTokenNotForTopic, .duplicateHeaders, .idleTimeout, .invalidPushType,
              .missingDeviceToken, .missingTopic, .payloadEmpty, .topicDisallowed,
              .missingChannelId, .badChannelId, .channelNotRegistered, .missingPushType,
-             .cannotCreateChannelConfig, .invalidLiveActivityPayload:
+             .cannotCreateChannelConfig, .featureNotEnabled, .invalidLiveActivityPayload:
             return 400
         case .badCertificate, .badCertificateEnvironment, .expiredProviderToken, .forbidden,
              .invalidProviderToken, .missingProviderToken, .unrelatedKeyIdInToken, .badEnvironmentKeyIdInToken:

@@ -178,10 +178,10 @@ struct PublishedRulesTests {
         #expect(byStatus[413] == ["PayloadTooLarge"])
         #expect(byStatus[429] == ["TooManyRequests", "TooManyProviderTokenUpdates"])
         #expect(byStatus[503] == ["ServiceUnavailable", "Shutdown"])
-        // 14 of pushes to devices, 5 of broadcasts and channel management, and the mock's own
+        // 14 of pushes to devices, 6 of broadcasts and channel management, and the mock's own
         // MockInvalidLiveActivityPayload.
-        #expect(byStatus[400]?.count == 20 && byStatus[403]?.count == 8)
+        #expect(byStatus[400]?.count == 21 && byStatus[403]?.count == 8)
         #expect(byStatus[400]?.isSuperset(of: ["MissingChannelId", "BadChannelId", "ChannelNotRegistered", "MissingPushType",
-                                               "CannotCreateChannelConfig", "MockInvalidLiveActivityPayload"]) == true)
+                                               "CannotCreateChannelConfig", "FeatureNotEnabled", "MockInvalidLiveActivityPayload"]) == true)
     }
 }
