@@ -19,6 +19,7 @@ import Foundation
 /// | `GET /_mock/fcm/requests` | | `[MockFCMRecordedRequest]` |
 /// | `POST /_mock/fcm/access-token-lifetime` | `{"seconds":N}`, N ≥ 1: `expires_in` of tokens issued from now on | `{"ok":true}` |
 /// | `POST /_mock/fcm/expire-access-tokens` | | `{"ok":true}`; every access token issued so far now gets 401 UNAUTHENTICATED |
+/// | `GET /_mock/management` | | `{"port":N,"url":"https://HOST:N"}`: the channel-management listener |
 /// | `GET /_mock/channels` | | `[MockChannel]`, every app's, in creation order |
 /// | `POST /_mock/channels/create` | `{"bundleID":"…","storagePolicy":0\|1}` | `MockChannel`; 400 `CannotCreateChannelConfig` past 10 000 |
 /// | `POST /_mock/channels/delete` | `{"id":"…"}` | `{"ok":true}`; 400 `ChannelNotRegistered` for an unknown id |
@@ -142,6 +143,11 @@ enum MockControlAPI {
             return ok
         },
         "/_mock/fcm/expire-access-tokens": Route(method: "POST") { _, core in core.expireFCMAccessTokens(); return ok },
+        "/_mock/management": Route(method: "GET") { _, core in
+            let port = core.state.withLock { $0.managementPort } ?? 0
+            let host = core.configuration.host.contains(":") ? "[\(core.configuration.host)]" : core.configuration.host
+            return .respond(status: 200, body: #"{"port":\#(port),"url":"https://\#(host):\#(port)"}"#)
+        },
         "/_mock/channels": Route(method: "GET") { _, core in .respond(status: 200, body: try encode(core.channels(bundleID: nil))) },
         "/_mock/channels/create": Route(method: "POST") { request, core in
             let create = try request.decode(ChannelCreateRequest.self)

@@ -77,7 +77,8 @@ public final class MockPushServer: Sendable {
     public func start() async throws -> Int {
         let port = try await listener.start()
         do {
-            _ = try await managementListener.start()
+            let management = try await managementListener.start()
+            core.state.withLock { $0.managementPort = management }
         } catch {
             try? await listener.stop()
             throw error

@@ -24,6 +24,8 @@ struct MockSharedState {
     var channels = MockChannelStore()
     var channelFault: MockAnswer?
     var channelRecords: [MockRecordedRequest] = []
+    /// The channel-management listener's bound port, once started (`GET /_mock/management`).
+    var managementPort: Int?
     var nextConnectionID = 1
     var nextWaiterID = 1
     var waiters: [Waiter] = []

@@ -20,6 +20,8 @@ struct PushMockCommand: AsyncParsableCommand {
         POST /_mock/faults (tokenMaxAgeSeconds included), POST /_mock/refuse {"milliseconds":N}
         (close the listener and every connection, listen again N ms later), GET /_mock/wait?count=N&timeoutMs=T.
 
+        APNs broadcasts on the same port (POST /4/broadcasts/apps/{bundle}); APNs channel management         (/1/apps/{bundle}/channels, /all-channels) on --management-port, which GET /_mock/management         reports ({"port":N,"url":"https://127.0.0.1:N"}); channels: GET /_mock/channels,         POST /_mock/channels/create, /delete, /fail-next, GET /_mock/channels/requests.
+
         FCM HTTP v1 on the same port: POST /token (OAuth 2.0 JWT bearer exchange for the service \
         accounts it knows: with --fixtures, the fixtures' account) and POST /v1/projects/{id}/messages:send.
 
@@ -31,6 +33,8 @@ struct PushMockCommand: AsyncParsableCommand {
 
     @Option(help: "Address to bind (loopback only).") var host = "127.0.0.1"
     @Option(help: "Port; 0 picks a free one (printed on the ready line).") var port = 0
+    @Option(help: "Port of the APNs channel-management API (Apple's 2196 / 2195); 0 picks a free one (GET /_mock/management says which).")
+    var managementPort = 0
     @Option(help: "Fixtures directory, generated when missing (CA, server and client certificates, APNs key, FCM account): sets --cert, --key, the APNs key and bundle id, and the FCM account unless given.")
     var fixtures: String?
     @Option(help: "Server certificate (PEM).") var cert: String?
@@ -139,6 +143,7 @@ struct PushMockCommand: AsyncParsableCommand {
         }
         configuration.host = host
         configuration.port = port
+        configuration.managementPort = managementPort
         configuration.clientCAPath = clientCA ?? configuration.clientCAPath
         configuration.environment = env
         configuration.maxConcurrentStreams = maxStreams

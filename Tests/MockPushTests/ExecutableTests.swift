@@ -38,6 +38,13 @@ struct ExecutableTests {
         let decoded = try JSONDecoder().decode(MockPushStats.self, from: Data(stats.body.utf8))
         #expect(decoded.byStatus == [200: 1, 410: 1])
 
+        // Channel management listens on a port of its own, which the control API reports.
+        let management = try Curl.one(port: port, ControlAPITests.control("GET", "/_mock/management"))
+        let managementPort = try #require(management.json?["port"] as? Int)
+        #expect(managementPort != port && managementPort > 0)
+        let create = ChannelManagementTests.request("POST", ChannelManagementTests.channels, jwt: jwt, body: ChannelManagementTests.create)
+        #expect(try Curl.one(port: managementPort, create).status == 201)
+
         process.kill(SIGTERM)
         #expect(await process.wait() == .exit(0))
         let rest = process.stdoutPipe?.readDataToEndOfFile() ?? Data()
