@@ -42,13 +42,6 @@ import Testing
         (500, .internalServerError, .retry(.serverError(.internalServerError))),
         (503, .serviceUnavailable, .retry(.serverError(.serviceUnavailable))),
         (503, .shutdown, .retryNow(.freshConnection(.shutdown))),
-        // Broadcasts: the row ends failed; a broadcast has no token to invalidate.
-        (400, .missingChannelId, .fail(.missingChannelId)),
-        (400, .badChannelId, .fail(.badChannelId)),
-        (400, .channelNotRegistered, .fail(.channelNotRegistered)),
-        (400, .missingPushType, .fail(.missingPushType)),
-        (400, .cannotCreateChannelConfig, .fail(.cannotCreateChannelConfig)),
-        (400, .featureNotEnabled, .fail(.featureNotEnabled)),
     ]
 
     @Test func tableCoversEveryKnownReason() {
