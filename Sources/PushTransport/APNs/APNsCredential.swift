@@ -6,6 +6,15 @@ public enum APNsCredential: Sendable {
     /// Certificate authentication: a TLS client certificate; no `authorization` header.
     case certificate(APNsClientCertificate)
 
+    /// For certificate authentication, what libcurl needs to present the certificate and its
+    /// notAfter (UNIX seconds), checked now; nil for token authentication.
+    ///
+    /// - Throws: ``PushTransportError`` for a certificate that cannot be opened (the message names the file).
+    func checkedClientCertificate() throws -> (options: CurlClientCertificate, notAfter: Int64?)? {
+        guard case .certificate(let certificate) = self else { return nil }
+        return (certificate.curlOptions, try certificate.validate())
+    }
+
     /// Token authentication with a key read from a `.p8` file.
     ///
     /// - Throws: ``PushTransportError`` naming the file or the malformed id.

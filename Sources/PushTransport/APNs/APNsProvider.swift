@@ -40,13 +40,9 @@ struct APNsProvider: PushProvider {
         self.credential = credential
         baseURL = configuration.effectiveBaseURL
         try PushSenderConfiguration.requireHTTPS(baseURL, variable: "PUSHQ_APNS_URL", provider: .apns)
-        if case .certificate(let certificate) = credential {
-            certificateNotAfter = try certificate.validate()
-            clientCertificate = certificate.curlOptions
-        } else {
-            certificateNotAfter = nil
-            clientCertificate = nil
-        }
+        let checked = try credential.checkedClientCertificate()
+        clientCertificate = checked?.options
+        certificateNotAfter = checked?.notAfter
         // The authorization node takes a provider token (a JWT of ~200 bytes).
         layout = StreamLayout(urlPrefix: Array(baseURL.utf8), urlSuffixCapacity: Self.pathCapacity,
                               authorizationPrefix: "authorization: bearer ", authorizationCapacity: 1024,

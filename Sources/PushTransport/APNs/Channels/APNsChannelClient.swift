@@ -47,13 +47,9 @@ public final class APNsChannelClient: Sendable {
         }
         settings = try CurlTransferSettings(requestTimeout: configuration.requestTimeout, connectTimeout: configuration.connectTimeout,
                                             extraCAFile: configuration.extraCAFile, verbose: configuration.curlVerbose, libcurl: libcurl)
-        if case .certificate(let certificate) = credential {
-            certificateNotAfter = try certificate.validate()
-            clientCertificate = certificate.curlOptions
-        } else {
-            certificateNotAfter = nil
-            clientCertificate = nil
-        }
+        let checked = try credential.checkedClientCertificate()
+        clientCertificate = checked?.options
+        certificateNotAfter = checked?.notAfter
         self.credential = credential
         self.bundleID = bundleID
         var logger = logger
