@@ -43,9 +43,10 @@ struct Prune: AsyncParsableCommand {
         switch try await Pruner(policy: policy).round(c, rest: { s in try? await Task.sleep(for: .milliseconds(Int(s * 1000))) }) {
         case .notElected:
             print("another pruner is running (a worker or another pushq prune); deleted nothing")
-        case .pruned(let deleted, let batches):
+        case .pruned(let deleted, let batches, let retired):
             let took = ContinuousClock.now - started
-            print("deleted \(Self.summary(deleted)) (\(ages)) in \(batches) batch\(batches == 1 ? "" : "es"), \(took.components.seconds) s")
+            print("deleted \(Self.summary(deleted)) (\(ages)) and retired \(retired) Live Activity token\(retired == 1 ? "" : "s") "
+                  + "past Apple's limits in \(batches) batch\(batches == 1 ? "" : "es"), \(took.components.seconds) s")
         }
     }
 
