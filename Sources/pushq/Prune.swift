@@ -12,7 +12,9 @@ struct Prune: AsyncParsableCommand {
             \(SettingKey.retainSentSeconds.variable) ago (default \(SettingKey.retainSentSeconds.defaultValue), one day), \
             and failed, expired and cancelled rows finished more than \(SettingKey.retainFinalSeconds.variable) ago \
             (default \(SettingKey.retainFinalSeconds.defaultValue), seven days), in batches of 1000 rows, each its own \
-            short transaction. Rows that are not final are never deleted. Only one pruner runs at a time \
+            short transaction. Rows that are not final are never deleted. Then it retires the Live Activity \
+            tokens of pushq.devices registered more than 12 hours ago (Apple's limits), in batches of the \
+            same size. Only one pruner runs at a time \
             (an advisory lock): if a worker or another `pushq prune` is pruning, this one does nothing and \
             says so. With --dry-run, counts the rows it would delete and deletes nothing.
             """
