@@ -24,7 +24,7 @@ struct LiveActivityTests {
         let r = try await c.query("""
             SELECT invalid_reason, pushq.token_is_invalid(registered_at, invalidated_at) FROM pushq.devices WHERE device_token = $1
             """, [token])
-        return (r.string(0, 0), try r.decode(Bool.self, 0, 1))
+        return (r.string(0, 0), try r.decode(Bool.self, 0, 1) ?? false)
     }
 
     /// The rows made for `ids`, by token: push type, priority, topic, the payload's `aps`.
@@ -37,7 +37,7 @@ struct LiveActivityTests {
             """, [list])
         return try (0..<r.count).map { i in
             let payload = try JSONSerialization.jsonObject(with: Data((r.string(i, 4) ?? "").utf8)) as? [String: Any]
-            return Row(token: r.string(i, 0) ?? "", pushType: r.string(i, 1) ?? "", priority: try r.decode(Int.self, i, 2),
+            return Row(token: r.string(i, 0) ?? "", pushType: r.string(i, 1) ?? "", priority: try r.decode(Int.self, i, 2) ?? -1,
                        topic: r.string(i, 3), aps: payload?["aps"] as? [String: Any] ?? [:])
         }
     }
@@ -206,10 +206,10 @@ struct LiveActivityTests {
             for i in 1...3 { try await Self.register(c, Self.token(i), kind: "live_activity", activity: "match-1") }
             let update = try await c.query("SELECT * FROM pushq.update_activity('match-1', '{}')")
             let ends = try await c.query("SELECT * FROM pushq.end_activity('match-1')")
-            let endIDs = try (0..<ends.count).map { try ends.decode(Int64.self, $0, 0) }
+            let endIDs = (0..<ends.count).compactMap { try? ends.decode(Int64.self, $0, 0) }
             // An update row of the token going final retires nothing.
             try await c.query("UPDATE pushq.notifications SET status = 'sent', finished_at = now() WHERE id = ANY($1)",
-                              [try (0..<update.count).map { try update.decode(Int64.self, $0, 0) }])
+                              [(0..<update.count).compactMap { try? update.decode(Int64.self, $0, 0) }])
             for i in 1...3 { #expect(try await Self.retirement(c, Self.token(i)) == (nil, false)) }
             // Retried (not final): still valid. Then sent, failed by a producer's cancel, expired.
             try await c.query("UPDATE pushq.notifications SET status = 'retrying' WHERE id = $1", [endIDs[0]])

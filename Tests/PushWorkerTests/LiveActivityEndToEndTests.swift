@@ -88,7 +88,7 @@ struct LiveActivityEndToEndTests {
                     #expect(ended.count == 1)
                     #expect(try await waitUntilAllFinal(db, timeout: .seconds(60)))
                     let end = try await db.query("SELECT status, device_token FROM pushq.notifications WHERE id = $1",
-                                                 [try ended.decode(Int64.self, 0, 0)])
+                                                 [try ended.decode(Int64.self, 0, 0) ?? 0])
                     #expect(end.string(0, 0) == "sent" && end.string(0, 1) == t(5))
                     #expect(Self.sent(mock, to: t(5)).map(\.event) == ["update", "end"])
                     #expect(Self.sent(mock, to: t(5)).last?.priority == "10")
@@ -109,9 +109,8 @@ struct LiveActivityEndToEndTests {
                     + #""payload": {"aps": {"timestamp": 1700000000, "event": "update", "content-state": {"home": 1, "away": 0}}}}}"#
                 let id = try await FCMEndToEndTests.insertFCM(db, token, payload: payload)
                 let configuration = try await FCMEndToEndTests.configuration(db, mockURL: mockURL)
-                try await withWorker(configuration) { _ in
-                    #expect(try await waitUntilAllFinal(db, timeout: .seconds(60)))
-                }
+                let drained = try await withWorker(configuration) { _ in try await waitUntilAllFinal(db, timeout: .seconds(60)) }
+                #expect(drained)
                 #expect(try await FCMEndToEndTests.final(db, id) == .init(status: "sent", reason: nil, http: 200, attempts: 1))
                 let sent = mock.fcmRequests().filter { $0.endpoint == "send" && $0.registrationToken == token }
                 #expect(sent.count == 1)
