@@ -68,7 +68,7 @@ LANGUAGE sql STABLE PARALLEL SAFE AS $$
             || CASE WHEN relevance_score IS NULL THEN '{}' ELSE jsonb_build_object('relevance-score', relevance_score) END
             || CASE WHEN attributes_type IS NULL THEN '{}' ELSE jsonb_build_object('attributes-type', attributes_type) END
             || CASE WHEN attributes IS NULL THEN '{}' ELSE jsonb_build_object('attributes', attributes) END
-            || CASE WHEN input_push_token THEN '{"input-push-token": 1}' ELSE '{}' END
+            || CASE WHEN input_push_token THEN '{"input-push-token": 1}'::jsonb ELSE '{}' END
             || CASE WHEN input_push_channel IS NULL THEN '{}' ELSE jsonb_build_object('input-push-channel', input_push_channel) END)
 $$;
 
