@@ -100,6 +100,25 @@ struct LiveActivityEndToEndTests {
         }
     }
 
+    @Test("a pruner round retires the live_activity tokens registered more than 12 hours ago, and only those")
+    func prunerRetiresAgedTokens() async throws {
+        try await TestDatabase.withConnection { db in
+            let t = { (i: Int) in Fixtures.token(i, prefix: "f") }
+            try await db.query("""
+                INSERT INTO pushq.devices (device_token, kind, activity_id, registered_at) VALUES
+                  ($1, 'live_activity', 'old', now() - interval '12 hours 1 minute'),
+                  ($2, 'live_activity', 'old', now() - interval '11 hours 59 minutes'),
+                  ($3, 'push_to_start', NULL, now() - interval '30 days')
+                """, [t(1), t(2), t(3)])
+            let outcome = try await Pruner(policy: RetentionPolicy()).round(db, rest: { _ in })
+            guard case .pruned(_, _, let retired) = outcome else { Issue.record("not elected"); return }
+            #expect(retired == 1)
+            #expect(try await Self.retirement(db, t(1)) == "AgeLimit")
+            #expect(try await Self.retirement(db, t(2)) == "valid")
+            #expect(try await Self.retirement(db, t(3)) == "valid")
+        }
+    }
+
     @Test("an FCM row carrying apns.live_activity_token goes to FCM unchanged, beside the registration token")
     func fcmLiveActivityToken() async throws {
         try await TestDatabase.withConnection { db in
