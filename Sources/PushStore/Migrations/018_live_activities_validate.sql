@@ -118,6 +118,34 @@ LANGUAGE sql VOLATILE AS $$
     RETURNING id
 $$;
 
+-- The rows of an update or an end: one per valid live_activity token of activity_id that was not
+-- ended, with `payload`, in token order; returns each row's id, token and environment. Found
+-- through devices_activity_key (schema 17). Called by the two functions below.
+CREATE FUNCTION pushq.activity_rows(
+    activity_id     text,
+    payload         json,
+    priority        integer,
+    expires_at      timestamptz,
+    credential      text,
+    lane            text,
+    notify_channel  text,
+    metadata        jsonb
+) RETURNS TABLE (id bigint, device_token text, environment text)
+LANGUAGE sql VOLATILE AS $$
+    INSERT INTO pushq.notifications AS n
+        (device_token, payload, topic, push_type, priority, expires_at, environment, credential, lane, notify_channel, metadata)
+    SELECT d.device_token, activity_rows.payload, d.topic || pushq.topic_suffix('liveactivity'), 'liveactivity',
+           activity_rows.priority::smallint, activity_rows.expires_at, d.environment, activity_rows.credential,
+           COALESCE(activity_rows.lane, 'default'), activity_rows.notify_channel, activity_rows.metadata
+      FROM pushq.devices d
+     WHERE d.kind = 'live_activity'
+       AND COALESCE(d.activity_id, d.installation_id) = activity_rows.activity_id
+       AND d.invalidated_at IS NULL
+       AND d.ended_at IS NULL
+     ORDER BY d.device_token, d.environment
+    RETURNING n.id, n.device_token, n.environment
+$$;
+
 -- Updates a Live Activity: one `update` row per valid live_activity token of activity_id that
 -- was not ended, priority 5 unless given (Apple's budget: see README). Returns the new ids.
 CREATE FUNCTION pushq.update_activity(
@@ -135,23 +163,14 @@ CREATE FUNCTION pushq.update_activity(
     metadata         jsonb            DEFAULT NULL
 ) RETURNS SETOF bigint
 LANGUAGE sql VOLATILE AS $$
-    WITH p AS (
-        SELECT pushq.activity_payload('update', update_activity.content_state, update_activity.generated_at,
-                                      stale_date => update_activity.stale_date, alert => update_activity.alert,
-                                      relevance_score => update_activity.relevance_score) AS payload
-    )
-    INSERT INTO pushq.notifications
-        (device_token, payload, topic, push_type, priority, expires_at, environment, credential, lane, notify_channel, metadata)
-    SELECT d.device_token, p.payload, d.topic || pushq.topic_suffix('liveactivity'), 'liveactivity',
-           update_activity.priority::smallint, update_activity.expires_at, d.environment, update_activity.credential,
-           COALESCE(update_activity.lane, 'default'), update_activity.notify_channel, update_activity.metadata
-      FROM pushq.devices d CROSS JOIN p
-     WHERE d.kind = 'live_activity'
-       AND COALESCE(d.activity_id, d.installation_id) = update_activity.activity_id
-       AND d.invalidated_at IS NULL
-       AND d.ended_at IS NULL
-     ORDER BY d.device_token, d.environment
-    RETURNING id
+    SELECT r.id
+      FROM pushq.activity_rows(update_activity.activity_id,
+                               pushq.activity_payload('update', update_activity.content_state, update_activity.generated_at,
+                                                      stale_date => update_activity.stale_date, alert => update_activity.alert,
+                                                      relevance_score => update_activity.relevance_score),
+                               update_activity.priority, update_activity.expires_at, update_activity.credential,
+                               update_activity.lane, update_activity.notify_channel, update_activity.metadata) r
+     ORDER BY r.id
 $$;
 
 -- Ends a Live Activity: one `end` row per valid live_activity token of activity_id that was not
@@ -172,22 +191,13 @@ CREATE FUNCTION pushq.end_activity(
     metadata         jsonb            DEFAULT NULL
 ) RETURNS SETOF bigint
 LANGUAGE sql VOLATILE AS $$
-    WITH p AS (
-        SELECT pushq.activity_payload('end', end_activity.content_state, end_activity.generated_at,
-                                      dismissal_date => end_activity.dismissal_date, alert => end_activity.alert) AS payload
-    ), sent AS (
-        INSERT INTO pushq.notifications
-            (device_token, payload, topic, push_type, priority, expires_at, environment, credential, lane, notify_channel, metadata)
-        SELECT d.device_token, p.payload, d.topic || pushq.topic_suffix('liveactivity'), 'liveactivity',
-               end_activity.priority::smallint, end_activity.expires_at, d.environment, end_activity.credential,
-               COALESCE(end_activity.lane, 'default'), end_activity.notify_channel, end_activity.metadata
-          FROM pushq.devices d CROSS JOIN p
-         WHERE d.kind = 'live_activity'
-           AND COALESCE(d.activity_id, d.installation_id) = end_activity.activity_id
-           AND d.invalidated_at IS NULL
-           AND d.ended_at IS NULL
-         ORDER BY d.device_token, d.environment
-        RETURNING id, device_token, environment
+    WITH sent AS (
+        SELECT r.id, r.device_token, r.environment
+          FROM pushq.activity_rows(end_activity.activity_id,
+                                   pushq.activity_payload('end', end_activity.content_state, end_activity.generated_at,
+                                                          dismissal_date => end_activity.dismissal_date, alert => end_activity.alert),
+                                   end_activity.priority, end_activity.expires_at, end_activity.credential,
+                                   end_activity.lane, end_activity.notify_channel, end_activity.metadata) r
     ), ended AS (
         UPDATE pushq.devices d
            SET ended_at = now(), ended_by = s.id
