@@ -49,5 +49,10 @@ extension Migration {
         Migration(version: 14, name: "lane_due_index", sql: String(decoding: PackageResources._14_lane_due_index_sql, as: UTF8.self)),
         Migration(version: 15, name: "lanes_keys_signals_validate",
                   sql: String(decoding: PackageResources._15_lanes_keys_signals_validate_sql, as: UTF8.self)),
+        Migration(version: 16, name: "live_activities", sql: String(decoding: PackageResources._16_live_activities_sql, as: UTF8.self)),
+        Migration(version: 17, name: "devices_activity_index",
+                  sql: String(decoding: PackageResources._17_devices_activity_index_sql, as: UTF8.self)),
+        Migration(version: 18, name: "live_activities_validate",
+                  sql: String(decoding: PackageResources._18_live_activities_validate_sql, as: UTF8.self)),
     ]
 }
