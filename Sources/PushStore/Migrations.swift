@@ -49,5 +49,8 @@ extension Migration {
         Migration(version: 14, name: "lane_due_index", sql: String(decoding: PackageResources._14_lane_due_index_sql, as: UTF8.self)),
         Migration(version: 15, name: "lanes_keys_signals_validate",
                   sql: String(decoding: PackageResources._15_lanes_keys_signals_validate_sql, as: UTF8.self)),
+        Migration(version: 19, name: "channels", sql: String(decoding: PackageResources._19_channels_sql, as: UTF8.self)),
+        Migration(version: 20, name: "channel_rows_index", sql: String(decoding: PackageResources._20_channel_rows_index_sql, as: UTF8.self)),
+        Migration(version: 21, name: "channels_validate", sql: String(decoding: PackageResources._21_channels_validate_sql, as: UTF8.self)),
     ]
 }
