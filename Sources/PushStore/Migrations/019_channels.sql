@@ -70,6 +70,9 @@ CREATE TABLE pushq.channels (
 -- The channel loop's claim: channels with work due, by when it is due.
 CREATE INDEX channels_due ON pushq.channels (scheduled_at, id) WHERE status IN ('creating', 'deleting');
 
+-- Channels by Apple's id: the reconciliation looks up every id Apple lists.
+CREATE INDEX channels_apns_channel_id ON pushq.channels (apns_channel_id) WHERE apns_channel_id IS NOT NULL;
+
 -- The nightly reconciliation with Apple's all-channels: one row per (credential, environment,
 -- bundle id) the fleet checked, written by whichever worker ran the check (one per night).
 CREATE TABLE pushq.channel_reconciliations (
