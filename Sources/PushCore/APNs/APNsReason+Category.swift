@@ -16,14 +16,15 @@ extension APNsReason {
         switch self {
         case .badCollapseId, .badExpirationDate, .badMessageId, .badPriority, .duplicateHeaders,
              .invalidPushType, .missingDeviceToken, .payloadEmpty, .payloadTooLarge,
-             .badPath, .methodNotAllowed:
+             .badPath, .methodNotAllowed, .missingChannelId, .badChannelId, .missingPushType:
             return .localBug
         case .badTopic, .missingTopic, .topicDisallowed, .invalidProviderToken,
              .missingProviderToken, .badCertificate, .badCertificateEnvironment,
-             .badEnvironmentKeyIdInToken, .unrelatedKeyIdInToken:
+             .badEnvironmentKeyIdInToken, .unrelatedKeyIdInToken, .featureNotEnabled,
+             .cannotCreateChannelConfig:
             return .configuration
         case .badDeviceToken, .deviceTokenNotForTopic, .unregistered, .expiredToken,
-             .tooManyRequests, .forbidden:
+             .tooManyRequests, .forbidden, .channelNotRegistered:
             return .notification
         case .idleTimeout, .expiredProviderToken, .tooManyProviderTokenUpdates,
              .internalServerError, .serviceUnavailable, .shutdown, .unknown:

@@ -10,9 +10,13 @@ public enum APNsReason: Sendable, Hashable {
     case badPath, methodNotAllowed, expiredToken, unregistered, payloadTooLarge
     case tooManyProviderTokenUpdates, tooManyRequests, internalServerError
     case serviceUnavailable, shutdown
+    // Broadcast sends and channel management (iOS 18 broadcast push notifications).
+    case missingChannelId, badChannelId, channelNotRegistered, missingPushType
+    case cannotCreateChannelConfig, featureNotEnabled
     case unknown(String)
 
-    /// Every known reason, in the order of Apple's table.
+    /// Every known reason, in the order of Apple's table (the broadcast and channel reasons of
+    /// "Handling error responses from APNs" last).
     public static let known: [APNsReason] = [
         .badCollapseId, .badDeviceToken, .badExpirationDate, .badMessageId, .badPriority,
         .badTopic, .deviceTokenNotForTopic, .duplicateHeaders, .idleTimeout, .invalidPushType,
@@ -22,6 +26,8 @@ public enum APNsReason: Sendable, Hashable {
         .badPath, .methodNotAllowed, .expiredToken, .unregistered, .payloadTooLarge,
         .tooManyProviderTokenUpdates, .tooManyRequests, .internalServerError,
         .serviceUnavailable, .shutdown,
+        .missingChannelId, .badChannelId, .channelNotRegistered, .missingPushType,
+        .cannotCreateChannelConfig, .featureNotEnabled,
     ]
 
     public init(_ string: String) {
@@ -69,6 +75,12 @@ public enum APNsReason: Sendable, Hashable {
         case .internalServerError: return "InternalServerError"
         case .serviceUnavailable: return "ServiceUnavailable"
         case .shutdown: return "Shutdown"
+        case .missingChannelId: return "MissingChannelId"
+        case .badChannelId: return "BadChannelId"
+        case .channelNotRegistered: return "ChannelNotRegistered"
+        case .missingPushType: return "MissingPushType"
+        case .cannotCreateChannelConfig: return "CannotCreateChannelConfig"
+        case .featureNotEnabled: return "FeatureNotEnabled"
         case .unknown(let s): return s
         }
     }

@@ -58,3 +58,15 @@ public enum DeviceToken {
         String(token.prefix(8)) + "…"
     }
 }
+
+extension APNsEnvironment {
+    /// Apple's channel-management host for this environment, port included
+    /// ("Sending channel management requests to APNs"): broadcast channels are created, read,
+    /// listed and deleted there; broadcasts themselves go to ``baseURL``.
+    public var channelManagementURL: String {
+        switch self {
+        case .production: return "https://api-manage-broadcast.push.apple.com:2196"
+        case .development: return "https://api-manage-broadcast.sandbox.push.apple.com:2195"
+        }
+    }
+}

@@ -44,9 +44,17 @@ public struct PushResponse: Sendable {
 
     /// What to do next: the provider's classification of its answer (``ProviderAnswer/outcome(status:)``),
     /// else ``Outcome/classify(_:)-(TransportFailure)`` (no answer, any provider).
+    ///
+    /// A broadcast has no device token to invalidate: an answer that would invalidate one (a 410
+    /// Apple does not document for broadcasts) ends it `failed` with the same reason instead.
     public var outcome: Outcome {
         if expiredBeforeSending { return .expiredBeforeSending }
-        if let verdict = answer?.outcome(status: status) { return verdict }
+        if let verdict = answer?.outcome(status: status) {
+            if case .invalidateToken(let reason, _) = verdict, case .apns(let headers) = request.fields, headers.isBroadcast {
+                return .fail(reason)
+            }
+            return verdict
+        }
         return Outcome.classify(transportFailure ?? TransportFailure(kind: .other, message: "no answer"))
     }
 

@@ -127,7 +127,9 @@ public enum Outcome: Sendable, Hashable {
         case .deviceTokenNotForTopic, .forbidden, .payloadTooLarge, .badPath, .methodNotAllowed,
              .badCollapseId, .badExpirationDate, .badMessageId, .badPriority, .duplicateHeaders,
              .invalidPushType, .missingDeviceToken, .payloadEmpty,
-             .badTopic, .missingTopic, .topicDisallowed:
+             .badTopic, .missingTopic, .topicDisallowed,
+             .missingChannelId, .badChannelId, .channelNotRegistered, .missingPushType,
+             .cannotCreateChannelConfig, .featureNotEnabled:
             return .fail(reason)
         case .idleTimeout:
             return .retry(.idleTimeout)

@@ -36,7 +36,7 @@ protocol PushProvider: Sendable {
     /// batch; the request then ends `TransportFailure.Kind.invalidHeader`.
     func problem(with request: PushRequest) -> String?
 
-    /// Writes `request`'s URL (``StreamSlot/setURL(suffix:)``) and headers into `stream`;
+    /// Writes `request`'s URL (``StreamSlot/setURL(path:suffix:)``) and headers into `stream`;
     /// its body is written already.
     ///
     /// - Returns: nil, or why the request cannot be sent (a value that does not fit its node).
