@@ -24,7 +24,8 @@ extension PushWorker {
             let listed: [String]?
             let reason: String?
             do {
-                let response = await try channelClient(endpoint, bundleID: bundleID, &loop).send(.listAll)
+                let client = try channelClient(endpoint, bundleID: bundleID, &loop)
+                let response = await client.send(.listAll)
                 metrics.channelRequest(operation: ChannelOperation.listAll.name, result: Self.resultLabel(response.outcome))
                 listed = response.outcome == .done ? response.answer?.channels : nil
                 reason = response.outcome == .done ? nil : response.outcome.reasonText

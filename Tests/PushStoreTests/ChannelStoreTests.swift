@@ -148,14 +148,14 @@ struct ChannelStoreTests {
         try await TestDatabase.withConnection { c in
             try await c.query("INSERT INTO pushq.channels (name, credential, environment) VALUES ('match', 'team', 'development')")
             func refused(_ sql: String, _ parameters: [(any PGParameter)?] = []) async -> String? {
-                do { try await c.query(sql, parameters); return nil } catch { return (error as? PGError)?.constraint }
+                do { try await c.query(sql, parameters); return nil } catch { return error.constraint }
             }
             let token = String(repeating: "ab", count: 32)
             #expect(await refused("INSERT INTO pushq.notifications (device_token, channel, payload, push_type) VALUES ($1, 'match', '{}', 'liveactivity')",
                                   [token]) == "notifications_target")
             #expect(await refused("INSERT INTO pushq.notifications (payload) VALUES ('{}')") == "notifications_target")
             #expect(await refused("INSERT INTO pushq.notifications (channel, payload) VALUES ('match', '{}')") == "notifications_broadcast_push_type")
-            let big = "{\"aps\":{},\"x\":\"" + String(repeating: "a", count: 5120 - 16) + "\"}"
+            let big = "{\"aps\":{},\"x\":\"" + String(repeating: "a", count: 5120 - 17) + "\"}"
             #expect(big.utf8.count == 5120)
             #expect(await refused("SELECT pushq.broadcast('match', $1)", [big]) == nil)
             #expect(await refused("SELECT pushq.broadcast('match', $1)", [big + " "]) == "notifications_broadcast_payload_size")
