@@ -12,7 +12,9 @@ struct Prune: AsyncParsableCommand {
             \(SettingKey.retainSentSeconds.variable) ago (default \(SettingKey.retainSentSeconds.defaultValue), one day), \
             and failed, expired and cancelled rows finished more than \(SettingKey.retainFinalSeconds.variable) ago \
             (default \(SettingKey.retainFinalSeconds.defaultValue), seven days), in batches of 1000 rows, each its own \
-            short transaction. Rows that are not final are never deleted. Only one pruner runs at a time \
+            short transaction. Rows that are not final are never deleted. Then it retires the Live Activity \
+            tokens of pushq.devices registered more than 12 hours ago (Apple's limits), in batches of the \
+            same size. Only one pruner runs at a time \
             (an advisory lock): if a worker or another `pushq prune` is pruning, this one does nothing and \
             says so. With --dry-run, counts the rows it would delete and deletes nothing.
             """
@@ -43,9 +45,10 @@ struct Prune: AsyncParsableCommand {
         switch try await Pruner(policy: policy).round(c, rest: { s in try? await Task.sleep(for: .milliseconds(Int(s * 1000))) }) {
         case .notElected:
             print("another pruner is running (a worker or another pushq prune); deleted nothing")
-        case .pruned(let deleted, let batches):
+        case .pruned(let deleted, let batches, let retired):
             let took = ContinuousClock.now - started
-            print("deleted \(Self.summary(deleted)) (\(ages)) in \(batches) batch\(batches == 1 ? "" : "es"), \(took.components.seconds) s")
+            print("deleted \(Self.summary(deleted)) (\(ages)) and retired \(retired) Live Activity token\(retired == 1 ? "" : "s") "
+                  + "past Apple's limits in \(batches) batch\(batches == 1 ? "" : "es"), \(took.components.seconds) s")
         }
     }
 

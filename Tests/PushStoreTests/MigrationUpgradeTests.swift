@@ -93,7 +93,11 @@ struct MigrationUpgradeTests {
             #expect(try await c.query("SELECT count(DISTINCT status) FROM pushq.notifications").decode(Int.self, 0, 0) == 7)
             func digest(_ sql: String) async throws -> String? { try await c.query(sql).string(0, 0) }
             let notifications = "SELECT md5(string_agg((to_jsonb(n) - 'provider' - 'fcm_message_name' - 'lane' - 'dedupe_key' - 'notify_channel')::text, ',' ORDER BY id)) FROM pushq.notifications n"
-            let devices = "SELECT md5(string_agg((to_jsonb(d) - 'provider')::text, ',' ORDER BY device_token, environment)) FROM pushq.devices d"
+            // Columns added since (provider; kind, activity_id, installation_id, ended_at, ended_by) left out.
+            let devices = """
+                SELECT md5(string_agg((to_jsonb(d) - 'provider' - 'kind' - 'activity_id' - 'installation_id' - 'ended_at' - 'ended_by')::text,
+                                      ',' ORDER BY device_token, environment)) FROM pushq.devices d
+                """
             let others = """
                 SELECT md5((SELECT string_agg(p::text, ',' ORDER BY credential) FROM pushq.credential_pauses p)
                         || (SELECT string_agg(t::text, ',') FROM pushq.token_throttles t)
@@ -109,7 +113,7 @@ struct MigrationUpgradeTests {
             #expect(try await c.query("SELECT pg_relation_filenode('pushq.notifications')::text").string(0, 0) == file, "not rewritten")
             let counts = try await c.query("""
                 SELECT (SELECT count(*) FROM pushq.notifications WHERE provider = 'apns' AND fcm_message_name IS NULL),
-                       (SELECT count(*) FROM pushq.devices WHERE provider = 'apns')
+                       (SELECT count(*) FROM pushq.devices WHERE provider = 'apns' AND kind = 'device')
                 """)
             #expect(counts.string(0, 0) == "2800" && counts.string(0, 1) == "300")
             let key = try await c.query("SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conname = 'devices_pkey'")
@@ -126,6 +130,46 @@ struct MigrationUpgradeTests {
             let rows = try await c.claim(limit: 10_000, workerID: "w2", leaseSeconds: 60, credentials: ["default", "other"],
                                          defaultEnvironment: .production)
             #expect(!rows.isEmpty && rows.allSatisfy { $0.provider == .apns })
+            await c.close()
+        }
+    }
+
+    @Test("a version 15 database upgrades to Live Activities: open liveactivity rows without their event's keys end failed/InvalidRow, the rest kept as they were")
+    func upgradeFromVersion15() async throws {
+        try await TestDatabase.with(migrated: false) { url in
+            let c = try await PGConnection.connect(url, logger: TestDatabase.logger)
+            #expect(try await c.migrate(Array(Migration.all.prefix(15)), logger: TestDatabase.logger) == Array(1...15))
+            let good = #"{"aps": {"timestamp": 1700000000, "event": "update", "content-state": {"home": 1}}}"#
+            let bad = #"{"aps": {"content-state": {"home": 1}}}"#
+            try await c.query("""
+                INSERT INTO pushq.notifications (id, device_token, push_type, payload, status, locked_by, locked_until) VALUES
+                  (1, repeat('a', 64), 'liveactivity', $1, 'queued', NULL, NULL),
+                  (2, repeat('a', 64), 'liveactivity', $2, 'queued', NULL, NULL),
+                  (3, repeat('a', 64), 'liveactivity', $2, 'sending', 'w1', now() + interval '1 minute'),
+                  (4, repeat('a', 64), 'liveactivity', $2, 'sent', NULL, NULL),
+                  (5, repeat('a', 64), 'alert', $2, 'queued', NULL, NULL)
+                """, [good, bad])
+            try await c.query("INSERT INTO pushq.devices (device_token, user_ref) VALUES (repeat('b', 64), 'u1')")
+            #expect(try await c.migrate(logger: TestDatabase.logger) == [16, 17, 18])
+            let rows = try await c.query("SELECT status, last_reason, locked_by, payload::text FROM pushq.notifications ORDER BY id")
+            let expected: [(String, String?, String?, String)] = [
+                ("queued", nil, nil, good), ("failed", "InvalidRow", nil, bad), ("failed", "InvalidRow", nil, bad),
+                ("sent", nil, nil, bad), ("queued", nil, nil, bad),
+            ]
+            for (i, row) in expected.enumerated() {
+                #expect(rows.string(i, 0) == row.0 && rows.string(i, 1) == row.1 && rows.string(i, 2) == row.2 && rows.string(i, 3) == row.3,
+                        "row \(i + 1)")
+            }
+            let device = try await c.query("SELECT kind, activity_id, installation_id, ended_at FROM pushq.devices")
+            #expect(device.string(0, 0) == "device" && device.string(0, 1) == nil && device.string(0, 2) == nil && device.string(0, 3) == nil)
+            let invalid = try await c.query("""
+                SELECT count(*) FROM pg_constraint WHERE NOT convalidated AND conrelid IN ('pushq.notifications'::regclass, 'pushq.devices'::regclass)
+                """)
+            #expect(invalid.string(0, 0) == "0", "every check validated")
+            let index = try await c.query("""
+                SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE c.relname = 'devices_activity_key'
+                """)
+            #expect(try index.decode(Bool.self, 0, 0) == true)
             await c.close()
         }
     }

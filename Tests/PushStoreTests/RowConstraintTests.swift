@@ -52,7 +52,8 @@ struct RowConstraintTests {
             let id = try await SchemaConstraintTests.insert(c, [
                 "topic": longest, "collapse_id": collapse, "credential": "team key #2 (prod)", "metadata": Self.metadata(bytes: 65_536),
                 "expires_at": "9999-12-31 23:59:59+00", "scheduled_at": "1970-01-01 00:00:00+00"])
-            try await SchemaConstraintTests.insert(c, ["topic": "com.example.app.push-type.liveactivity", "push_type": "liveactivity"])
+            try await SchemaConstraintTests.insert(c, ["topic": "com.example.app.push-type.liveactivity", "push_type": "liveactivity",
+                                                      "payload": #"{"aps":{"timestamp":1700000000,"event":"end"}}"#])
             try await SchemaConstraintTests.insert(c, ["topic": "A.Z-a_z.0-9"])
             let r = try await c.query("""
                 SELECT topic, collapse_id, credential, octet_length(metadata::text),

@@ -40,7 +40,8 @@ struct EndToEndTests {
                 ids[1] = try await insert(1, payload: oddPayload)
                 ids[2] = try await insert(2, payload: #"{"aps":{"content-available":1}}"#, ", push_type", ", $3", ["background"])
                 ids[3] = try await insert(3, ", push_type", ", $3", ["voip"])
-                ids[4] = try await insert(4, ", push_type, topic", ", $3, $4", ["liveactivity", Fixtures.topic + ".push-type.liveactivity"])
+                ids[4] = try await insert(4, payload: #"{"aps":{"timestamp":1700000000,"event":"update","content-state":{"n":4}}}"#,
+                                          ", push_type, topic", ", $3, $4", ["liveactivity", Fixtures.topic + ".push-type.liveactivity"])
                 ids[5] = try await insert(5, ", expires_at, collapse_id, priority", ", now() + interval '1 hour', $3, 5", ["c-5"])
                 ids[6] = try await insert(6, ", expires_at", ", now() - interval '1 second'")
                 ids[7] = try await insert(7, ", scheduled_at", ", now() + interval '1 hour'")

@@ -76,7 +76,7 @@ struct MockRulesAgreementTests {
             try await withMock { mock, mockURL in
                 for (i, type) in MockAPNsPushType.allCases.enumerated() {
                     try await db.query("INSERT INTO pushq.notifications (device_token, payload, push_type) VALUES ($1, $2, $3)",
-                                       [Fixtures.token(i, prefix: "e"), Self.apnsPayload(bytes: type.maxPayloadBytes), type.rawValue])
+                                       [Fixtures.token(i, prefix: "e"), Self.apnsPayload(bytes: type.maxPayloadBytes, type: type), type.rawValue])
                 }
                 let longToken = String(repeating: "aB", count: 100)
                 try await db.query("INSERT INTO pushq.notifications (device_token, payload) VALUES ($1, '{\"aps\":{}}')", [longToken])
@@ -96,9 +96,12 @@ struct MockRulesAgreementTests {
     }
 
     /// An APNs payload of exactly `bytes` bytes.
-    static func apnsPayload(bytes: Int) -> String {
-        let frame = #"{"aps":{"alert":""}}"#.utf8.count
-        return #"{"aps":{"alert":""# + String(repeating: "a", count: bytes - frame) + #""}}"#
+    static func apnsPayload(bytes: Int, type: MockAPNsPushType = .alert) -> String {
+        // A Live Activity update carries the keys its event needs (notifications_liveactivity_*).
+        let (head, tail) = type == .liveactivity
+            ? (#"{"aps":{"timestamp":1700000000,"event":"update","content-state":{"s":""#, #""}}}"#)
+            : (#"{"aps":{"alert":""#, #""}}"#)
+        return head + String(repeating: "a", count: bytes - head.utf8.count - tail.utf8.count) + tail
     }
 
     /// An FCM payload (data only, compact) of exactly `bytes` bytes.
@@ -108,10 +111,10 @@ struct MockRulesAgreementTests {
     }
 
     /// Whether the schema stores an APNs row like this (a CHECK violation is a no; anything else throws).
-    static func accepts(_ db: PGConnection, apns type: MockAPNsPushType, payloadBytes: Int = 20, priority: Int? = nil,
+    static func accepts(_ db: PGConnection, apns type: MockAPNsPushType, payloadBytes: Int = 100, priority: Int? = nil,
                         collapseID: String? = nil, token: String = Fixtures.token(1, prefix: "d")) async throws -> Bool {
         try await accepts(db, "INSERT INTO pushq.notifications (device_token, payload, push_type, priority, collapse_id) VALUES ($1, $2, $3, $4, $5)",
-                          [token, apnsPayload(bytes: payloadBytes), type.rawValue, priority, collapseID])
+                          [token, apnsPayload(bytes: payloadBytes, type: type), type.rawValue, priority, collapseID])
     }
 
     static func accepts(_ db: PGConnection, fcmPayloadBytes: Int) async throws -> Bool {

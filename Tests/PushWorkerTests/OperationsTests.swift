@@ -52,10 +52,10 @@ struct OperationsTests {
                 during.append(other ?? .notElected)
             })
             #expect(during.value.withLock { $0 } == [.notElected, .notElected], "A rested twice (batches of 10, 10, 5), B was refused both times")
-            guard case .pruned(let deleted, let batches) = outcome else { Issue.record("A was not elected"); return }
-            #expect(deleted[.sent] == 25 && batches == 3 + 3)
+            guard case .pruned(let deleted, let batches, let retired) = outcome else { Issue.record("A was not elected"); return }
+            #expect(deleted[.sent] == 25 && batches == 3 + 3 + 1 && retired == 0)
             let after = try await pruner.round(b, rest: { _ in })
-            #expect(after == .pruned(deleted: [.sent: 0, .ended: 0, .sentUnstamped: 0, .endedUnstamped: 0], batches: 4))
+            #expect(after == .pruned(deleted: [.sent: 0, .ended: 0, .sentUnstamped: 0, .endedUnstamped: 0], batches: 5, retiredTokens: 0))
             #expect(try await statusCounts(a) == ["queued": 5])
             await a.close()
             await b.close()
