@@ -151,11 +151,11 @@ struct ChannelStoreTests {
                 do { try await c.query(sql, parameters); return nil } catch { return error.constraint }
             }
             let token = String(repeating: "ab", count: 32)
-            #expect(await refused("INSERT INTO pushq.notifications (device_token, channel, payload, push_type) VALUES ($1, 'match', '{}', 'liveactivity')",
-                                  [token]) == "notifications_target")
+            #expect(await refused("INSERT INTO pushq.notifications (device_token, channel, payload, push_type) VALUES ($1, 'match', $2, 'liveactivity')",
+                                  [token, Self.payload]) == "notifications_target")
             #expect(await refused("INSERT INTO pushq.notifications (payload) VALUES ('{}')") == "notifications_target")
             #expect(await refused("INSERT INTO pushq.notifications (channel, payload) VALUES ('match', '{}')") == "notifications_broadcast_push_type")
-            let big = "{\"aps\":{},\"x\":\"" + String(repeating: "a", count: 5120 - 17) + "\"}"
+            let big = String(Self.payload.dropLast()) + ",\"x\":\"" + String(repeating: "a", count: 5120 - Self.payload.utf8.count - 7) + "\"}"
             #expect(big.utf8.count == 5120)
             #expect(await refused("SELECT pushq.broadcast('match', $1)", [big]) == nil)
             #expect(await refused("SELECT pushq.broadcast('match', $1)", [big + " "]) == "notifications_broadcast_payload_size")
