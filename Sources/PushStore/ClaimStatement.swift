@@ -42,6 +42,14 @@ enum ClaimStatement {
         )
         """
 
+    /// Whether row `n` can go now as far as its broadcast channel goes: a row to a device token
+    /// (the one test such a row pays), or one whose channel is `active` at Apple. A broadcast row
+    /// for a channel not yet created waits, unclaimed; one for a deleted channel was ended by the
+    /// deletion (migration 21). Only waiting rows are filtered: a lapsed lease of a broadcast is
+    /// taken again and sent, and Apple's answer ends it.
+    /// (`pushq.channel_active` is a function of cost 1, not an inline EXISTS: see migration 21.)
+    static let channelReadySQL = "AND (n.channel IS NULL OR pushq.channel_active(n.channel))"
+
     /// Whether lane `n.lane` is paused (its own row of pushq.lanes, else default's).
     static let lanePausedSQL = """
         COALESCE((SELECT l.paused FROM pushq.lanes l WHERE l.name = n.lane),
@@ -90,6 +98,7 @@ enum ClaimStatement {
                       AND n.scheduled_at <= now()
                       \(ClaimRouting.sql(from: 5))
                       \(PGConnection.knownRowsSQL)
+                      \(channelReadySQL)
                       /*FILTER*/
                     ORDER BY n.scheduled_at, n.id
                     LIMIT q.quota
@@ -176,13 +185,15 @@ enum ClaimStatement {
                       n.collapse_id, n.apns_id, COALESCE(n.environment, $4), COALESCE(n.credential, 'default'),
                       n.attempts, n.max_attempts, n.last_reason, n.provider,
                       (extract(epoch FROM n.locked_until) * 1000000)::bigint,
-                      n.lane, p.rank, p.ord, p.due_at
+                      n.lane, p.rank, p.ord, p.due_at,
+                      CASE WHEN n.channel IS NOT NULL THEN (SELECT c.apns_channel_id FROM pushq.channels c WHERE c.name = n.channel) END,
+                      CASE WHEN n.channel IS NOT NULL THEN (SELECT c.message_storage_policy FROM pushq.channels c WHERE c.name = n.channel) END
         )
         -- In claim order: lapsed leases, then lane after lane, each in due order.
         (SELECT * FROM claimed ORDER BY 20, 21, 1)
         UNION ALL
         -- A cap held back due rows: one row that says so (the worker claims again soon).
-        SELECT 0, 'budget', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+        SELECT 0, 'budget', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
          WHERE EXISTS (
                    SELECT 1 FROM queue q
                     WHERE q.budget IS NOT NULL
@@ -193,6 +204,7 @@ enum ClaimStatement {
                                      AND n.scheduled_at <= now()
                                      \(ClaimRouting.sql(from: 5))
                                      \(PGConnection.knownRowsSQL)
+                                     \(channelReadySQL)
                                      /*FILTER*/
                                      AND n.id NOT IN (SELECT id FROM due)))
             OR ($10::text IS NOT NULL
@@ -203,6 +215,7 @@ enum ClaimStatement {
                                AND n.scheduled_at <= now()
                                \(ClaimRouting.sql(from: 5))
                                \(PGConnection.knownRowsSQL)
+                               \(channelReadySQL)
                                /*FILTER*/
                                AND n.id NOT IN (SELECT id FROM due)))
         """

@@ -58,6 +58,12 @@ public struct ClaimedRow: Sendable {
     /// The lane's rank in `pushq.lanes` at the claim (`default`'s for a lane with no row there):
     /// lower goes first, in the claim and in the sender's queue.
     public var rank: Int = 100
+    /// A broadcast row's channel: Apple's `apns-channel-id` (``deviceToken`` is then empty); nil
+    /// for a row to a device token.
+    public var channelID: String?
+    /// A broadcast row's channel's `message_storage_policy` (0: no message stored, so the
+    /// broadcast must carry `apns-expiration: 0`); nil for a row to a device token.
+    public var channelStoragePolicy: Int?
 }
 
 /// The write-back of one attempt: a row's ``Disposition`` plus APNs' answer.

@@ -54,5 +54,8 @@ extension Migration {
                   sql: String(decoding: PackageResources._17_devices_activity_index_sql, as: UTF8.self)),
         Migration(version: 18, name: "live_activities_validate",
                   sql: String(decoding: PackageResources._18_live_activities_validate_sql, as: UTF8.self)),
+        Migration(version: 19, name: "channels", sql: String(decoding: PackageResources._19_channels_sql, as: UTF8.self)),
+        Migration(version: 20, name: "channel_rows_index", sql: String(decoding: PackageResources._20_channel_rows_index_sql, as: UTF8.self)),
+        Migration(version: 21, name: "channels_validate", sql: String(decoding: PackageResources._21_channels_validate_sql, as: UTF8.self)),
     ]
 }

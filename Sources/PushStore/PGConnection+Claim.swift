@@ -82,7 +82,10 @@ extension PGConnection {
             let provider = Provider(rawValue: result.string(r, 15) ?? "")
             let pushType = PushType(rawValue: result.string(r, 5) ?? "")
             let environment = APNsEnvironment(rawValue: result.string(r, 10) ?? "")
-            let readable = provider == .fcm || (provider == .apns && pushType != nil && environment != nil)
+            // A broadcast whose channel row is gone (deleted by hand while the row was in flight)
+            // has neither a token nor a channel id: it cannot be sent anywhere.
+            let lostChannel = provider == .apns && result.isNull(r, 2) && result.isNull(r, 21)
+            let readable = provider == .fcm || (provider == .apns && pushType != nil && environment != nil && !lostChannel)
             if verdict == .send && !readable { verdict = .unreadable }
             batch.rows.append(ClaimedRow(
                 id: try result.decode(Int64.self, r, 0) ?? 0,
@@ -103,7 +106,9 @@ extension PGConnection {
                 maxAttempts: try result.decode(Int.self, r, 13) ?? 1,
                 lastReason: result.string(r, 14),
                 lane: result.string(r, 17) ?? "default",
-                rank: try result.decode(Int.self, r, 18) ?? 100))
+                rank: try result.decode(Int.self, r, 18) ?? 100,
+                channelID: result.string(r, 21),
+                channelStoragePolicy: try result.decode(Int.self, r, 22)))
         }
         return batch
     }

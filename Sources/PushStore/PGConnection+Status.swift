@@ -25,6 +25,8 @@ public struct QueueStatus: Sendable {
     /// Every lane of `pushq.lanes`, then the lanes without a row there that have rows waiting
     /// or sent some in the last minute (at most ``PGConnection/unconfiguredLaneLimit``).
     public var lanes: [LaneStatus]
+    /// Broadcast channels and the reconciliations with Apple (``PGConnection/channelsStatus()``).
+    public var channels: ChannelsStatus
 
     /// The statuses in the order they are shown.
     public static let statuses = ["queued", "sending", "retrying", "sent", "failed", "expired", "cancelled"]
@@ -94,7 +96,8 @@ extension PGConnection {
             for i in 0..<inv.count { invalid.append((inv.string(i, 0) ?? "", try inv.decode(Int.self, i, 1) ?? 0)) }
             return QueueStatus(counts: counts, finalCountsExact: exact, oldestDueSeconds: try oldest.decode(Int.self, 0, 0),
                                holders: holders, reasons: reasons, invalidTokens: invalid, holds: try c.holdReports(),
-                               workers: try c.liveWorkers(), rowsWithoutWorker: try c.rowsWithoutWorker(), lanes: try c.laneStatus())
+                               workers: try c.liveWorkers(), rowsWithoutWorker: try c.rowsWithoutWorker(), lanes: try c.laneStatus(),
+                               channels: try c.channelsStatus())
         }
     }
 

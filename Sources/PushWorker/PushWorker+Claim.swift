@@ -250,7 +250,7 @@ extension PushWorker {
 
     /// Hands claimed rows to their senders, in one batch per sender, each request with the
     /// claim's lease and send-by time. What each row's request is, is PushCore's
-    /// (``PushRequest/make(tag:claim:startDeadline:provider:deviceToken:payload:pushType:topic:defaultTopic:priority:collapseID:apnsID:expiration:)``);
+    /// (``PushRequest/make(tag:claim:startDeadline:provider:deviceToken:payload:pushType:topic:defaultTopic:priority:collapseID:apnsID:expiration:channelID:)``);
     /// a row it refuses, or one this version cannot read, ends `failed` without being sent.
     ///
     /// A sender that cannot be built (its credential's files changed since start, say) holds its
@@ -305,13 +305,18 @@ extension PushWorker {
         for (key, requests) in batches { submit(requests, to: key) }
     }
 
-    /// The request for `row` (``PushRequest/make(tag:claim:startDeadline:provider:deviceToken:payload:pushType:topic:defaultTopic:priority:collapseID:apnsID:expiration:)``),
+    /// The request for `row` (``PushRequest/make(tag:claim:startDeadline:provider:deviceToken:payload:pushType:topic:defaultTopic:priority:collapseID:apnsID:expiration:channelID:)``),
     /// with its lane's rank: the sender starts it before requests of a higher rank that wait.
     private func request(for row: ClaimedRow, sendBy: Int64?) -> Result<PushRequest, PushRequest.Refusal> {
         PushRequest.make(tag: row.id, claim: row.lease, startDeadline: sendBy, provider: row.provider, deviceToken: row.deviceToken,
                          payload: row.payload, pushType: row.pushType, topic: row.topic,
                          defaultTopic: configuration.defaultTopic(credential: row.credential), priority: row.priority,
-                         collapseID: row.collapseID, apnsID: row.apnsID, expiration: row.expiresAt)
+                         collapseID: row.collapseID, apnsID: row.apnsID,
+                         // A channel that stores no message takes only apns-expiration 0, which a
+                         // broadcast without an expiration carries; the claim already ended the row
+                         // if its expires_at had passed.
+                         expiration: row.channelStoragePolicy == ChannelStoragePolicy.noMessageStored.rawValue ? nil : row.expiresAt,
+                         channelID: row.channelID)
             .map { request in
                 var ranked = request
                 ranked.rank = Int32(clamping: row.rank)

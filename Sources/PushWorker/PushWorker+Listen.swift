@@ -18,6 +18,7 @@ extension PushWorker {
                     state.withLock { $0.enqueued = true }
                     workWake.signal()
                     roomWake.signal()
+                    channelWake.signal()
                 }
             } catch {
                 logger.debug("listen failed; retrying", metadata: ["error": "\(error)"])

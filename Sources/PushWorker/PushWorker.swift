@@ -7,7 +7,7 @@ import Synchronization
 
 /// The claim → send → record pipeline of one `pushq worker` process.
 ///
-/// Four loops share the work, each with a PostgreSQL connection of its own (each
+/// Five loops share the work, each with a PostgreSQL connection of its own (each
 /// connection runs libpq on its own thread, never on Swift's cooperative pool):
 /// - **claim**: claims due rows (`FOR UPDATE SKIP LOCKED`), only as many as the HTTP/2
 ///   window has room for plus a prefetch, and hands them to the senders in batches;
@@ -15,6 +15,8 @@ import Synchronization
 ///   pure ``Decider`` (PushCore), and writes them back in one fenced transaction per batch,
 ///   with token invalidations and throttles and the endpoints to hold or resume;
 /// - **listen**: waits for the insert trigger's `NOTIFY` so an idle worker claims at once;
+/// - **channels**: creates and deletes the broadcast channels of `pushq.channels` at Apple,
+///   and runs the nightly reconciliation with Apple's list (``channelLoop()``);
 /// - **prune**: every ``WorkerConfiguration/heartbeatSeconds``, if elected (an advisory lock:
 ///   one pruner across all workers), deletes final rows past their retention in short batches.
 ///
@@ -102,6 +104,8 @@ public final class PushWorker: Sendable {
     let workWake = Wakeup()
     /// Answers arrived, or claiming ended.
     let completeWake = Wakeup()
+    /// A NOTIFY (a new or deleted channel among others), or a stop request: the channel loop looks at once.
+    let channelWake = Wakeup()
     /// A stop request: the listener's backoff and the pruner's rests end at once.
     let stopWake = Wakeup()
     /// The listener's connection, to interrupt its wait on stop.
@@ -141,6 +145,7 @@ public final class PushWorker: Sendable {
         workWake.signal()
         roomWake.signal()
         stopWake.signal()
+        channelWake.signal()
         listener.withLock { $0 }?.interrupt()
     }
 
@@ -233,6 +238,7 @@ public final class PushWorker: Sendable {
             group.addTask { await self.listenLoop(listenConnection) }
             group.addTask { await self.completeLoop(completeConnection) }
             group.addTask { await self.pruneLoop() }
+            group.addTask { await self.channelLoop() }
             await claimLoop(claimConnection)
             await drainSenders(claimConnection)
             state.withLock { $0.claimingDone = true; $0.claimingDoneAt = .now }

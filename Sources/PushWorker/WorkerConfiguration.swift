@@ -24,6 +24,14 @@ public struct WorkerConfiguration: Sendable {
     /// A base URL replacing `https://fcm.googleapis.com` (`PUSHQ_FCM_URL`), for a mock or a proxy.
     /// The OAuth token endpoint is the service account's `token_uri`. Defaults to nil.
     public var fcmBaseURL: String?
+    /// A base URL replacing Apple's channel-management hosts (`PUSHQ_APNS_CHANNELS_URL`:
+    /// `api-manage-broadcast[.sandbox].push.apple.com`, ports 2196 / 2195, by environment), for a
+    /// mock or a proxy. Broadcasts themselves go to the push host (``sender``'s). Defaults to nil.
+    public var channelsBaseURL: String?
+    /// How often each (credential, environment, bundle id) of `pushq.channels` is checked against
+    /// Apple's `all-channels`, by one worker of the fleet, in seconds
+    /// (`PUSHQ_CHANNEL_RECONCILE_SECONDS`). Defaults to 86 400 (nightly).
+    public var channelReconcileSeconds: Double = 86_400
     /// Requests in flight per HTTP/2 connection to FCM (`PUSHQ_FCM_STREAMS`). Defaults to 100,
     /// the SETTINGS_MAX_CONCURRENT_STREAMS FCM's front end advertises: requests beyond the
     /// server's limit would only wait inside libcurl, which walks them all on every step.
@@ -179,6 +187,9 @@ public struct WorkerConfiguration: Sendable {
     public func validate() throws {
         guard !credentials.isEmpty || !fcmCredentials.isEmpty else {
             throw WorkerError(.configuration, "no credential: set PUSHQ_APNS_TEAM_ID, PUSHQ_APNS_KEY_ID and PUSHQ_APNS_KEY_FILE (APNs token auth), PUSHQ_APNS_CERT_FILE (APNs certificate auth), PUSHQ_FCM_SERVICE_ACCOUNT_FILE (FCM) or PUSHQ_CREDENTIALS_FILE")
+        }
+        if let url = channelsBaseURL, !url.lowercased().hasPrefix("https://") {
+            throw WorkerError(.configuration, "PUSHQ_APNS_CHANNELS_URL must be an https:// URL (APNs is HTTP/2 over TLS), not \(url)")
         }
         if let url = fcmBaseURL, !url.lowercased().hasPrefix("https://") {
             throw WorkerError(.configuration, "PUSHQ_FCM_URL must be an https:// URL (FCM is HTTP/2 over TLS), not \(url)")

@@ -57,6 +57,12 @@ extension WorkerMetrics {
                                              help: "A lane's cap in pushq.lanes, sends per second of the whole fleet; 0 when it has none (exported by the one worker holding the queue-gauges lock).")
         static let lanePaused = Metric(name: "pushq_lane_paused",
                                        help: "1 while a lane is paused in pushq.lanes, else 0 (exported by the one worker holding the queue-gauges lock).")
+        static let channelRequests = Metric(name: "pushq_channel_requests_total",
+                                            help: "Requests to APNs' channel-management API, by operation (create, delete, list) and result (done, gone, failed, retry, held).")
+        static let channels = Metric(name: "pushq_channels",
+                                     help: "Broadcast channels in pushq.channels, by status (creating, active, deleting, deleted, failed).")
+        static let channelsUnknownAtApple = Metric(name: "pushq_channels_unknown_at_apple",
+                                                   help: "Channels Apple's all-channels listed at the last nightly reconciliation that no live row of pushq.channels has, by credential and environment.")
 
         /// The names from before FCM, exported for one more release as copies counting exactly
         /// what they counted (requests of both providers, without a provider label). Each help
@@ -99,6 +105,7 @@ extension WorkerMetrics {
             C.finished, C.retries, C.invalidations, C.requests, C.requestDuration, C.openConnections, C.goaways, C.reopens,
             C.tokenRefreshes, C.inFlight, C.claimBatch, C.claimDuration, C.writeDuration, C.paused, C.down, C.dueRows, C.oldestDueAge,
             C.laneDueRows, C.laneOldestDueAge, C.laneSent, C.laneRank, C.laneMaxPerSecond, C.lanePaused,
+            C.channelRequests, C.channels, C.channelsUnknownAtApple,
         ] + C.Deprecated.all).map { ($0.name, $0) })
     }()
 }

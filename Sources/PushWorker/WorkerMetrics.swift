@@ -92,6 +92,9 @@ public final class WorkerMetrics: Sendable {
         var namedLanes: Set<String> = []
         var laneSent: [String: Counter] = [:]
         var laneGauges: [String: LaneSeries] = [:]
+        var channelRequests: [ChannelRequestKey: Counter] = [:]
+        var channelGauges: [String: Gauge] = [:]
+        var unknownChannelGauges: [Endpoint: Gauge] = [:]
     }
 
     /// Records nothing.

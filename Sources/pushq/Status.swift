@@ -66,6 +66,7 @@ struct Status: AsyncParsableCommand {
         for o in s.rowsWithoutWorker {
             print("  " + pad(o.credential, 16) + "\(o.rows) (they expire at their expires_at; start a worker with this credential)")
         }
+        printChannels(s.channels)
     }
 
     /// One line per lane: rank, cap, pause, due rows, oldest due age, send rate.
@@ -99,7 +100,7 @@ struct Status: AsyncParsableCommand {
         return "\(h.held.endpoint.credential) (\(h.held.endpoint.channel)): \(h.held.reason), \(probe) — \(h.message)"
     }
 
-    private func pad(_ s: String, _ width: Int) -> String {
+    func pad(_ s: String, _ width: Int) -> String {
         s.count >= width ? s + " " : s + String(repeating: " ", count: width - s.count)
     }
 }
@@ -154,10 +155,11 @@ struct StatusJSON: Encodable {
     var workers: [Worker]
     var rows_without_worker: [Orphans]
     var lanes: [Lane]
+    var channels: Channels
 
     enum CodingKeys: CodingKey {
         case counts, final_counts_exact, oldest_due_seconds, held_by_workers, failure_window_minutes
-        case failure_reasons, invalid_tokens, holds, workers, rows_without_worker, lanes
+        case failure_reasons, invalid_tokens, holds, workers, rows_without_worker, lanes, channels
     }
 
     /// Every key is always present: `oldest_due_seconds` is null when nothing waits.
@@ -174,6 +176,7 @@ struct StatusJSON: Encodable {
         try c.encode(workers, forKey: .workers)
         try c.encode(rows_without_worker, forKey: .rows_without_worker)
         try c.encode(lanes, forKey: .lanes)
+        try c.encode(channels, forKey: .channels)
     }
 
     init(_ s: QueueStatus, minutes: Int) {
@@ -202,5 +205,6 @@ struct StatusJSON: Encodable {
                  paused: l.gauges.paused, due_rows: l.gauges.dueRows, oldest_due_seconds: (l.gauges.oldestDueAgeSeconds * 10).rounded() / 10,
                  sent_per_second: (l.sentPerSecond * 100).rounded() / 100)
         }
+        channels = Channels(s.channels)
     }
 }

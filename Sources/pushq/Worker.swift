@@ -51,6 +51,8 @@ struct Worker: AsyncParsableCommand {
     var environment: String?
     @Option(help: SettingKey.apnsURL.help())
     var apnsURL: String?
+    @Option(help: SettingKey.apnsChannelsURL.help())
+    var apnsChannelsURL: String?
     @Option(help: SettingKey.fcmURL.help())
     var fcmURL: String?
     @Option(help: SettingKey.caFile.help())
@@ -62,7 +64,7 @@ struct Worker: AsyncParsableCommand {
 
     /// The flags given, for ``Settings``.
     var flags: [SettingKey: String?] {
-        credentials.flags.merging([.apnsTopic: topic, .apnsEnvironment: environment, .apnsURL: apnsURL, .fcmURL: fcmURL,
+        credentials.flags.merging([.apnsTopic: topic, .apnsEnvironment: environment, .apnsURL: apnsURL, .apnsChannelsURL: apnsChannelsURL, .fcmURL: fcmURL,
                                    .caFile: caFile, .workerID: workerID, .httpAddr: httpAddr]) { _, ours in ours }
     }
 

@@ -41,7 +41,7 @@ struct MigrationRowConstraintTests {
                 """, [Self.statuses])
             // Columns added since (provider, fcm_message_name, lane, dedupe_key, notify_channel) left out.
             let kept = """
-                SELECT md5(string_agg((to_jsonb(n) - 'provider' - 'fcm_message_name' - 'lane' - 'dedupe_key' - 'notify_channel')::text, ',' ORDER BY id)) FROM pushq.notifications n
+                SELECT md5(string_agg((to_jsonb(n) - 'provider' - 'fcm_message_name' - 'lane' - 'dedupe_key' - 'notify_channel' - 'channel')::text, ',' ORDER BY id)) FROM pushq.notifications n
                  WHERE max_attempts = 10 OR max_attempts % 10 >= 4
                 """
             let before = try await c.query(kept).string(0, 0)

@@ -112,8 +112,19 @@ struct DocumentationTests {
             let c = try await db.query("""
                 SELECT conname FROM pg_constraint k JOIN pg_namespace n ON n.oid = k.connamespace WHERE n.nspname = 'pushq'
                 """)
-            let constraints = Set((0..<c.count).compactMap { c.string($0, 0) })
+            var constraints = Set((0..<c.count).compactMap { c.string($0, 0) })
+            // Triggers, and the constraint names pushq's functions raise checks under
+            // (`RAISE … USING CONSTRAINT = 'name'`, e.g. notifications_channel_known).
+            let t = try await db.query("""
+                SELECT t.tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+                 WHERE n.nspname = 'pushq' AND NOT t.tgisinternal
+                UNION SELECT m[1] FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace,
+                      regexp_matches(p.prosrc, 'CONSTRAINT = ''([a-z0-9_]+)''', 'g') m
+                 WHERE n.nspname = 'pushq'
+                """)
+            constraints.formUnion((0..<t.count).compactMap { t.string($0, 0) })
             #expect(objects.contains("notifications") && constraints.contains("devices_pkey"))
+            #expect(constraints.contains("notifications_channel_known"))
 
             // `pushq.worker` and the like are log labels (docs/operations.md, Logs), not SQL objects.
             let labels = try Self.logLabels()
@@ -124,7 +135,7 @@ struct DocumentationTests {
             }
             for (name, paths) in try Self.names("`((?:notifications|devices|credential_pauses)_[a-z0-9_]+)`") {
                 #expect(objects.contains(name) || constraints.contains(name),
-                        "\(name), named in \(paths.sorted()), is neither a constraint nor an index of the schema")
+                        "\(name), named in \(paths.sorted()), is neither a constraint, an index nor a trigger of the schema")
             }
         }
     }

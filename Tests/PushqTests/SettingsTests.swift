@@ -23,10 +23,10 @@ struct SettingsTests {
         return nil
     }
 
-    @Test("the catalog: 35 variables, each named once, flags unique")
+    @Test("the catalog: 37 variables, each named once, flags unique")
     func catalog() {
         let variables = SettingKey.all.map(\.variable)
-        #expect(variables.count == 35)
+        #expect(variables.count == 37)
         #expect(Set(variables).count == variables.count)
         #expect(variables.allSatisfy { $0.hasPrefix("PUSHQ_") })
         let flags = SettingKey.all.compactMap(\.flag)
@@ -55,6 +55,7 @@ struct SettingsTests {
             (.outageProbeBaseSeconds, c.outageProbeBaseSeconds, library.outageProbeBaseSeconds),
             (.outageProbeCapSeconds, c.outageProbeCapSeconds, library.outageProbeCapSeconds),
             (.shutdownSeconds, c.shutdownSeconds, library.shutdownSeconds),
+            (.channelReconcileSeconds, c.channelReconcileSeconds, library.channelReconcileSeconds),
             (.retainSentSeconds, c.retention.sentSeconds, library.retention.sentSeconds),
             (.retainFinalSeconds, c.retention.finalSeconds, library.retention.finalSeconds),
         ]
@@ -66,7 +67,7 @@ struct SettingsTests {
         #expect(c.sender.environment == .production && SettingKey.apnsEnvironment.defaultValue == "production")
         #expect(c.sender.effectiveFCMBaseURL == "https://fcm.googleapis.com" && c.fcmBaseURL == nil)
         #expect(SettingKey.fcmURL.defaultValue == PushSenderConfiguration.fcmDefaultBaseURL)
-        #expect(c.sender.baseURL == nil && c.sender.extraCAFile == nil && c.defaultTopic == nil)
+        #expect(c.sender.baseURL == nil && c.sender.extraCAFile == nil && c.defaultTopic == nil && c.channelsBaseURL == nil)
         #expect(c.workerID == "host:1")
         #expect(try Settings(environment: [:]).logSettings() == LogSettings(format: .text, level: .info))
         #expect(SettingKey.logFormat.defaultValue == "text" && SettingKey.logLevel.defaultValue == "info")

@@ -13,12 +13,12 @@ extension SettingKey {
         teamID, keyID, keyFile, certFile, certPassword, credentialsFile, fcmServiceAccountFile,
     ]
     /// What the worker sends to and how it is seen.
-    static let sending: [SettingKey] = [apnsTopic, apnsEnvironment, apnsURL, fcmURL, caFile, workerID, httpAddr]
+    static let sending: [SettingKey] = [apnsTopic, apnsEnvironment, apnsURL, apnsChannelsURL, fcmURL, caFile, workerID, httpAddr]
     /// The worker's tuning: variables only.
     static let tuning: [SettingKey] = [
         apnsConnections, apnsStreams, fcmStreams, apnsRequestTimeout, apnsConnectTimeout, claimBatch, prefetch,
         leaseSeconds, pollSeconds, retryBaseSeconds, retryCapSeconds, pauseBaseSeconds, pauseCapSeconds,
-        outageProbeBaseSeconds, outageProbeCapSeconds, shutdownSeconds,
+        outageProbeBaseSeconds, outageProbeCapSeconds, shutdownSeconds, channelReconcileSeconds,
     ]
     /// How long final rows are kept (the worker's pruner and `pushq prune`).
     static let retention: [SettingKey] = [retainSentSeconds, retainFinalSeconds]
@@ -71,6 +71,9 @@ extension SettingKey {
     static let apnsURL = SettingKey(
         variable: "PUSHQ_APNS_URL", flag: "--apns-url", defaultValue: "Apple's hosts", kind: .httpsURL,
         summary: "Base URL replacing Apple's hosts (a mock or a proxy).")
+    static let apnsChannelsURL = SettingKey(
+        variable: "PUSHQ_APNS_CHANNELS_URL", flag: "--apns-channels-url", defaultValue: "Apple's channel-management hosts", kind: .httpsURL,
+        summary: "Base URL replacing Apple's channel-management hosts for broadcast channels (a mock or a proxy).")
     static let fcmURL = SettingKey(
         variable: "PUSHQ_FCM_URL", flag: "--fcm-url", defaultValue: "https://fcm.googleapis.com", kind: .httpsURL,
         summary: "Base URL replacing FCM's host (a mock or a proxy).")
@@ -131,6 +134,9 @@ extension SettingKey {
     static let outageProbeCapSeconds = SettingKey(
         variable: "PUSHQ_OUTAGE_PROBE_CAP_SECONDS", flag: nil, defaultValue: "45", kind: .seconds(0.01...3600),
         summary: "Longest interval between probes of an endpoint that is down; not below the base.")
+    static let channelReconcileSeconds = SettingKey(
+        variable: "PUSHQ_CHANNEL_RECONCILE_SECONDS", flag: nil, defaultValue: "86400", kind: .seconds(1...31_536_000),
+        summary: "How often one worker compares each app's broadcast channels at Apple (all-channels) with pushq.channels.")
     static let shutdownSeconds = SettingKey(
         variable: "PUSHQ_SHUTDOWN_SECONDS", flag: nil, defaultValue: "5", kind: .seconds(0...3600),
         summary: "On SIGTERM or SIGINT, how long to wait for answers in flight.")

@@ -26,6 +26,8 @@ extension Settings {
         c.fcmCredentials = resolved.fcm
         c.credentialCaps = resolved.caps
         c.fcmBaseURL = try text(.fcmURL)
+        c.channelsBaseURL = try text(.apnsChannelsURL)
+        if let s = try seconds(.channelReconcileSeconds) { c.channelReconcileSeconds = s }
         if let n = try wholeNumber(.fcmStreams) { c.fcmStreamsPerConnection = n }
         if let n = try wholeNumber(.claimBatch) { c.claimBatchSize = n }
         if let n = try wholeNumber(.prefetch) { c.prefetch = n }

@@ -1,0 +1,168 @@
+import Foundation
+import PushCore
+
+/// One broadcast channel in `pushq status`.
+public struct ChannelReport: Sendable {
+    public var name: String
+    public var status: String
+    /// `credential`, or `"default"`.
+    public var credential: String
+    /// `environment`, nil for the worker's default.
+    public var environment: String?
+    public var apnsChannelID: String?
+    public var messageStoragePolicy: Int
+    public var attempts: Int
+    public var lastStatus: Int?
+    public var lastReason: String?
+    /// Broadcast rows waiting for it (`queued`, `retrying`).
+    public var waitingRows: Int
+}
+
+/// One (credential, environment, bundle id) of the nightly reconciliation with Apple's `all-channels`.
+public struct ReconciliationReport: Sendable {
+    public var credential: String
+    public var environment: String
+    public var topic: String
+    /// When the last check ended; nil while the first one runs.
+    public var checkedAt: Date?
+    /// Channels Apple listed.
+    public var listed: Int
+    /// Channels Apple listed that no row of `pushq.channels` has (other than `deleted` ones).
+    public var unknownIDs: [String]
+    /// Why the last check failed, nil when it worked.
+    public var lastReason: String?
+}
+
+/// Broadcast channels, as `pushq status` shows them.
+public struct ChannelsStatus: Sendable {
+    /// Channels per status, every status of `pushq.channels` present.
+    public var counts: [String: Int]
+    /// Channels that are not `deleted`, at most ``listLimit``: those with work or trouble first.
+    public var channels: [ChannelReport]
+    public var reconciliations: [ReconciliationReport]
+
+    /// The statuses in the order they are shown.
+    public static let statuses = ["creating", "active", "deleting", "deleted", "failed"]
+    /// Most channels listed one by one.
+    public static let listLimit = 100
+}
+
+/// A (credential, environment, bundle id) whose channels the nightly reconciliation checks.
+public struct ChannelScope: Sendable, Hashable {
+    public var credential: String
+    public var environment: APNsEnvironment
+    /// The bundle id; nil for the credential's (or the worker's) default.
+    public var topic: String?
+
+    public init(credential: String, environment: APNsEnvironment, topic: String?) {
+        self.credential = credential
+        self.environment = environment
+        self.topic = topic
+    }
+}
+
+extension PGConnection {
+    /// Broadcast channels: counts per status, the channels that are not `deleted` (with their
+    /// waiting rows, through `notifications_channel_waiting`), and the reconciliations.
+    public func channelsStatus() throws(PGError) -> ChannelsStatus {
+        var counts = Dictionary(uniqueKeysWithValues: ChannelsStatus.statuses.map { ($0, 0) })
+        let c = try query("SELECT status, count(*) FROM pushq.channels GROUP BY status")
+        for i in 0..<c.count { counts[c.string(i, 0) ?? "", default: 0] += try c.decode(Int.self, i, 1) ?? 0 }
+        let rows = try query("""
+            SELECT c.name, c.status, COALESCE(c.credential, 'default'), c.environment, c.apns_channel_id,
+                   c.message_storage_policy, c.attempts, c.last_status, c.last_reason,
+                   (SELECT count(*) FROM pushq.notifications n WHERE n.channel = c.name AND n.status IN ('queued', 'retrying'))
+              FROM pushq.channels c
+             WHERE c.status <> 'deleted'
+             ORDER BY c.status = 'active', c.updated_at DESC, c.name
+             LIMIT $1
+            """, [ChannelsStatus.listLimit])
+        var channels: [ChannelReport] = []
+        for i in 0..<rows.count {
+            channels.append(ChannelReport(
+                name: rows.string(i, 0) ?? "", status: rows.string(i, 1) ?? "", credential: rows.string(i, 2) ?? "default",
+                environment: rows.string(i, 3), apnsChannelID: rows.string(i, 4),
+                messageStoragePolicy: try rows.decode(Int.self, i, 5) ?? 1, attempts: try rows.decode(Int.self, i, 6) ?? 0,
+                lastStatus: try rows.decode(Int.self, i, 7), lastReason: rows.string(i, 8),
+                waitingRows: try rows.decode(Int.self, i, 9) ?? 0))
+        }
+        return ChannelsStatus(counts: counts, channels: channels, reconciliations: try reconciliations())
+    }
+
+    /// Every row of `pushq.channel_reconciliations`, by credential, environment and bundle id.
+    public func reconciliations() throws(PGError) -> [ReconciliationReport] {
+        let r = try query("""
+            SELECT credential, environment, topic, extract(epoch FROM checked_at)::float8, listed,
+                   array_to_string(unknown_ids, ' '), last_reason
+              FROM pushq.channel_reconciliations ORDER BY 1, 2, 3
+            """)
+        var out: [ReconciliationReport] = []
+        for i in 0..<r.count {
+            out.append(ReconciliationReport(
+                credential: r.string(i, 0) ?? "", environment: r.string(i, 1) ?? "", topic: r.string(i, 2) ?? "",
+                checkedAt: try r.decode(Double.self, i, 3).map { Date(timeIntervalSince1970: $0) },
+                listed: try r.decode(Int.self, i, 4) ?? 0, unknownIDs: Self.words(r.string(i, 5)),
+                lastReason: r.string(i, 6)))
+        }
+        return out
+    }
+
+    /// The (credential, environment, bundle id) of every channel of `credentials` that ever
+    /// reached Apple (it has an id): what the reconciliation checks.
+    public func channelScopes(credentials: [String], defaultEnvironment: APNsEnvironment) throws(PGError) -> [ChannelScope] {
+        let r = try query("""
+            SELECT DISTINCT COALESCE(credential, 'default'), COALESCE(environment, $2), topic
+              FROM pushq.channels
+             WHERE apns_channel_id IS NOT NULL AND COALESCE(credential, 'default') = ANY($1::text[])
+             ORDER BY 1, 2, 3
+            """, [credentials, defaultEnvironment.rawValue])
+        var out: [ChannelScope] = []
+        for i in 0..<r.count {
+            guard let environment = APNsEnvironment(rawValue: r.string(i, 1) ?? "") else { continue }
+            out.append(ChannelScope(credential: r.string(i, 0) ?? "default", environment: environment, topic: r.string(i, 2)))
+        }
+        return out
+    }
+
+    /// Takes the reconciliation of one scope (`topic` the resolved bundle id) when nobody ran it
+    /// in the last `everySeconds`: one worker of the fleet gets true, the others false.
+    public func takeReconciliation(credential: String, environment: APNsEnvironment, topic: String, workerID: String,
+                                   everySeconds: Double) throws(PGError) -> Bool {
+        let r = try query("""
+            INSERT INTO pushq.channel_reconciliations AS r (credential, environment, topic, started_at, checked_by)
+            VALUES ($1, $2, $3, now(), $4)
+            ON CONFLICT (credential, environment, topic) DO UPDATE SET started_at = now(), checked_by = $4
+             WHERE r.started_at < now() - $5 * interval '1 second'
+            RETURNING 1
+            """, [credential, environment.rawValue, topic, workerID, everySeconds])
+        return r.count == 1
+    }
+
+    /// Records a reconciliation: `listed` the ids Apple's `all-channels` gave (nil when the
+    /// request failed, `reason` saying why; the previous findings are kept).
+    ///
+    /// - Returns: the ids Apple has that no row of `pushq.channels` has (other than `deleted` ones).
+    @discardableResult
+    public func recordReconciliation(credential: String, environment: APNsEnvironment, topic: String,
+                                     listed: [String]?, reason: String?) throws(PGError) -> [String] {
+        let r = try query("""
+            UPDATE pushq.channel_reconciliations r
+               SET checked_at = now(),
+                   listed = COALESCE(cardinality($4::text[]), r.listed),
+                   unknown_ids = CASE WHEN $4::text[] IS NULL THEN r.unknown_ids
+                                      ELSE ARRAY(SELECT l.id FROM unnest($4::text[]) l(id)
+                                                  WHERE NOT EXISTS (SELECT 1 FROM pushq.channels c
+                                                                     WHERE c.apns_channel_id = l.id AND c.status <> 'deleted')
+                                                  ORDER BY 1) END,
+                   last_reason = $5
+             WHERE r.credential = $1 AND r.environment = $2 AND r.topic = $3
+            RETURNING array_to_string(r.unknown_ids, ' ')
+            """, [credential, environment.rawValue, topic, listed, reason])
+        return r.count == 0 ? [] : Self.words(r.string(0, 0))
+    }
+
+    /// The ids of `array_to_string(ids, ' ')`: channel ids are base64, without spaces.
+    private static func words(_ text: String?) -> [String] {
+        (text ?? "").split(separator: " ").map(String.init)
+    }
+}
