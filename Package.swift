@@ -70,6 +70,11 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // pushq serve: the dashboard (Dashboard/) and the HTTP API.
+        .target(
+            name: "PushServe",
+            dependencies: ["PushStore", "PushCore"]
+        ),
         .executableTarget(
             name: "pushq",
             dependencies: [
@@ -122,6 +127,7 @@ let package = Package(
         .testTarget(name: "MockPushTests", dependencies: ["MockPush", "ChildProcess", "COpenSSL",
                                                    .product(name: "Logging", package: "swift-log"),
                                                    .product(name: "NIOHPACK", package: "swift-nio-http2")]),
+        .testTarget(name: "PushServeTests", dependencies: ["PushServe", "PushStore", "PushCore", "PushTestSupport"]),
         // The pushq executable's own code (settings, --help, the log handler), imported with @testable.
         .testTarget(name: "PushqTests", dependencies: ["pushq", "PushWorker", "PushTransport", "PushCore",
                                                    .product(name: "Logging", package: "swift-log")]),

@@ -1,0 +1,79 @@
+/// An operator's action from the dashboard. Each is shown on a confirmation page first
+/// (``DashboardPage/confirm(_:)``), then posted with the session's CSRF token, carried out,
+/// and written to the audit log with the key's name.
+enum DashboardAction: Sendable, Equatable {
+    /// Cancel one waiting row.
+    case cancelRow(Int64)
+    /// Cancel every waiting row of a lane (the campaign kill switch).
+    case cancelLane(String)
+    case pauseLane(String)
+    case resumeLane(String)
+    /// Lift a hold before its next probe.
+    case liftHold(credential: String, environment: String)
+
+    /// Whether only an `admin` key may do it (a lane or a hold); cancelling one row needs `enqueue`.
+    var operatesFleet: Bool {
+        if case .cancelRow = self { return false }
+        return true
+    }
+
+    /// The link's and the button's word.
+    var verb: String {
+        switch self {
+        case .cancelRow: return "Cancel"
+        case .cancelLane: return "Cancel waiting rows"
+        case .pauseLane: return "Pause"
+        case .resumeLane: return "Resume"
+        case .liftHold: return "Lift hold"
+        }
+    }
+
+    /// What it does, in a sentence, for the confirmation page and the audit log.
+    var summary: String {
+        switch self {
+        case .cancelRow(let id): return "cancel notification \(id) if it is still waiting"
+        case .cancelLane(let lane): return "cancel every waiting row of lane \(lane)"
+        case .pauseLane(let lane): return "pause lane \(lane): no worker claims its rows until it is resumed"
+        case .resumeLane(let lane): return "resume lane \(lane)"
+        case .liftHold(let credential, let environment):
+            return "lift the hold of credential \(credential) (\(environment)): workers send its rows again at once"
+        }
+    }
+
+    /// Its name in forms, URLs and the audit log.
+    var name: String {
+        switch self {
+        case .cancelRow: return "cancel"
+        case .cancelLane: return "cancel-lane"
+        case .pauseLane: return "pause-lane"
+        case .resumeLane: return "resume-lane"
+        case .liftHold: return "lift-hold"
+        }
+    }
+
+    /// The fields that name it, in a URL's query or a form.
+    var queryItems: [(String, String)] {
+        switch self {
+        case .cancelRow(let id): return [("action", name), ("id", String(id))]
+        case .cancelLane(let lane), .pauseLane(let lane), .resumeLane(let lane): return [("action", name), ("lane", lane)]
+        case .liftHold(let credential, let environment): return [("action", name), ("credential", credential), ("environment", environment)]
+        }
+    }
+
+    /// The action named by the fields of a query or form, nil when they name none.
+    init?(fields: [String: String]) {
+        switch fields["action"] {
+        case "cancel":
+            guard let id = fields["id"].flatMap({ Int64($0) }), id > 0 else { return nil }
+            self = .cancelRow(id)
+        case "cancel-lane", "pause-lane", "resume-lane":
+            guard let lane = fields["lane"], !lane.isEmpty else { return nil }
+            self = fields["action"] == "cancel-lane" ? .cancelLane(lane) : fields["action"] == "pause-lane" ? .pauseLane(lane) : .resumeLane(lane)
+        case "lift-hold":
+            guard let credential = fields["credential"], !credential.isEmpty, let environment = fields["environment"], !environment.isEmpty else { return nil }
+            self = .liftHold(credential: credential, environment: environment)
+        default:
+            return nil
+        }
+    }
+}
