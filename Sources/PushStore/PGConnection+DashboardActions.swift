@@ -3,40 +3,58 @@ import Foundation
 extension PGConnection {
     /// Rows a lane's cancellation ends per statement (each its own transaction: docs/producers.md, Cancelling).
     public static let laneCancelBatch = 10_000
-    /// How long an action waits for a lock a worker holds before it gives up (`lock_timeout`).
-    static let actionLockTimeout = "2s"
 
-    /// Cancels every waiting row of `lane` in batches of ``laneCancelBatch``, each its own
-    /// transaction, through `notifications_lane_due`; rows a worker is claiming are skipped.
+    /// Cancels every waiting row of `lane` in batches of ``laneCancelBatch``, through
+    /// `notifications_lane_due`; rows a worker is claiming are skipped (`SKIP LOCKED`). Each
+    /// batch is its own transaction with its `audit` row (`rows` the batch's), so that what is
+    /// cancelled is recorded with it; one audit row with 0 rows when nothing waited.
     ///
     /// - Returns: the rows cancelled.
-    public func cancelLane(_ lane: String) throws(PGError) -> Int {
+    public func cancelLane(_ lane: String, audit: AuditEntry) throws -> Int {
         var total = 0
         while true {
-            let n = try query(Self.cancelLaneBatchSQL, [lane, Self.laneCancelBatch]).affectedRows
+            let n = try transaction { c in
+                let n = try c.query(Self.cancelLaneBatchSQL, [lane, Self.laneCancelBatch]).affectedRows
+                if n > 0 || total == 0 {
+                    var entry = audit
+                    entry.rows = n
+                    try c.recordAudit(entry)
+                }
+                return n
+            }
             total += n
             if n < Self.laneCancelBatch { return total }
         }
     }
 
-    /// Pauses or resumes `lane` (a row of `pushq.lanes`, created with the defaults if missing).
-    public func setLanePaused(_ lane: String, paused: Bool) throws {
+    /// Pauses or resumes `lane` (a row of `pushq.lanes`, created with the defaults if missing),
+    /// with its `audit` row.
+    public func setLanePaused(_ lane: String, paused: Bool, audit: AuditEntry) throws {
         try transaction { c in
-            try c.execute("SET LOCAL lock_timeout = '\(Self.actionLockTimeout)'")
+            try c.query("SELECT set_config('lock_timeout', $1, true)", [Self.serveLockTimeout])
             try c.query("""
                 INSERT INTO pushq.lanes (name, paused) VALUES ($1, $2)
                 ON CONFLICT (name) DO UPDATE SET paused = EXCLUDED.paused, updated_at = now()
                 """, [lane, paused])
+            var entry = audit
+            entry.rows = 1
+            try c.recordAudit(entry)
         }
     }
 
     /// Lifts the hold of (`credential`, `environment`) before its next probe: every worker claims
-    /// its rows again at once. Returns whether there was one.
-    public func liftHold(credential: String, environment: String) throws -> Bool {
+    /// its rows again at once. Writes `audit` (`rows` 1, or 0 when there was no hold).
+    ///
+    /// - Returns: whether there was a hold.
+    public func liftHold(credential: String, environment: String, audit: AuditEntry) throws -> Bool {
         try transaction { c in
-            try c.execute("SET LOCAL lock_timeout = '\(Self.actionLockTimeout)'")
-            return try c.query("DELETE FROM pushq.credential_pauses WHERE credential = $1 AND environment = $2",
-                               [credential, environment]).affectedRows == 1
+            try c.query("SELECT set_config('lock_timeout', $1, true)", [Self.serveLockTimeout])
+            let n = try c.query("DELETE FROM pushq.credential_pauses WHERE credential = $1 AND environment = $2",
+                                [credential, environment]).affectedRows
+            var entry = audit
+            entry.rows = n
+            try c.recordAudit(entry)
+            return n == 1
         }
     }
 

@@ -109,7 +109,7 @@ struct DashboardPageTests {
         #expect(html.contains("<form method=\"post\" action=\"/dashboard/actions\">"))
         #expect(html.contains("<input type=\"hidden\" name=\"action\" value=\"pause-lane\">"))
         #expect(html.contains("<input type=\"hidden\" name=\"lane\" value=\"promo\">"))
-        #expect(html.contains("<input type=\"hidden\" name=\"csrf\" value=\"tok&quot;en\">"))
+        #expect(html.contains("<input type=\"hidden\" name=\"csrf_token\" value=\"tok&quot;en\">"))
     }
 
     @Test("the overview: a count per status, actions only for keys allowed them, the chart's three lines with a point per minute")

@@ -142,22 +142,32 @@ struct DashboardQueryTests {
             try await c.query("UPDATE pushq.notifications SET lane = 'campaign' WHERE status = 'queued' AND id % 5 <> 0")
             let campaign = try await c.query("SELECT count(*) FROM pushq.notifications WHERE lane = 'campaign' AND status = 'queued'").decode(Int.self, 0, 0) ?? 0
             #expect(campaign > PGConnection.laneCancelBatch * 2, "more than two batches")
-            #expect(try await c.cancelLane("campaign") == campaign)
+            let audit = AuditEntry(actor: "ops", keyID: nil, action: "lane.cancel", target: "lane campaign", rows: 0, via: "dashboard")
+            #expect(try await c.cancelLane("campaign", audit: audit) == campaign)
+            let audited = try await c.query("SELECT sum(rows), count(*) FROM pushq.audit_log WHERE action = 'lane.cancel' AND actor = 'ops'")
+            #expect(try audited.decode(Int.self, 0, 0) == campaign && audited.decode(Int.self, 0, 1) == 3, "one audit row per batch, with its rows")
+            #expect(try await c.cancelLane("campaign", audit: audit) == 0)
             #expect(try await PruneTests.counts(c)["queued"] == 30_000 - campaign, "the other lane's rows still wait")
             #expect(try await PruneTests.counts(c)["sending"] == 1)
 
-            try await c.setLanePaused("campaign", paused: true)
+            let pause = AuditEntry(actor: "ops", keyID: nil, action: "lane.pause", target: "lane campaign", rows: 0, via: "dashboard")
+            try await c.setLanePaused("campaign", paused: true, audit: pause)
             #expect(try await c.query("SELECT paused FROM pushq.lanes WHERE name = 'campaign'").decode(Bool.self, 0, 0) == true)
-            try await c.setLanePaused("campaign", paused: false)
+            try await c.setLanePaused("campaign", paused: false, audit: pause)
             #expect(try await c.query("SELECT paused FROM pushq.lanes WHERE name = 'campaign'").decode(Bool.self, 0, 0) == false)
 
             try await c.query("""
                 INSERT INTO pushq.credential_pauses (credential, environment, reason, message, paused_until)
                 VALUES ('default', 'production', 'InvalidProviderToken', 'check the key', now() + interval '10 minutes')
                 """)
-            #expect(try await c.liftHold(credential: "default", environment: "production"))
+            let lift = AuditEntry(actor: "ops", keyID: nil, action: "hold.lift", target: "hold default production", rows: 0, via: "dashboard")
+            #expect(try await c.liftHold(credential: "default", environment: "production", audit: lift))
             #expect(try await c.holds().isEmpty)
-            #expect(try await !c.liftHold(credential: "default", environment: "production"))
+            #expect(try await !c.liftHold(credential: "default", environment: "production", audit: lift))
+            let log = try await c.query("SELECT action, rows FROM pushq.audit_log WHERE actor = 'ops' ORDER BY id")
+            #expect((0..<log.count).map { "\(log.string($0, 0) ?? "") \(log.string($0, 1) ?? "")" }
+                    == ["lane.cancel 10000", "lane.cancel 10000", "lane.cancel \(campaign - 20_000)", "lane.cancel 0",
+                        "lane.pause 1", "lane.pause 1", "hold.lift 1", "hold.lift 0"])
             await c.close()
         }
     }

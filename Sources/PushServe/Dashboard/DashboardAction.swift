@@ -77,3 +77,49 @@ enum DashboardAction: Sendable, Equatable {
         }
     }
 }
+
+extension DashboardAction {
+    /// The audit log's `action`: `noun.verb`.
+    var auditName: String {
+        switch self {
+        case .cancelRow: return "notification.cancel"
+        case .cancelLane: return "lane.cancel"
+        case .pauseLane: return "lane.pause"
+        case .resumeLane: return "lane.resume"
+        case .liftHold: return "hold.lift"
+        }
+    }
+
+    /// The audit log's `target`: which rows.
+    var auditTarget: String {
+        switch self {
+        case .cancelRow(let id): return "notification \(id)"
+        case .cancelLane(let lane), .pauseLane(let lane), .resumeLane(let lane): return "lane \(lane)"
+        case .liftHold(let credential, let environment): return "hold \(credential) \(environment)"
+        }
+    }
+
+    /// The page to go back to once done: the row's, or the overview.
+    var returnPath: String {
+        if case .cancelRow(let id) = self { return "\(DashboardLayout.root)/notifications/\(id)" }
+        return DashboardLayout.root
+    }
+
+    /// What it did, from the word ``PGConnection/perform(_:audit:)`` returned (`done` in the URL
+    /// of the page it goes back to): a fixed sentence per action and word, never the word itself.
+    func doneMessage(_ done: String) -> String? {
+        switch (self, done) {
+        case (.cancelRow(let id), "cancelled"): return "Notification \(id) cancelled."
+        case (.cancelRow(let id), "not-found"): return "There is no notification \(id)."
+        case (.cancelRow(let id), let status) where status.hasPrefix("not-waiting:"):
+            let now = status.dropFirst("not-waiting:".count)
+            return now.allSatisfy(\.isLetter) ? "Notification \(id) was not cancelled: it is \(now) now." : nil
+        case (.cancelLane(let lane), let rows): return Int(rows).map { "\($0) waiting rows of lane \(lane) cancelled." }
+        case (.pauseLane(let lane), "done"): return "Lane \(lane) paused."
+        case (.resumeLane(let lane), "done"): return "Lane \(lane) resumed."
+        case (.liftHold(let credential, let environment), "done"): return "Hold of \(credential) (\(environment)) lifted."
+        case (.liftHold(let credential, let environment), "none"): return "\(credential) (\(environment)) was not held any more."
+        default: return nil
+        }
+    }
+}

@@ -5,6 +5,9 @@ struct DashboardLayout {
     /// The session's CSRF token, for the sign-out form.
     var csrfToken: String
 
+    /// The hidden field every form of a session carries (checked by ``AuthMiddleware``).
+    var csrfField: HTML { "<input type=\"hidden\" name=\"\(SessionCookie.csrfFieldName)\" value=\"\(csrfToken)\">" }
+
     /// The path the dashboard is served under.
     static let root = "/dashboard"
 
@@ -22,7 +25,7 @@ struct DashboardLayout {
             <nav><a href="\(Self.root)">Overview</a> <a href="\(Self.root)/failures">Failures</a></nav>
             <form class="search" method="get" action="\(Self.root)/search"><input type="search" name="q" placeholder="id, token, user_ref or key=value" aria-label="Search" required>
             <button type="submit">Search</button></form>
-            <form class="signout" method="post" action="\(Self.root)/logout"><input type="hidden" name="csrf" value="\(csrfToken)">
+            <form class="signout" method="post" action="/logout">\(csrfField)
             <span class="key">\(keyName)</span> <button type="submit">Sign out</button></form></header>
             \(banner)\(main)<h1>\(title)</h1>
             \(body)</main></body></html>

@@ -25,7 +25,7 @@ extension DashboardPage {
         let fields = action.queryItems.map { f -> HTML in "<input type=\"hidden\" name=\"\(f.0)\" value=\"\(f.1)\">" }
         return layout.page(title: "Confirm", """
             <section><p>This will \(action.summary).</p>
-            <form method="post" action="\(DashboardLayout.root)/actions">\(fields)<input type="hidden" name="csrf" value="\(layout.csrfToken)">
+            <form method="post" action="\(DashboardLayout.root)/actions">\(fields)\(layout.csrfField)
             <button class="danger" type="submit">\(action.verb)</button> <a href="\(DashboardLayout.root)">Back</a></form></section>
             """)
     }

@@ -18,22 +18,9 @@ public struct HTML: Sendable, Equatable, CustomStringConvertible, ExpressibleByS
     /// `parts` one after the other.
     public init(joining parts: [HTML]) { rendered = parts.map(\.rendered).joined() }
 
-    /// `&`, `<`, `>`, `"` and `'` as character references: safe in text and in quoted attribute values.
-    public static func escape(_ text: String) -> String {
-        var out = ""
-        out.reserveCapacity(text.utf8.count)
-        for ch in text.unicodeScalars {
-            switch ch {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.unicodeScalars.append(ch)
-            }
-        }
-        return out
-    }
+    /// `&`, `<`, `>`, `"` and `'` as character references (``htmlEscaped(_:)``): safe in text
+    /// and in quoted attribute values.
+    public static func escape(_ text: String) -> String { htmlEscaped(text) }
 
     public struct StringInterpolation: StringInterpolationProtocol {
         var out = ""
