@@ -116,7 +116,7 @@ struct DashboardRoutes: ServeRoutes {
 
     /// What an action that just ran did, from the query of the page it came back to.
     static func notice(_ request: Request) -> String? {
-        let fields = fields(request.uri.queryParameters)
+        let fields = Self.fields(request.uri.queryParameters)
         guard let done = fields["done"], let action = DashboardAction(fields: fields) else { return nil }
         return action.doneMessage(done)
     }
