@@ -13,9 +13,10 @@ extension PGConnection {
     public func cancelLane(_ lane: String, audit: AuditEntry) throws -> Int {
         var total = 0
         while true {
+            let first = total == 0
             let n = try transaction { c in
                 let n = try c.query(Self.cancelLaneBatchSQL, [lane, Self.laneCancelBatch]).affectedRows
-                if n > 0 || total == 0 {
+                if n > 0 || first {
                     var entry = audit
                     entry.rows = n
                     try c.recordAudit(entry)

@@ -59,7 +59,7 @@ struct DashboardRoutes: ServeRoutes {
                 guard let action = DashboardAction(fields: Self.fields(request.uri.queryParameters)) else {
                     return (page.refused("That action is not one the dashboard knows."), .badRequest)
                 }
-                guard Self.allowed(action, context) else { return (page.refused(Self.refusal(action, context)), .forbidden) }
+                if let refusal = Self.refusal(action, context) { return (page.refused(refusal), .forbidden) }
                 return (page.confirm(action), .ok)
             }
         }
@@ -97,21 +97,22 @@ struct DashboardRoutes: ServeRoutes {
         guard let caller = context.caller, let action = DashboardAction(fields: fields) else {
             return try await respond(context) { ($0.refused("That action is not one the dashboard knows."), .badRequest) }
         }
-        guard allowed(action, context) else { return try await respond(context) { ($0.refused(refusal(action, context)), .forbidden) } }
+        if let refusal = refusal(action, context) { return try await respond(context) { ($0.refused(refusal), .forbidden) } }
         let entry = caller.audit(action.auditName, target: action.auditTarget)
         let done = try await services.audited(entry) { try await $0.perform(action, audit: entry) }
         return Response(status: .seeOther, headers: [.location: DashboardFormat.url(action.returnPath, action.queryItems + [("done", done)])])
     }
 
-    /// Whether the caller's scope allows `action`.
-    static func allowed(_ action: DashboardAction, _ context: ServeContext) -> Bool {
-        context.caller?.scope.allows(action.operatesFleet ? .operate : .enqueue) == true
-    }
-
-    static func refusal(_ action: DashboardAction, _ context: ServeContext) -> String {
-        let permission: APIPermission = action.operatesFleet ? .operate : .enqueue
-        return "A key of scope \(context.caller?.scope.rawValue ?? "none") may not \(permission.rawValue): that needs "
-            + permission.allowedBy.map(\.rawValue).joined(separator: " or ") + "."
+    /// Why the caller may not do `action` (``ServeContext/require(_:)``'s words), nil when it may.
+    static func refusal(_ action: DashboardAction, _ context: ServeContext) -> String? {
+        do {
+            _ = try context.require(action.operatesFleet ? .operate : .enqueue)
+            return nil
+        } catch let error as APIError {
+            return error.message
+        } catch {
+            return "\(error)"
+        }
     }
 
     /// What an action that just ran did, from the query of the page it came back to.
