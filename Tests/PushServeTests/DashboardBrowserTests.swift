@@ -34,7 +34,7 @@ struct DashboardBrowserTests {
                                     credentials: [ServedCredential(name: "default", environment: "production", topic: "com.example.app")])
     }
 
-    @Test("log in with a key, the overview's counts are the table's and refresh by themselves, search a token, open its notification, cancel it and see it cancelled in the table")
+    @Test("log in with a key, the overview's counts are the table's, search a token, open its notification, cancel it and see it cancelled in the table")
     func loginSearchCancel() async throws {
         try await ServeHarness.with { serve, db in
             try await Self.seed(db)
