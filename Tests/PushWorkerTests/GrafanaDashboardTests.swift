@@ -3,7 +3,7 @@ import PushTestSupport
 import PushWorker
 import Testing
 
-/// deploy/grafana/pushq.json: a dashboard Grafana can import (its structure), whose expressions
+/// deploy/grafana/pushq-dashboard.json: a dashboard Grafana can import (its structure), whose expressions
 /// are PromQL (promtool parses each, after the one substitution Grafana would make of its
 /// variables), name only series the worker exports (`WorkerMetrics.catalog`, or Prometheus' own
 /// `up`) with labels docs/operations.md's metrics table gives them, and graph every metric that is
@@ -11,7 +11,7 @@ import Testing
 @Suite("Grafana dashboard")
 struct GrafanaDashboardTests {
     static func dashboard() throws -> [String: Any] {
-        let data = try Data(contentsOf: repositoryRoot.appendingPathComponent("deploy/grafana/pushq.json"))
+        let data = try Data(contentsOf: repositoryRoot.appendingPathComponent("deploy/grafana/pushq-dashboard.json"))
         return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
     }
 
