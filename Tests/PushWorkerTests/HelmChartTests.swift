@@ -73,7 +73,7 @@ struct HelmChartTests {
         }
     }
 
-    @Test("serve: pushq serve --http-addr 0.0.0.0:8080 told a proxy terminates TLS, probed on /healthz and /readyz, behind a Service of its pods only")
+    @Test("serve: pushq serve --http-addr 0.0.0.0:8080 told a proxy terminates TLS, ready on /healthz (the database answers), alive while it accepts connections, behind a Service of its pods only")
     func serveBehindProxy() async throws {
         let check = try await HelmChartCheck(chart: Self.chart, values: [Self.exampleValues[0]])
         let deployment = try #require(check.object("Deployment", "demo-pushq-serve"))
@@ -82,8 +82,8 @@ struct HelmChartTests {
         #expect(Self.plainEnv(container)[ServeTLS.proxyVariable] == "true")
         #expect(Self.plainEnv(container)["PUSHQ_HTTP_TLS_CERT"] == nil)
         #expect(Self.ports(container) == ["http": 8080])
-        #expect(Self.probe(container, "livenessProbe") == "HTTP http/healthz")
-        #expect(Self.probe(container, "readinessProbe") == "HTTP http/readyz")
+        #expect(Self.probe(container, "readinessProbe") == "HTTP http/healthz")
+        #expect(((container["livenessProbe"] as? [String: Any])?["tcpSocket"] as? [String: Any])?["port"] as? String == "http")
         let service = try #require(check.object("Service", "demo-pushq-serve"))
         let spec = try #require(service["spec"] as? [String: Any])
         let selector = try #require(spec["selector"] as? [String: String])
@@ -107,7 +107,7 @@ struct HelmChartTests {
         #expect(env["PUSHQ_HTTP_TLS_CERT"] == dir + "/tls.crt" && env["PUSHQ_HTTP_TLS_KEY"] == dir + "/tls.key")
         let volume = (Self.podSpec(serve)["volumes"] as? [[String: Any]])?.first { $0["name"] as? String == "tls" }
         #expect((volume?["secret"] as? [String: Any])?["secretName"] as? String == "pushq-serve-tls")
-        #expect(Self.probe(container, "livenessProbe") == "HTTPS http/healthz")
+        #expect(Self.probe(container, "readinessProbe") == "HTTPS http/healthz")
         #expect(Self.secretRef(container, "PUSHQ_DATABASE_URL") == "pushq-db/connection-url")
         let worker = try #require(check.object("Deployment", "demo-pushq-worker"))
         let workerContainer = try #require(Self.containers(worker).first)
