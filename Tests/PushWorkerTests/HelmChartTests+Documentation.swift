@@ -6,14 +6,19 @@ import Testing
 /// The chart against pushq and its docs: the variables it sets are ones each command reads, and
 /// docs/operations.md's table of values names every value of values.yaml and nothing else.
 extension HelmChartTests {
-    /// The `PUSHQ_*` variables `pushq COMMAND --help` names.
+    /// The `PUSHQ_*` variables `pushq COMMAND` reads: those its `--help` names, and those every
+    /// command reads without a flag (docs/configuration.md, "Every command", checked against the
+    /// settings by `ConfigurationDocTests`).
     static func variablesRead(by command: String) async throws -> Set<String> {
         let (termination, out, err) = try await ChildProcess.run(pushqBinary, [command, "--help"], environment: [:])
         #expect(termination == .exit(0), "pushq \(command) --help: \(err)")
-        return DocumentationTests.variables(in: out)
+        let docs = try String(contentsOf: repositoryRoot.appendingPathComponent("docs/configuration.md"), encoding: .utf8)
+        let everyCommand = docs.components(separatedBy: "\n### Every command\n").dropFirst().first?.components(separatedBy: "\n### ").first ?? ""
+        #expect(everyCommand.contains("`PUSHQ_LOG_FORMAT`"), "docs/configuration.md has no section Every command")
+        return DocumentationTests.variables(in: out).union(DocumentationTests.variables(in: everyCommand))
     }
 
-    @Test("every PUSHQ_* variable a container of the chart gets is one its command reads (pushq COMMAND --help)", arguments: exampleValues)
+    @Test("every PUSHQ_* variable a container of the chart gets is one its command reads (its --help, or every command's)", arguments: exampleValues)
     func variablesAreRead(values: String) async throws {
         let check = try await HelmChartCheck(chart: Self.chart, values: [values])
         var checked = 0

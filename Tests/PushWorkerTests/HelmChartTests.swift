@@ -173,6 +173,7 @@ struct HelmChartTests {
         try (text + "\n  : [\n").write(toFile: template, atomically: true, encoding: .utf8)
         let broken = try await HelmChartCheck(chart: copy, values: [values])
         #expect(!broken.lintProblems.isEmpty)
+        #expect(broken.renderError?.contains("deployment-worker.yaml does not render to YAML") == true)
     }
 }
 
