@@ -20,7 +20,8 @@ let package = Package(
         // Tests only: property-based tests (no dependencies of its own).
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
         // Metrics: the worker records through swift-metrics; the pushq executable serves them with
-        // Hummingbird (HTTP/1 only, no TLS; traits off: no swift-configuration) in Prometheus' format.
+        // Hummingbird (HTTP/1; traits off: no swift-configuration) in Prometheus' format. `pushq serve` uses it too, with
+        // HummingbirdTLS (swift-nio-ssl, a dependency already) for its own TLS.
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
@@ -70,10 +71,25 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // `pushq serve`: the HTTP API and the dashboard (Hummingbird), over TLS when given a
+        // certificate (HummingbirdTLS, on swift-nio-ssl). Reads and writes through PushStore only.
+        .target(
+            name: "PushServe",
+            dependencies: [
+                "PushStore", "PushCore", "COpenSSL",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            resources: [.embedInCode("API/openapi.json")]
+        ),
         .executableTarget(
             name: "pushq",
             dependencies: [
-                "PushWorker", "PushStore", "PushTransport", "PushCore",
+                "PushWorker", "PushStore", "PushTransport", "PushCore", "PushServe",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
@@ -122,6 +138,11 @@ let package = Package(
         .testTarget(name: "MockPushTests", dependencies: ["MockPush", "ChildProcess", "COpenSSL",
                                                    .product(name: "Logging", package: "swift-log"),
                                                    .product(name: "NIOHPACK", package: "swift-nio-http2")]),
+        // pushq serve against a real PostgreSQL, over real HTTP (and TLS) on 127.0.0.1.
+        .testTarget(name: "PushServeTests", dependencies: ["PushServe", "PushStore", "PushCore", "ChildProcess", "PushTestSupport", "MockPush",
+                                                     .product(name: "Hummingbird", package: "hummingbird"),
+                                                     .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                                                     .product(name: "Logging", package: "swift-log")]),
         // The pushq executable's own code (settings, --help, the log handler), imported with @testable.
         .testTarget(name: "PushqTests", dependencies: ["pushq", "PushWorker", "PushTransport", "PushCore",
                                                    .product(name: "Logging", package: "swift-log")]),

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PushServe
 import PushStore
 
 struct Status: AsyncParsableCommand {
@@ -102,109 +103,5 @@ struct Status: AsyncParsableCommand {
 
     func pad(_ s: String, _ width: Int) -> String {
         s.count >= width ? s + " " : s + String(repeating: " ", count: width - s.count)
-    }
-}
-
-/// `pushq status --json`: the same figures as the text, with snake_case keys (docs/operations.md, "Status").
-struct StatusJSON: Encodable {
-    struct Holder: Encodable { var worker: String; var rows: Int; var lapsed_leases: Int }
-    struct Reason: Encodable { var status: String; var reason: String; var rows: Int }
-    struct Invalid: Encodable { var reason: String; var tokens: Int }
-    struct Hold: Encodable {
-        var credential: String; var environment: String; var kind: String; var reason: String
-        var message: String; var probe_due: Bool; var next_probe_seconds: Int
-    }
-    struct Served: Encodable {
-        var name: String; var environment: String; var topic: String?; var provider: String
-        enum CodingKeys: CodingKey { case name, environment, topic, provider }
-        /// `topic` is null, not left out, when the credential has none.
-        func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(name, forKey: .name)
-            try c.encode(environment, forKey: .environment)
-            try c.encode(topic, forKey: .topic)
-            try c.encode(provider, forKey: .provider)
-        }
-    }
-    struct Worker: Encodable {
-        var id: String; var host: String; var pid: Int; var version: String
-        var up_seconds: Int; var heartbeat_age_seconds: Double; var credentials: [Served]
-    }
-    struct Orphans: Encodable { var credential: String; var rows: Int }
-    struct Lane: Encodable {
-        var name: String; var configured: Bool; var rank: Int; var max_per_second: Nullable<Double>; var paused: Bool
-        var due_rows: Int; var oldest_due_seconds: Double; var sent_per_second: Double
-    }
-    /// An optional value encoded as null, not left out, when it is nil.
-    struct Nullable<Value: Encodable>: Encodable {
-        var value: Value?
-        func encode(to encoder: any Encoder) throws {
-            var c = encoder.singleValueContainer()
-            if let value { try c.encode(value) } else { try c.encodeNil() }
-        }
-    }
-
-    var counts: [String: Int]
-    var final_counts_exact: Bool
-    var oldest_due_seconds: Int?
-    var held_by_workers: [Holder]
-    var failure_window_minutes: Int
-    var failure_reasons: [Reason]
-    var invalid_tokens: [Invalid]
-    var holds: [Hold]
-    var workers: [Worker]
-    var rows_without_worker: [Orphans]
-    var lanes: [Lane]
-    var channels: Channels
-
-    enum CodingKeys: CodingKey {
-        case counts, final_counts_exact, oldest_due_seconds, held_by_workers, failure_window_minutes
-        case failure_reasons, invalid_tokens, holds, workers, rows_without_worker, lanes, channels
-    }
-
-    /// Every key is always present: `oldest_due_seconds` is null when nothing waits.
-    func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(counts, forKey: .counts)
-        try c.encode(final_counts_exact, forKey: .final_counts_exact)
-        try c.encode(oldest_due_seconds, forKey: .oldest_due_seconds)
-        try c.encode(held_by_workers, forKey: .held_by_workers)
-        try c.encode(failure_window_minutes, forKey: .failure_window_minutes)
-        try c.encode(failure_reasons, forKey: .failure_reasons)
-        try c.encode(invalid_tokens, forKey: .invalid_tokens)
-        try c.encode(holds, forKey: .holds)
-        try c.encode(workers, forKey: .workers)
-        try c.encode(rows_without_worker, forKey: .rows_without_worker)
-        try c.encode(lanes, forKey: .lanes)
-        try c.encode(channels, forKey: .channels)
-    }
-
-    init(_ s: QueueStatus, minutes: Int) {
-        counts = s.counts
-        final_counts_exact = s.finalCountsExact
-        oldest_due_seconds = s.oldestDueSeconds
-        held_by_workers = s.holders.map { Holder(worker: $0.worker, rows: $0.rows, lapsed_leases: $0.lapsed) }
-        failure_window_minutes = minutes
-        failure_reasons = s.reasons.map { Reason(status: $0.status, reason: $0.reason, rows: $0.rows) }
-        invalid_tokens = s.invalidTokens.map { Invalid(reason: $0.reason, tokens: $0.tokens) }
-        holds = s.holds.map { (h: HoldReport) -> Hold in
-            Hold(credential: h.held.endpoint.credential, environment: h.held.endpoint.channel, kind: h.held.kind.rawValue,
-                 reason: h.held.reason, message: h.message, probe_due: h.held.probeDue,
-                 next_probe_seconds: max(0, Int(h.nextProbe.timeIntervalSinceNow.rounded(.up))))
-        }
-        workers = s.workers.map { (w: WorkerRecord) -> Worker in
-            let served: [Served] = w.credentials.map { Served(name: $0.name, environment: $0.environment, topic: $0.topic, provider: $0.provider ?? "apns") }
-            let up = Int(-w.startedAt.timeIntervalSinceNow)
-            let age: Double = (w.heartbeatAge * 10).rounded() / 10
-            return Worker(id: w.id, host: w.host, pid: w.pid, version: w.version, up_seconds: up,
-                          heartbeat_age_seconds: age, credentials: served)
-        }
-        rows_without_worker = s.rowsWithoutWorker.map { Orphans(credential: $0.credential, rows: $0.rows) }
-        lanes = s.lanes.map { (l: LaneStatus) -> Lane in
-            Lane(name: l.gauges.name, configured: l.gauges.configured, rank: l.gauges.rank, max_per_second: Nullable(value: l.gauges.maxPerSecond),
-                 paused: l.gauges.paused, due_rows: l.gauges.dueRows, oldest_due_seconds: (l.gauges.oldestDueAgeSeconds * 10).rounded() / 10,
-                 sent_per_second: (l.sentPerSecond * 100).rounded() / 100)
-        }
-        channels = Channels(s.channels)
     }
 }

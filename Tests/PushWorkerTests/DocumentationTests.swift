@@ -61,7 +61,7 @@ struct DocumentationTests {
     @Test("every PUSHQ_* variable the docs name is read by pushq (--help of its commands) or by a script of the repository")
     func variablesExist() async throws {
         var known = Set<String>()
-        for command in ["migrate", "worker", "send", "status", "prune"] {
+        for command in ["migrate", "worker", "send", "status", "prune", "serve"] {
             let (termination, out, err) = try await ChildProcess.run(pushqBinary, [command, "--help"], environment: [:])
             #expect(termination == .exit(0), "pushq \(command) --help: \(err)")
             known.formUnion(Self.variables(in: out))

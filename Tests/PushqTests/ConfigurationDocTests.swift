@@ -9,12 +9,18 @@ import Testing
 struct ConfigurationDocTests {
     static let commands: [(name: String, type: any ParsableCommand.Type)] = [
         ("migrate", Migrate.self), ("worker", Worker.self), ("send", Send.self), ("status", Status.self), ("prune", Prune.self),
+        ("serve", Serve.self), ("api-key create", APIKeyCommand.Create.self), ("api-key list", APIKeyCommand.List.self),
+        ("api-key revoke", APIKeyCommand.Revoke.self),
     ]
 
     /// The settings whose flags `command` reads (its other flags, like `pushq send --topic`, are its own).
     static func settingFlags(_ command: String) throws -> [SettingKey] {
         let database = Array(try DatabaseOptions.parse([]).flags.keys)
-        return command == "worker" ? database + Array(try Worker.parse([]).flags.keys) : database
+        switch command {
+        case "worker": return database + Array(try Worker.parse([]).flags.keys)
+        case "serve": return database + Array(try Serve.parse([]).flags.keys)
+        default: return database
+        }
     }
 
     /// The repository's `docs/configuration.md`.

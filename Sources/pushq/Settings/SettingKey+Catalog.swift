@@ -4,7 +4,7 @@ import Logging
 /// `docs/configuration.md`; a test checks that the two agree, and that every flag of every
 /// command's `--help` is documented.
 extension SettingKey {
-    static let all: [SettingKey] = common + credentialKeys + sending + tuning + retention
+    static let all: [SettingKey] = common + credentialKeys + sending + tuning + retention + serving
 
     /// Read by every command.
     static let common: [SettingKey] = [databaseURL, logFormat, logLevel]
@@ -22,6 +22,8 @@ extension SettingKey {
     ]
     /// How long final rows are kept (the worker's pruner and `pushq prune`).
     static let retention: [SettingKey] = [retainSentSeconds, retainFinalSeconds]
+    /// `pushq serve`'s own (it also reads `PUSHQ_HTTP_ADDR`).
+    static let serving: [SettingKey] = [httpTLSCert, httpTLSKey, tlsTerminatedByProxy, serveConnections]
 
     // MARK: Every command
 
@@ -84,8 +86,8 @@ extension SettingKey {
         variable: "PUSHQ_WORKER_ID", flag: "--worker-id", defaultValue: "host:pid", kind: .text,
         summary: "Worker id written to locked_by and pushq.workers.")
     static let httpAddr = SettingKey(
-        variable: "PUSHQ_HTTP_ADDR", flag: "--http-addr", defaultValue: "off", kind: .address,
-        summary: "Serve /metrics, /healthz and /readyz on host:port.")
+        variable: "PUSHQ_HTTP_ADDR", flag: "--http-addr", defaultValue: "off (serve: 127.0.0.1:8080)", kind: .address,
+        summary: "The HTTP listener's host:port: the worker's /metrics, /healthz and /readyz; serve's API and dashboard.")
 
     // MARK: Tuning
 
@@ -149,4 +151,19 @@ extension SettingKey {
     static let retainFinalSeconds = SettingKey(
         variable: "PUSHQ_RETAIN_FINAL_SECONDS", flag: nil, defaultValue: "604800", kind: .seconds(0...315_360_000),
         summary: "How long failed, expired and cancelled rows are kept after they finished.")
+
+    // MARK: Serve
+
+    static let httpTLSCert = SettingKey(
+        variable: "PUSHQ_HTTP_TLS_CERT", flag: "--http-tls-cert", defaultValue: "none", kind: .file,
+        summary: "serve: PEM certificate chain; with PUSHQ_HTTP_TLS_KEY, serve speaks HTTPS.")
+    static let httpTLSKey = SettingKey(
+        variable: "PUSHQ_HTTP_TLS_KEY", flag: "--http-tls-key", defaultValue: "none", kind: .file,
+        summary: "serve: PEM private key of the certificate.")
+    static let tlsTerminatedByProxy = SettingKey(
+        variable: "PUSHQ_HTTP_TLS_TERMINATED_BY_PROXY", flag: "--tls-terminated-by-proxy", defaultValue: "false", kind: .choice(["true", "false"]),
+        summary: "serve: a proxy in front terminates TLS, so serve may listen beyond loopback in plain HTTP (and reads the client's address from X-Forwarded-For).")
+    static let serveConnections = SettingKey(
+        variable: "PUSHQ_SERVE_CONNECTIONS", flag: "--db-connections", defaultValue: "4", kind: .wholeNumber(1...64),
+        summary: "serve: PostgreSQL connections at most (one per request in progress).")
 }

@@ -1,0 +1,81 @@
+import Hummingbird
+import HummingbirdCore
+import HummingbirdTLS
+import Logging
+import NIOCore
+import NIOSSL
+import PushCore
+import ServiceLifecycle
+
+/// `pushq serve`: one Hummingbird application serving the HTTP API (`/api/v1`), the login form
+/// and the dashboard, on HTTP/1.1, over TLS when given a certificate. Reads and writes only
+/// through pushq's tables and functions, with the connections of a ``ConnectionPool``.
+public struct ServeApplication: Sendable {
+    /// Every route group, registered in this order behind ``AuthMiddleware``. The dashboard's
+    /// group (`Dashboard/`) is added here.
+    static let routeGroups: [any ServeRoutes] = [HealthRoutes(), LoginRoutes(), APIRoutes()]
+
+    public let services: ServeServices
+    private let server: HTTPServerBuilder
+
+    /// - Throws: ``ServeError`` when the address is not loopback and there is neither TLS nor a
+    ///   proxy said to terminate it, or when the certificate or key cannot be loaded.
+    public init(configuration: ServeConfiguration, logger: Logger) throws {
+        if case .refused(let why) = configuration.exposure { throw ServeError(why) }
+        services = ServeServices(configuration: configuration, logger: logger)
+        if let tls = configuration.tls {
+            server = try .tls(.http1(), tlsConfiguration: try Self.tlsConfiguration(certificateFile: tls.certificateFile, keyFile: tls.keyFile))
+        } else {
+            server = .http1()
+        }
+    }
+
+    /// The router with every route group and the middleware.
+    public func router() -> Router<ServeContext> {
+        let router = Router(context: ServeContext.self)
+        router.add(middleware: AuthMiddleware(services: services))
+        for group in Self.routeGroups { group.register(on: router, services: services) }
+        return router
+    }
+
+    /// The server as a service: serves from `run()` until a graceful shutdown of its
+    /// `ServiceGroup`. `onListening` gets the port bound (the one chosen, for port 0).
+    public func service(onListening: @escaping @Sendable (Int) -> Void = { _ in }) -> some Service {
+        let c = services.configuration
+        let logger = services.logger
+        let scheme = c.tls == nil ? "http" : "https"
+        return Application(
+            router: router(), server: server,
+            configuration: .init(address: .hostname(c.host, port: c.port), serverName: nil),
+            onServerRunning: { channel in
+                let port = channel.localAddress?.port ?? c.port
+                let host = c.host.contains(":") ? "[\(c.host)]" : c.host
+                logger.info("pushq serve listening", metadata: ["http.address": "\(host):\(port)", "http.scheme": "\(scheme)"])
+                onListening(port)
+            },
+            logger: logger)
+    }
+
+    static func tlsConfiguration(certificateFile: String, keyFile: String) throws -> TLSConfiguration {
+        let chain: [NIOSSLCertificate]
+        do {
+            chain = try NIOSSLCertificate.fromPEMFile(certificateFile)
+        } catch {
+            throw ServeError("PUSHQ_HTTP_TLS_CERT \(certificateFile): not a readable PEM certificate chain (\(error))")
+        }
+        guard !chain.isEmpty else { throw ServeError("PUSHQ_HTTP_TLS_CERT \(certificateFile): no certificate in the file") }
+        let key: NIOSSLPrivateKey
+        do {
+            key = try NIOSSLPrivateKey(file: keyFile, format: .pem)
+        } catch {
+            throw ServeError("PUSHQ_HTTP_TLS_KEY \(keyFile): not a readable PEM private key (\(error))")
+        }
+        return TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
+    }
+}
+
+/// Why `pushq serve` cannot start, in one sentence naming the setting or file.
+public struct ServeError: Error, Sendable, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,48 @@
+/// What cancelling one notification did.
+public enum CancelOutcome: Sendable, Equatable {
+    /// The row was `queued` or `retrying` and is `cancelled` now.
+    case cancelled
+    /// The row is in this status, which cannot be cancelled (`sending`: on the wire; or final).
+    case notCancellable(status: String)
+    /// No row has this id.
+    case notFound
+}
+
+extension PGConnection {
+    /// How long serve's writes wait for a row lock before giving up (SQLSTATE 55P03): a row a
+    /// worker is claiming at that instant is the worker's, and nothing of serve's queues behind it.
+    static let serveLockTimeout = "2s"
+
+    /// Cancels notification `id` if it is `queued` or `retrying` (the producer's cancel,
+    /// docs/producers.md), recording `audit` (its `rows` set to 1) in the same transaction.
+    public func cancelNotification(id: Int64, audit: AuditEntry) throws -> CancelOutcome {
+        try transaction { c in
+            try c.query("SELECT set_config('lock_timeout', $1, true)", [Self.serveLockTimeout])
+            let r = try c.query(Self.cancelSQL, [id])
+            if r.count == 1 {
+                var entry = audit
+                entry.rows = 1
+                try c.recordAudit(entry)
+                return .cancelled
+            }
+            let status = try c.query(Self.statusByIDSQL, [id])
+            guard status.count == 1 else { return .notFound }
+            return .notCancellable(status: try status.decode(String.self, 0, "status"))
+        }
+    }
+
+    /// Every column of notification `id` as one JSON object (`row_to_json`: the payload and
+    /// metadata as JSON, times in ISO 8601), nil when there is no such row.
+    public func notificationJSON(id: Int64) throws(PGError) -> String? {
+        let r = try query(Self.notificationJSONSQL, [id])
+        return r.count == 1 ? r.string(0, 0) : nil
+    }
+
+    /// The producer's cancel, through the primary key.
+    static let cancelSQL = """
+        UPDATE pushq.notifications SET status = 'cancelled', finished_at = now()
+         WHERE id = $1 AND status IN ('queued', 'retrying') RETURNING id
+        """
+    static let statusByIDSQL = "SELECT status FROM pushq.notifications WHERE id = $1"
+    static let notificationJSONSQL = "SELECT row_to_json(n)::text FROM pushq.notifications n WHERE n.id = $1"
+}

@@ -1,0 +1,62 @@
+import ArgumentParser
+import Logging
+import PushServe
+import PushStore
+import ServiceLifecycle
+
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Serve the HTTP API (/api/v1) and the dashboard until SIGINT/SIGTERM.",
+        discussion: """
+            One process, any number beside the workers: it reads and writes only through pushq's \
+            tables and functions, with bounded, index-backed queries, and never holds a lock a worker \
+            needs. Every request but /healthz needs a key (pushq api-key create NAME --scope S): \
+            Authorization: Bearer <key>, or the dashboard's login form.
+
+            Listens on --http-addr (PUSHQ_HTTP_ADDR), 127.0.0.1:8080 by default. On an address that \
+            is not loopback it refuses to start without TLS (--http-tls-cert and --http-tls-key) unless \
+            --tls-terminated-by-proxy says a proxy in front terminates TLS. docs/api.md describes the API.
+            """
+    )
+
+    @OptionGroup var database: DatabaseOptions
+
+    @Option(help: SettingKey.httpAddr.help("E.g. 0.0.0.0:8080 in a container; port 0 takes any free port."))
+    var httpAddr: String?
+    @Option(help: SettingKey.httpTLSCert.help())
+    var httpTlsCert: String?
+    @Option(help: SettingKey.httpTLSKey.help("Prefer the variable, or a file only serve can read."))
+    var httpTlsKey: String?
+    @Flag(help: SettingKey.tlsTerminatedByProxy.help())
+    var tlsTerminatedByProxy = false
+    @Option(help: SettingKey.serveConnections.help())
+    var dbConnections: String?
+
+    /// The flags given, for ``Settings``.
+    var flags: [SettingKey: String?] {
+        [.httpAddr: httpAddr, .httpTLSCert: httpTlsCert, .httpTLSKey: httpTlsKey, .tlsTerminatedByProxy: tlsTerminatedByProxy ? "true" : nil,
+         .serveConnections: dbConnections]
+    }
+
+    func run() async throws {
+        let settings = database.settings(flags)
+        let logger = try settings.logger(label: "pushq.serve")
+        let configuration = try settings.serveConfiguration()
+        let application: ServeApplication
+        do {
+            application = try ServeApplication(configuration: configuration, logger: logger)
+        } catch let error as ServeError {
+            throw CommandFailure(error.description)
+        }
+        let c = try await PGConnection.connect(configuration.databaseURL, logger: logger)
+        let version = try await c.closing { try await $0.schemaVersion() } ?? 0
+        let needed = Migration.all.map(\.version).max() ?? 0
+        guard version >= needed else {
+            throw CommandFailure("the database has pushq schema version \(version), serve needs \(needed): run `pushq migrate` first")
+        }
+        let group = ServiceGroup(configuration: .init(services: [.init(service: application.service())],
+                                                      gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await group.run()
+        await application.services.pool.close()
+    }
+}

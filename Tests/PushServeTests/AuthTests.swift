@@ -1,0 +1,122 @@
+import Foundation
+import PushServe
+import PushStore
+import PushTestSupport
+import Testing
+
+/// Keys, scopes, the login form, sessions, CSRF and the failed-login throttle.
+@Suite("API: keys, scopes and sessions")
+struct AuthTests {
+    static let enqueueBody = #"{"device_token":"\#(String(repeating: "a", count: 64))","payload":{}}"#
+    static let deviceBody = #"{"device_token":"\#(String(repeating: "b", count: 64))","user_ref":"u"}"#
+
+    @Test("every scope against every kind of request: read reads only, enqueue reads and enqueues, devices registers only, admin does all; no key, a wrong key and a revoked key are 401")
+    func scopes() async throws {
+        // Twelve wrong keys from one address: more than the throttle allows by default.
+        try await ServeHarness.with({ $0.failedLoginLimit = 100 }) { serve, _ in
+            // (method, path, body) → the scopes allowed.
+            let requests: [(String, String, String?, Set<String>)] = [
+                ("GET", "/api/v1/status", nil, ["read", "enqueue", "admin"]),
+                ("POST", "/api/v1/notifications", Self.enqueueBody, ["enqueue", "admin"]),
+                ("POST", "/api/v1/users/u/notifications", #"{"payload":{}}"#, ["enqueue", "admin"]),
+                ("PUT", "/api/v1/devices", Self.deviceBody, ["devices", "admin"]),
+                ("GET", "/api/v1/users/u/devices", nil, ["read", "enqueue", "devices", "admin"]),
+                ("GET", "/api/v1/openapi.json", nil, ["read", "enqueue", "devices", "admin"]),
+            ]
+            for (method, path, body, allowed) in requests {
+                for scope in ["read", "enqueue", "devices", "admin"] {
+                    let answer = try await serve.call(method, path, key: scope, json: body)
+                    if allowed.contains(scope) {
+                        #expect((200...299).contains(answer.status), "\(scope) \(method) \(path): \(answer.status) \(answer.body)")
+                    } else {
+                        #expect(answer.status == 403, "\(scope) \(method) \(path): \(answer.status)")
+                        #expect(try answer.error("code") == "forbidden")
+                    }
+                }
+                for key in [nil, "revoked", "pq_not-a-key"] {
+                    let answer = try await serve.call(method, path, key: key, json: body)
+                    #expect(answer.status == 401, "\(key ?? "no key") \(method) \(path)")
+                    #expect(answer.headers["www-authenticate"] == "Bearer")
+                }
+            }
+            #expect(try await serve.call("GET", "/healthz", key: nil).body == "ok\n", "/healthz needs no key")
+        }
+    }
+
+    @Test("the last use of a key is noted; a revoked key is refused at its next request")
+    func lastUsedAndRevoke() async throws {
+        try await ServeHarness.with { serve, db in
+            #expect(try await db.query("SELECT last_used_at IS NULL FROM pushq.api_keys WHERE name = 'test-read'").string(0, 0) == "t")
+            #expect(try await serve.call("GET", "/api/v1/status", key: "read").status == 200)
+            #expect(try await db.query("SELECT last_used_at IS NOT NULL FROM pushq.api_keys WHERE name = 'test-read'").string(0, 0) == "t")
+            _ = try await db.revokeAPIKey(name: "test-read")
+            #expect(try await serve.call("GET", "/api/v1/status", key: "read").status == 401)
+            let stored = try await db.query("SELECT key_hash FROM pushq.api_keys WHERE name = 'test-admin'").string(0, 0)
+            #expect(stored == APIKeySecret.hash(serve.keys["admin"]!) && stored != serve.keys["admin"], "the table keeps the SHA-256, not the key")
+        }
+    }
+
+    @Test("login form: a wrong key 401 with the form again; the right key 303 to next with a Secure, HttpOnly, SameSite=Strict cookie that then reads; a form action without the CSRF token 403, with it 200; another Origin 403; logout ends the session")
+    func session() async throws {
+        try await ServeHarness.with { serve, db in
+            let form = try await HTTPAnswer.request(port: serve.port, "GET", "/login?next=/api/v1/status")
+            #expect(form.status == 200 && form.body.contains("<form method=\"post\" action=\"/login\">"))
+            #expect(form.body.contains(#"name="next" value="/api/v1/status""#))
+            let wrong = try await login(serve, key: "pq_wrong", next: "/x")
+            #expect(wrong.status == 401 && wrong.headers["set-cookie"] == nil && wrong.body.contains("not valid"))
+            let answer = try await login(serve, key: serve.keys["enqueue"]!, next: "/api/v1/status")
+            #expect(answer.status == 303 && answer.headers["location"] == "/api/v1/status")
+            let setCookie = try #require(answer.headers["set-cookie"])
+            for attribute in ["HttpOnly", "Secure", "SameSite=Strict", "Path=/"] { #expect(setCookie.contains(attribute), "\(setCookie)") }
+            let token = String(setCookie.split(separator: ";")[0].dropFirst("pushq_session=".count))
+            #expect(try await db.query("SELECT count(*) FROM pushq.api_sessions WHERE token_hash = $1", [APIKeySecret.hash(token)]).string(0, 0) == "1")
+            let cookie = ["Cookie": "pushq_session=\(token)"]
+            #expect(try await serve.call("GET", "/api/v1/status", key: nil, headers: cookie).status == 200)
+
+            let made = try await serve.call("POST", "/api/v1/notifications", key: "enqueue", json: #"{"device_token":"\#(String(repeating: "c", count: 64))","payload":{}}"#)
+            let id = try #require(try made.json["id"] as? Int)
+            let bare = try await serve.call("POST", "/api/v1/notifications/\(id)/cancel", key: nil, headers: cookie)
+            #expect(try bare.status == 403 && (bare.error("code")) == "csrf")
+            let csrf = SessionCookie.csrfToken(forSession: token)
+            var withToken = cookie
+            withToken["X-CSRF-Token"] = csrf
+            withToken["Origin"] = "http://evil.example"
+            #expect(try await serve.call("POST", "/api/v1/notifications/\(id)/cancel", key: nil, headers: withToken).status == 403)
+            withToken["Origin"] = "http://127.0.0.1:\(serve.port)"
+            let viaForm = try await HTTPAnswer.request(port: serve.port, "POST", "/api/v1/notifications/\(id)/cancel",
+                                                       headers: cookie.merging(["Content-Type": "application/x-www-form-urlencoded"]) { a, _ in a },
+                                                       body: Array("csrf_token=\(csrf)".utf8))
+            #expect(viaForm.status == 200, "the form field carries it: \(viaForm.body)")
+            let audit = try await db.query("SELECT actor, via FROM pushq.audit_log WHERE action = 'notification.cancel'")
+            #expect(audit.string(0, 0) == "test-enqueue" && audit.string(0, 1) == "dashboard")
+
+            let out = try await HTTPAnswer.request(port: serve.port, "POST", "/logout", headers: cookie.merging(["X-CSRF-Token": csrf]) { a, _ in a })
+            #expect(out.status == 303 && out.headers["set-cookie"]?.contains("Max-Age=0") == true)
+            #expect(try await serve.call("GET", "/api/v1/status", key: nil, headers: cookie).status == 401)
+            let page = try await serve.call("GET", "/somewhere", key: nil, headers: cookie.merging(["Accept": "text/html"]) { a, _ in a })
+            #expect(page.status == 303 && page.headers["location"] == "/login?next=%2Fsomewhere", "a browser is sent to the form")
+            #expect(try await login(serve, key: serve.keys["read"]!, next: "//evil.example/").headers["location"] == "/", "never a redirect elsewhere")
+        }
+    }
+
+    @Test("failed logins are throttled per client: after 10 wrong keys (form or bearer) within a minute the 11th try is 429 with Retry-After, even with a right key")
+    func throttle() async throws {
+        try await ServeHarness.with { serve, _ in
+            for i in 0..<10 {
+                let answer = i % 2 == 0 ? try await login(serve, key: "pq_wrong\(i)", next: "/")
+                                        : try await serve.call("GET", "/api/v1/status", key: "pq_wrong\(i)")
+                #expect(answer.status == 401)
+            }
+            let bearer = try await serve.call("GET", "/api/v1/status", key: "admin")
+            #expect(bearer.status == 429 && Int(bearer.headers["retry-after"] ?? "") ?? 0 > 0, "\(bearer.status)")
+            let form = try await login(serve, key: serve.keys["admin"]!, next: "/")
+            #expect(form.status == 429 && form.headers["set-cookie"] == nil)
+        }
+    }
+
+    func login(_ serve: ServeHarness, key: String, next: String) async throws -> HTTPAnswer {
+        let body = "key=\(key.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)&next=\(next.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)"
+        return try await HTTPAnswer.request(port: serve.port, "POST", "/login", headers: ["Content-Type": "application/x-www-form-urlencoded"],
+                                            body: Array(body.utf8))
+    }
+}
