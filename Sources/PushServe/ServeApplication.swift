@@ -13,7 +13,7 @@ import ServiceLifecycle
 public struct ServeApplication: Sendable {
     /// Every route group, registered in this order behind ``AuthMiddleware``. The dashboard's
     /// group (`Dashboard/`) is added here.
-    static let routeGroups: [any ServeRoutes] = [HealthRoutes(), LoginRoutes(), APIRoutes()]
+    static let routeGroups: [any ServeRoutes] = [HealthRoutes(), LoginRoutes(), APIRoutes(), DashboardRoutes()]
 
     public let services: ServeServices
     private let server: HTTPServerBuilder

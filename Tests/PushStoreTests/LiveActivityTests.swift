@@ -65,7 +65,7 @@ struct LiveActivityTests {
         }
     }
 
-    @Test("a liveactivity payload without the keys its event needs is refused at INSERT, each by a named check; final rows are not checked")
+    @Test("a liveactivity payload without the keys its event needs is refused at INSERT, each by a named check; only waiting rows are checked (a retry is, the claim and the write-back are not)")
     func payloadChecks() async throws {
         try await TestDatabase.withConnection { c in
             let insert = "INSERT INTO pushq.notifications (device_token, push_type, payload, status) VALUES ($1, 'liveactivity', $2, $3)"
@@ -104,6 +104,15 @@ struct LiveActivityTests {
             try await c.query("INSERT INTO pushq.notifications (device_token, payload) VALUES ($1, '{\"aps\": {\"event\": \"stop\"}}')", [Self.token(3)])
             try await c.query(insert, [Self.token(4), #"{"aps": {}}"#, "failed"])
             #expect(try await c.query("SELECT count(*) FROM pushq.notifications").decode(Int.self, 0, 0) == 6)
+            // A row in flight (as a worker's claim leaves it) is not checked again: its write-back to a final
+            // status goes through; back to retrying, it is checked as at INSERT.
+            try await c.query(insert, [Self.token(5), #"{"aps": {}}"#, "sending"])
+            let retry = await #expect(throws: PGError.self) {
+                try await c.query("UPDATE pushq.notifications SET status = 'retrying' WHERE device_token = $1", [Self.token(5)])
+            }
+            #expect(retry?.constraint == "notifications_liveactivity_event")
+            try await c.query("UPDATE pushq.notifications SET status = 'sent' WHERE device_token = $1", [Self.token(5)])
+            #expect(try await c.query("SELECT status FROM pushq.notifications WHERE device_token = $1", [Self.token(5)]).string(0, 0) == "sent")
         }
     }
 

@@ -21,7 +21,8 @@
 --
 -- pushq.notifications gains no column: three checks of an ActivityKit payload (push_type
 -- 'liveactivity'), each stopping at `push_type <> 'liveactivity'` for every other row and
--- letting final rows be, as the checks of schema 4 do.
+-- checking only rows that wait to be sent (queued, retrying): an INSERT and a retry parse the
+-- payload, the claim (to sending) and the write-back (to a final status) do not.
 --
 -- Every check is added NOT VALID (an instant of ACCESS EXCLUSIVE, rows not read) and validated
 -- by migration 18 without blocking anyone; the index that the functions and the pruner walk is
@@ -58,18 +59,18 @@ ALTER TABLE pushq.devices
 -- update (an end may leave it out and keep the last content); start also `attributes-type` (a
 -- string), `attributes` (an object) and an `alert`. The device, not APNs, reads these keys: a
 -- payload without them is accepted by APNs with a 200 and then ignored by the device, so they
--- are refused here, where the producer sees the error. Final rows are not checked.
+-- are refused here, where the producer sees the error. Only waiting rows are checked.
 ALTER TABLE pushq.notifications
     ADD CONSTRAINT notifications_liveactivity_event
-        CHECK (push_type <> 'liveactivity' OR status IN ('sent', 'failed', 'expired', 'cancelled')
+        CHECK (push_type <> 'liveactivity' OR status NOT IN ('queued', 'retrying')
                OR COALESCE(payload -> 'aps' ->> 'event' IN ('start', 'update', 'end')
                            AND json_typeof(payload -> 'aps' -> 'timestamp') = 'number', false)) NOT VALID,
     ADD CONSTRAINT notifications_liveactivity_content_state
-        CHECK (push_type <> 'liveactivity' OR status IN ('sent', 'failed', 'expired', 'cancelled')
+        CHECK (push_type <> 'liveactivity' OR status NOT IN ('queued', 'retrying')
                OR COALESCE(json_typeof(payload -> 'aps' -> 'content-state') = 'object',
                            payload -> 'aps' ->> 'event' = 'end')) NOT VALID,
     ADD CONSTRAINT notifications_liveactivity_start
-        CHECK (push_type <> 'liveactivity' OR status IN ('sent', 'failed', 'expired', 'cancelled')
+        CHECK (push_type <> 'liveactivity' OR status NOT IN ('queued', 'retrying')
                OR COALESCE(payload -> 'aps' ->> 'event', '') <> 'start'
                OR COALESCE(json_typeof(payload -> 'aps' -> 'attributes-type') = 'string'
                            AND json_typeof(payload -> 'aps' -> 'attributes') = 'object'
@@ -144,5 +145,6 @@ CREATE TRIGGER notifications_activity_ended
     FOR EACH ROW
     WHEN (NEW.push_type = 'liveactivity'
           AND NEW.status IN ('sent', 'failed', 'expired', 'cancelled')
-          AND OLD.status IS DISTINCT FROM NEW.status)
+          AND OLD.status IS DISTINCT FROM NEW.status
+          AND strpos(NEW.payload::text, '"end"') > 0)
     EXECUTE FUNCTION pushq.retire_ended_activity_token();

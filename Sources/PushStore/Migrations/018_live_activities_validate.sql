@@ -5,16 +5,16 @@
 -- EXCLUSIVE (PostgreSQL 15) while it reads the table, so producers keep inserting and workers
 -- keep claiming. Every device before version 16 has kind 'device' and no activity or
 -- installation id, which meet the registry's checks. An open `liveactivity` row written before
--- version 16 without the keys its event needs would be ignored by the device anyway: it ends
--- `failed` with last_reason 'InvalidRow', released from any lease, its data kept (as schema 5
--- does); final rows stay as they are (the checks let them be).
+-- version 16 without the keys its event needs would be ignored by the device anyway: a waiting
+-- one (queued, retrying: what the checks look at) ends `failed` with last_reason 'InvalidRow',
+-- its data kept (as schema 5 does); rows in flight and final rows stay as they are.
 UPDATE pushq.notifications
    SET status       = 'failed',
        last_reason  = 'InvalidRow',
        locked_by    = NULL,
        locked_until = NULL,
        finished_at  = now()
- WHERE status IN ('queued', 'retrying', 'sending')
+ WHERE status IN ('queued', 'retrying')
    AND push_type = 'liveactivity'
    AND NOT (COALESCE(payload -> 'aps' ->> 'event' IN ('start', 'update', 'end')
                      AND json_typeof(payload -> 'aps' -> 'timestamp') = 'number', false)

@@ -1,0 +1,168 @@
+import Foundation
+
+/// One row of `pushq.notifications` in a list (search results, a reason's rows, a user's page).
+public struct NotificationSummary: Sendable, Equatable {
+    public var id: Int64
+    public var provider: String
+    /// NULL for a broadcast row, which has a ``channel`` instead.
+    public var deviceToken: String?
+    public var channel: String?
+    public var lane: String
+    public var status: String
+    public var lastReason: String?
+    public var attempts: Int
+    public var createdAt: Date
+    public var finishedAt: Date?
+
+    /// The columns, in the order ``decode(_:)`` reads them.
+    static let columns = "id, provider, device_token, channel, lane, status, last_reason, attempts, created_at, finished_at"
+
+    static func decode(_ r: PGResult) throws(PGError) -> [NotificationSummary] {
+        var out: [NotificationSummary] = []
+        for i in 0..<r.count {
+            out.append(NotificationSummary(id: try r.decode(Int64.self, i, 0) ?? 0, provider: r.string(i, 1) ?? "", deviceToken: r.string(i, 2),
+                                           channel: r.string(i, 3), lane: r.string(i, 4) ?? "", status: r.string(i, 5) ?? "",
+                                           lastReason: r.string(i, 6), attempts: try r.decode(Int.self, i, 7) ?? 0,
+                                           createdAt: try r.decode(Date.self, i, 8) ?? Date(timeIntervalSince1970: 0),
+                                           finishedAt: try r.decode(Date.self, i, 9)))
+        }
+        return out
+    }
+}
+
+/// Every column of one notification, in the order of the contract (docs/producers.md), as text.
+public struct NotificationRecord: Sendable, Equatable {
+    public var columns: [Column]
+
+    public struct Column: Sendable, Equatable {
+        public var name: String
+        /// The value in PostgreSQL's text form; nil for NULL.
+        public var value: String?
+    }
+
+    /// The value of the column `name` (nil when NULL or not a column).
+    public subscript(name: String) -> String? { columns.first { $0.name == name }?.value }
+
+    /// The columns producers write, then those the worker writes.
+    public static let names = [
+        "id", "provider", "device_token", "channel", "payload", "push_type", "topic", "priority", "expires_at", "collapse_id",
+        "apns_id", "environment", "credential", "scheduled_at", "max_attempts", "metadata", "lane", "dedupe_key", "notify_channel",
+        "status", "attempts", "locked_by", "locked_until", "last_status", "last_reason", "apns_unique_id", "fcm_message_name",
+        "sent_at", "finished_at", "created_at",
+    ]
+}
+
+/// One row of `pushq.devices`, as a user's page shows it.
+public struct DeviceRecord: Sendable, Equatable {
+    public var deviceToken: String
+    public var environment: String
+    public var provider: String
+    public var kind: String
+    public var userRef: String?
+    public var topic: String?
+    public var registeredAt: Date?
+    public var invalidatedAt: Date?
+    public var invalidReason: String?
+    /// The Live Activity (`activity_id`) or installation (`installation_id`) of a token that is not a device's.
+    public var activity: String?
+
+    static let columns = """
+        device_token, environment, provider, kind, user_ref, topic, registered_at, invalidated_at, invalid_reason,
+        COALESCE(activity_id, installation_id)
+        """
+
+    static func decode(_ r: PGResult) throws(PGError) -> [DeviceRecord] {
+        var out: [DeviceRecord] = []
+        for i in 0..<r.count {
+            out.append(DeviceRecord(deviceToken: r.string(i, 0) ?? "", environment: r.string(i, 1) ?? "", provider: r.string(i, 2) ?? "",
+                                    kind: r.string(i, 3) ?? "", userRef: r.string(i, 4), topic: r.string(i, 5),
+                                    registeredAt: try r.decode(Date.self, i, 6), invalidatedAt: try r.decode(Date.self, i, 7),
+                                    invalidReason: r.string(i, 8), activity: r.string(i, 9)))
+        }
+        return out
+    }
+}
+
+extension PGConnection {
+    /// How many rows a search, a token's or a user's page lists at most.
+    public static let dashboardListLimit = 100
+    /// How far back a search by metadata looks, in hours: rows that finished, or were scheduled, since.
+    public static let metadataSearchHours = 24
+
+    /// Every column of notification `id`, nil when there is no such row.
+    public func notificationRecord(id: Int64) throws(PGError) -> NotificationRecord? {
+        let r = try query(Self.notificationRecordSQL, [id])
+        guard r.count == 1 else { return nil }
+        return NotificationRecord(columns: NotificationRecord.names.enumerated().map { .init(name: $1, value: r.string(0, $0)) })
+    }
+
+    /// The newest rows sent to `token` (as written, or in lower or upper case: APNs tokens are
+    /// hex in any case), and the devices of `pushq.devices` with that token.
+    public func rows(forToken token: String) throws(PGError) -> (devices: [DeviceRecord], rows: [NotificationSummary]) {
+        let spellings = Array(Set([token, token.lowercased(), token.uppercased()])).sorted()
+        let devices = try DeviceRecord.decode(query(Self.devicesByTokenSQL, [token.lowercased(), token, Self.dashboardListLimit]))
+        return (devices, try NotificationSummary.decode(query(Self.rowsByTokenSQL, [spellings, Self.dashboardListLimit])))
+    }
+
+    /// A user's devices and the newest rows sent to their tokens.
+    public func userPage(userRef: String) throws(PGError) -> (devices: [DeviceRecord], rows: [NotificationSummary]) {
+        let devices = try DeviceRecord.decode(query(Self.devicesByUserSQL, [userRef, Self.dashboardListLimit]))
+        // APNs tokens are stored lower case in pushq.devices, and in notifications as the producer wrote them.
+        let tokens = Array(Set(devices.flatMap { $0.provider == "apns" ? [$0.deviceToken, $0.deviceToken.uppercased()] : [$0.deviceToken] })).sorted()
+        guard !tokens.isEmpty else { return (devices, []) }
+        return (devices, try NotificationSummary.decode(query(Self.rowsByTokenSQL, [tokens, Self.dashboardListLimit])))
+    }
+
+    /// The newest rows whose `metadata` holds `key` with `value` (as a JSON string, or as the
+    /// JSON number or boolean it spells), among those finished or scheduled in the last
+    /// ``metadataSearchHours`` hours and those being sent.
+    public func rows(metadataKey key: String, value: String) throws(PGError) -> [NotificationSummary] {
+        let scalar = Int64(value).map(String.init) ?? (value == "true" || value == "false" ? value : nil)
+        return try NotificationSummary.decode(query(Self.rowsByMetadataSQL, [key, value, scalar, Self.metadataSearchHours, Self.dashboardListLimit]))
+    }
+
+    static let notificationRecordSQL =
+        "SELECT " + NotificationRecord.names.map { "\($0)::text" }.joined(separator: ", ") + " FROM pushq.notifications WHERE id = $1"
+
+    /// Rows of the tokens `$1`, newest first, `$2` at most, through `notifications_device_token`.
+    static let rowsByTokenSQL = """
+        SELECT \(NotificationSummary.columns) FROM pushq.notifications
+         WHERE device_token = ANY($1::text[]) ORDER BY created_at DESC, id DESC LIMIT $2
+        """
+
+    /// Devices stored with token `$1` (lower-cased, as APNs tokens are stored) or `$2` (FCM's, as given), through the key.
+    static let devicesByTokenSQL = """
+        SELECT \(DeviceRecord.columns) FROM pushq.devices WHERE device_token IN ($1, $2)
+         ORDER BY registered_at DESC NULLS LAST LIMIT $3
+        """
+
+    /// A user's devices through `devices_user_ref`, newest registration first.
+    static let devicesByUserSQL = """
+        SELECT \(DeviceRecord.columns) FROM pushq.devices WHERE user_ref = $1
+         ORDER BY registered_at DESC NULLS LAST LIMIT $2
+        """
+
+    /// Rows whose metadata contains `{$1: $2}` (or `{$1: $3}`, $3 a JSON number or boolean): final
+    /// rows of the last `$4` hours (`notifications_finished`), waiting rows scheduled since
+    /// (`notifications_due`) and rows being sent (`notifications_lease`); newest first, `$5` at most.
+    static let rowsByMetadataSQL = """
+        WITH wanted AS (
+            SELECT jsonb_build_object($1::text, $2::text) AS text_value,
+                   CASE WHEN $3::text IS NOT NULL THEN jsonb_build_object($1::text, $3::jsonb) END AS scalar_value
+        ), found AS (
+            (SELECT \(NotificationSummary.columns) FROM pushq.notifications, wanted
+              WHERE status IN ('sent', 'failed', 'expired', 'cancelled') AND finished_at > now() - $4 * interval '1 hour'
+                AND (metadata @> text_value OR metadata @> scalar_value)
+              ORDER BY finished_at DESC, created_at DESC LIMIT $5)
+            UNION ALL
+            (SELECT \(NotificationSummary.columns) FROM pushq.notifications, wanted
+              WHERE status IN ('queued', 'retrying') AND scheduled_at > now() - $4 * interval '1 hour'
+                AND (metadata @> text_value OR metadata @> scalar_value)
+              ORDER BY scheduled_at DESC, id DESC LIMIT $5)
+            UNION ALL
+            (SELECT \(NotificationSummary.columns) FROM pushq.notifications, wanted
+              WHERE status = 'sending' AND (metadata @> text_value OR metadata @> scalar_value) LIMIT $5)
+        )
+        SELECT * FROM found ORDER BY created_at DESC, id DESC LIMIT $5
+        """
+}

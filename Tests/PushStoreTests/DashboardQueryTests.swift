@@ -1,0 +1,174 @@
+import Foundation
+import PushCore
+@testable import PushStore
+import PushTestSupport
+import Testing
+
+/// The dashboard's queries (`pushq serve`): what they find, and that they read indexes only.
+@Suite("Dashboard queries")
+struct DashboardQueryTests {
+    static let tokenA = String(repeating: "ab", count: 32)
+    static let tokenB = String(repeating: "cd", count: 32)
+
+    @Test("on a table of a million rows, analysed, with enable_seqscan on: every dashboard statement reads an index of notifications, none scans the table")
+    func plansOnAMillionRows() async throws {
+        try await TestDatabase.withConnection { c in
+            // A day of traffic: 900 000 sent, 60 000 failed, 40 000 waiting in two lanes, with tokens and metadata.
+            try await c.query("""
+                INSERT INTO pushq.notifications (device_token, payload, status, finished_at, created_at, scheduled_at, last_reason, lane, metadata)
+                SELECT lpad(to_hex(g % 200000), 64, '0'), '{}',
+                       CASE WHEN g <= 900000 THEN 'sent' WHEN g <= 960000 THEN 'failed' ELSE 'queued' END,
+                       CASE WHEN g <= 960000 THEN now() - (g % 86400) * interval '1 second' END,
+                       now() - (g % 86400) * interval '1 second', now() - (g % 86400) * interval '1 second',
+                       CASE WHEN g > 900000 AND g <= 960000 THEN (ARRAY['Unregistered', 'BadDeviceToken', 'TransportTimeout'])[g % 3 + 1] END,
+                       CASE WHEN g % 2 = 0 THEN 'default' ELSE 'campaign' END,
+                       jsonb_build_object('campaign', 'c' || (g % 1000), 'order', g)
+                  FROM generate_series(1, 1000000) g
+                """)
+            try await c.execute("VACUUM ANALYZE pushq.notifications")
+            #expect(try await c.query("SHOW enable_seqscan").string(0, 0) == "on")
+            let whole = try await StatusQueryTests.plan(c, "SELECT count(*) FROM pushq.notifications WHERE metadata @> '{\"order\": 5}'", [])
+            #expect(whole.contains("Seq Scan on notifications"), "without a bound the planner scans the table: \(whole)")
+            for (sql, parameters) in PGConnection.dashboardStatements {
+                let plan = try await StatusQueryTests.plan(c, sql, parameters)
+                #expect(!plan.contains("Seq Scan on notifications"), "\(sql)\n\(plan)")
+                #expect(plan.contains("on notifications_") || plan.contains("using notifications_"), "an index of notifications is used: \(sql)\n\(plan)")
+            }
+            // The plans are those of the queries that run: they answer on this table.
+            #expect(try await c.failureReasons(minutes: 1_440).truncated, "960 000 final rows in the day: the newest 500 000 are counted")
+            let hour = try await c.failureReasons(minutes: 60)
+            let failedInHour = try await c.query("""
+                SELECT count(*) FROM pushq.notifications WHERE status = 'failed' AND finished_at > now() - interval '1 hour'
+                """).decode(Int.self, 0, 0) ?? 0
+            #expect(!hour.truncated && failedInHour > 1_000 && hour.reasons.map(\.rows).reduce(0, +) == failedInHour)
+            let series = try await c.minuteSeries()
+            #expect(series.minutes.count == MinuteSeries.minutes)
+        }
+    }
+
+    @Test("the chart: sends, failures and invalidations per minute of the last hour, every minute present, oldest first; older rows and other statuses left out")
+    func minuteSeries() async throws {
+        try await TestDatabase.withConnection { c in
+            // Rows finished in the middle of the minute k minutes before the current one.
+            func finish(_ n: Int, _ status: String, minutesAgo k: Int, reason: String? = nil) async throws {
+                try await c.query("""
+                    INSERT INTO pushq.notifications (device_token, payload, status, finished_at, last_reason)
+                    SELECT lpad(to_hex(g), 64, '0'), '{}', $2, date_trunc('minute', now()) - $3 * interval '1 minute' + interval '30 seconds', $4
+                      FROM generate_series(1, $1) g
+                    """, [n, status, k, reason])
+            }
+            try await finish(7, "sent", minutesAgo: 2)
+            try await finish(3, "failed", minutesAgo: 2, reason: "Unregistered")
+            try await finish(2, "failed", minutesAgo: 2, reason: "PayloadTooLarge")
+            try await finish(5, "sent", minutesAgo: 40)
+            try await finish(4, "failed", minutesAgo: 40, reason: "UNREGISTERED")
+            try await finish(6, "expired", minutesAgo: 40)
+            try await finish(9, "sent", minutesAgo: 90)
+            let reference = try await c.query("SELECT extract(epoch FROM date_trunc('minute', now()))::float8").decode(Double.self, 0, 0) ?? 0
+            let series = try await c.minuteSeries()
+            #expect(series.minutes.count == 60 && !series.truncated)
+            #expect(zip(series.minutes, series.minutes.dropFirst()).allSatisfy { $1.start.timeIntervalSince($0.start) == 60 })
+            let byStart = Dictionary(uniqueKeysWithValues: series.minutes.map { ($0.start.timeIntervalSince1970, $0) })
+            #expect(byStart[reference - 120].map { ($0.sent, $0.failed, $0.invalidated) } ?? (0, 0, 0) == (7, 5, 3))
+            #expect(byStart[reference - 2_400].map { ($0.sent, $0.failed, $0.invalidated) } ?? (0, 0, 0) == (5, 4, 4))
+            #expect(series.minutes.map(\.sent).reduce(0, +) == 12, "the row of 90 minutes ago is out of the window")
+            #expect(series.minutes.map(\.failed).reduce(0, +) == 9)
+        }
+    }
+
+    @Test("failures: reasons of the last hour and of the day with counts, most frequent first; the rows of a reason, newest first")
+    func failures() async throws {
+        try await TestDatabase.withConnection { c in
+            try await PruneTests.insert(c, 30, status: "failed", finishedAgo: 600)
+            try await PruneTests.insert(c, 20, status: "failed", finishedAgo: 7_200)
+            try await PruneTests.insert(c, 500, status: "sent", finishedAgo: 60)
+            try await c.query("UPDATE pushq.notifications SET last_reason = 'BadDeviceToken' WHERE status = 'failed' AND finished_at > now() - interval '1 hour' AND id % 3 = 0")
+            try await c.query("UPDATE pushq.notifications SET last_reason = 'TransportTimeout' WHERE status = 'failed' AND last_reason IS NULL")
+            let hour = try await c.failureReasons(minutes: 60)
+            #expect(hour.reasons == [.init(reason: "TransportTimeout", rows: 20), .init(reason: "BadDeviceToken", rows: 10)])
+            let day = try await c.failureReasons(minutes: 1_440)
+            #expect(day.reasons == [.init(reason: "TransportTimeout", rows: 40), .init(reason: "BadDeviceToken", rows: 10)])
+            let rows = try await c.failedRows(reason: "TransportTimeout", minutes: 60, limit: 100)
+            #expect(rows.count == 20 && rows.allSatisfy { $0.status == "failed" && $0.lastReason == "TransportTimeout" })
+            #expect(zip(rows, rows.dropFirst()).allSatisfy { ($0.finishedAt ?? .distantPast) >= ($1.finishedAt ?? .distantPast) })
+            #expect(try await c.failedRows(reason: "TransportTimeout", minutes: 1_440, limit: 5).count == 5)
+        }
+    }
+
+    @Test("search: a notification's every column; a token's rows in any case and its devices; a user's devices and rows; metadata as a string or a number")
+    func search() async throws {
+        try await TestDatabase.withConnection { c in
+            try await c.query("""
+                INSERT INTO pushq.devices (device_token, user_ref, topic) VALUES ($1, 'user-7', 'com.example.app'), ($2, 'user-7', NULL)
+                """, [Self.tokenA, Self.tokenB])
+            let ids = try await c.query("""
+                INSERT INTO pushq.notifications (device_token, payload, metadata, lane, dedupe_key)
+                VALUES ($1, '{"aps":{"alert":"one"}}', '{"campaign":"spring","order":42}', 'promo', 'k-1'),
+                       ($2, '{"aps":{"alert":"two"}}', '{"campaign":"autumn","order":"42"}', 'default', NULL),
+                       ($3, '{"aps":{"alert":"three"}}', NULL, 'default', NULL)
+                RETURNING id
+                """, [Self.tokenA.uppercased(), Self.tokenB, String(repeating: "ef", count: 32)])
+            let first = try ids.decode(Int64.self, 0, 0) ?? 0
+            let record = try #require(try await c.notificationRecord(id: first))
+            #expect(record.columns.map(\.name) == NotificationRecord.names)
+            #expect(record["payload"] == #"{"aps":{"alert":"one"}}"# && record["lane"] == "promo" && record["dedupe_key"] == "k-1")
+            #expect(record["status"] == "queued" && record["channel"] == nil && record["device_token"] == Self.tokenA.uppercased())
+            let columns = try await c.query("""
+                SELECT column_name FROM information_schema.columns WHERE table_schema = 'pushq' AND table_name = 'notifications'
+                """)
+            #expect(Set((0..<columns.count).map { columns.string($0, 0) ?? "" }) == Set(NotificationRecord.names), "every column of the table is shown")
+            #expect(try await c.notificationRecord(id: first + 100) == nil)
+
+            let byToken = try await c.rows(forToken: Self.tokenA)
+            #expect(byToken.rows.map(\.id) == [first], "stored upper case, found lower case")
+            #expect(byToken.devices.map(\.userRef) == ["user-7"])
+            let user = try await c.userPage(userRef: "user-7")
+            #expect(Set(user.devices.map(\.deviceToken)) == [Self.tokenA, Self.tokenB])
+            #expect(user.rows.map(\.id) == [first + 1, first], "newest first, the third row is another user's")
+            #expect(try await c.userPage(userRef: "nobody").devices.isEmpty)
+
+            #expect(try await c.rows(metadataKey: "campaign", value: "spring").map(\.id) == [first])
+            #expect(try await c.rows(metadataKey: "order", value: "42").map(\.id) == [first + 1, first], "the number 42 and the string \"42\"")
+            #expect(try await c.rows(metadataKey: "campaign", value: "winter").isEmpty)
+        }
+    }
+
+    @Test("actions: cancel a lane's waiting rows in batches; pause and resume a lane; lift a hold")
+    func actions() async throws {
+        try await TestDatabase.with { url in
+            let c = try await PGConnection.connect(url, logger: TestDatabase.logger)
+            try await PruneTests.insert(c, 1, status: "sending", finishedAgo: nil, createdAgo: 10)
+            try await PruneTests.insert(c, 30_000, status: "queued", finishedAgo: nil, createdAgo: 10)
+            try await c.query("UPDATE pushq.notifications SET lane = 'campaign' WHERE status = 'queued' AND id % 5 <> 0")
+            let campaign = try await c.query("SELECT count(*) FROM pushq.notifications WHERE lane = 'campaign' AND status = 'queued'").decode(Int.self, 0, 0) ?? 0
+            #expect(campaign > PGConnection.laneCancelBatch * 2, "more than two batches")
+            let audit = AuditEntry(actor: "ops", keyID: nil, action: "lane.cancel", target: "lane campaign", rows: 0, via: "dashboard")
+            #expect(try await c.cancelLane("campaign", audit: audit) == campaign)
+            let audited = try await c.query("SELECT sum(rows), count(*) FROM pushq.audit_log WHERE action = 'lane.cancel' AND actor = 'ops'")
+            #expect(try audited.decode(Int.self, 0, 0) == campaign && audited.decode(Int.self, 0, 1) == 3, "one audit row per batch, with its rows")
+            #expect(try await c.cancelLane("campaign", audit: audit) == 0)
+            #expect(try await PruneTests.counts(c)["queued"] == 30_000 - campaign, "the other lane's rows still wait")
+            #expect(try await PruneTests.counts(c)["sending"] == 1)
+
+            let pause = AuditEntry(actor: "ops", keyID: nil, action: "lane.pause", target: "lane campaign", rows: 0, via: "dashboard")
+            try await c.setLanePaused("campaign", paused: true, audit: pause)
+            #expect(try await c.query("SELECT paused FROM pushq.lanes WHERE name = 'campaign'").decode(Bool.self, 0, 0) == true)
+            try await c.setLanePaused("campaign", paused: false, audit: pause)
+            #expect(try await c.query("SELECT paused FROM pushq.lanes WHERE name = 'campaign'").decode(Bool.self, 0, 0) == false)
+
+            try await c.query("""
+                INSERT INTO pushq.credential_pauses (credential, environment, reason, message, paused_until)
+                VALUES ('default', 'production', 'InvalidProviderToken', 'check the key', now() + interval '10 minutes')
+                """)
+            let lift = AuditEntry(actor: "ops", keyID: nil, action: "hold.lift", target: "hold default production", rows: 0, via: "dashboard")
+            #expect(try await c.liftHold(credential: "default", environment: "production", audit: lift))
+            #expect(try await c.holds().isEmpty)
+            #expect(try await !c.liftHold(credential: "default", environment: "production", audit: lift))
+            let log = try await c.query("SELECT action, rows FROM pushq.audit_log WHERE actor = 'ops' ORDER BY id")
+            #expect((0..<log.count).map { "\(log.string($0, 0) ?? "") \(log.string($0, 1) ?? "")" }
+                    == ["lane.cancel 10000", "lane.cancel 10000", "lane.cancel \(campaign - 20_000)", "lane.cancel 0",
+                        "lane.pause 1", "lane.pause 1", "hold.lift 1", "hold.lift 0"])
+            await c.close()
+        }
+    }
+}
