@@ -7,7 +7,7 @@ import Hummingbird
 /// attacker's page can neither read the cookie nor compute it).
 public enum SessionCookie {
     /// The cookie's name.
-    public static let name = "pushq_session"
+    public static let name = "pushq-session"
     /// The form field that carries the CSRF token (a hidden input in every dashboard form).
     public static let csrfFieldName = "csrf_token"
     /// The header that carries it instead, for scripts (`fetch` with the session).

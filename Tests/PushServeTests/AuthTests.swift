@@ -68,9 +68,9 @@ struct AuthTests {
             #expect(answer.status == 303 && answer.headers["location"] == "/api/v1/status")
             let setCookie = try #require(answer.headers["set-cookie"])
             for attribute in ["HttpOnly", "Secure", "SameSite=Strict", "Path=/"] { #expect(setCookie.contains(attribute), "\(setCookie)") }
-            let token = String(setCookie.split(separator: ";")[0].dropFirst("pushq_session=".count))
+            let token = String(setCookie.split(separator: ";")[0].dropFirst("pushq-session=".count))
             #expect(try await db.query("SELECT count(*) FROM pushq.api_sessions WHERE token_hash = $1", [APIKeySecret.hash(token)]).string(0, 0) == "1")
-            let cookie = ["Cookie": "pushq_session=\(token)"]
+            let cookie = ["Cookie": "pushq-session=\(token)"]
             #expect(try await serve.call("GET", "/api/v1/status", key: nil, headers: cookie).status == 200)
 
             let made = try await serve.call("POST", "/api/v1/notifications", key: "enqueue", json: #"{"device_token":"\#(String(repeating: "c", count: 64))","payload":{}}"#)
