@@ -150,7 +150,7 @@ struct MigrationUpgradeTests {
                   (5, repeat('a', 64), 'alert', $2, 'queued', NULL, NULL)
                 """, [good, bad])
             try await c.query("INSERT INTO pushq.devices (device_token, user_ref) VALUES (repeat('b', 64), 'u1')")
-            #expect(try await c.migrate(logger: TestDatabase.logger) == Array(16...21))
+            #expect(try await c.migrate(Array(Migration.all.prefix(21)), logger: TestDatabase.logger) == Array(16...21))
             let rows = try await c.query("SELECT status, last_reason, locked_by, payload::text FROM pushq.notifications ORDER BY id")
             let expected: [(String, String?, String?, String)] = [
                 ("queued", nil, nil, good), ("failed", "InvalidRow", nil, bad), ("sending", nil, "w1", bad),
