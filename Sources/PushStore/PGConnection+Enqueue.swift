@@ -8,11 +8,14 @@ public struct NotificationInsert: Sendable, Equatable {
 
     public init(values: [String: String?]) { self.values = values }
 
-    /// The columns producers write (docs/producers.md), in the order statements name them: the
-    /// only names ``values`` may use.
-    public static let writableColumns = [
-        "provider", "device_token", "channel", "payload", "push_type", "topic", "priority", "expires_at", "collapse_id",
-        "apns_id", "environment", "credential", "scheduled_at", "max_attempts", "metadata", "lane", "dedupe_key", "notify_channel",
+    /// The columns producers write (docs/producers.md) and their types in the table, in the order
+    /// statements name them: the only names ``values`` may use. (A test compares the types with
+    /// the catalog's.)
+    public static let writableColumns: [(name: String, type: String)] = [
+        ("provider", "text"), ("device_token", "text"), ("channel", "text"), ("payload", "json"), ("push_type", "text"),
+        ("topic", "text"), ("priority", "smallint"), ("expires_at", "timestamptz"), ("collapse_id", "text"), ("apns_id", "uuid"),
+        ("environment", "text"), ("credential", "text"), ("scheduled_at", "timestamptz"), ("max_attempts", "smallint"),
+        ("metadata", "jsonb"), ("lane", "text"), ("dedupe_key", "text"), ("notify_channel", "text"),
     ]
 }
 
@@ -40,11 +43,12 @@ extension PGConnection {
     /// Most rows one ``enqueue(_:)`` takes (65 535 bound parameters at most per statement).
     public static let enqueueLimit = 1_000
 
-    /// Inserts `rows` in one statement (`ON CONFLICT (dedupe_key) DO NOTHING`), all or none.
+    /// Inserts `rows`, all or none: one statement per set of columns the rows give (one for a
+    /// batch of like rows), `ON CONFLICT (dedupe_key) DO NOTHING`.
     ///
-    /// Ids are taken from the table's sequence first, so that each row's id is known whatever
-    /// order the rows come back in; a row whose `dedupe_key` exists gets that row's id. The
-    /// insert trigger wakes workers once for the whole batch.
+    /// Each statement takes its ids from the table's sequence for every row it is given, so that
+    /// each row's id is known whatever order rows come back in; a row whose `dedupe_key` exists
+    /// gets that row's id. The insert trigger wakes workers once per statement.
     ///
     /// - Returns: one outcome per row, in order.
     /// - Throws: ``EnqueueRefusal`` when the table refuses a row (a named constraint, a NULL in a
@@ -52,20 +56,21 @@ extension PGConnection {
     ///   `PGError` for anything else.
     public func enqueue(_ rows: [NotificationInsert]) throws -> [EnqueueOutcome] {
         precondition(!rows.isEmpty && rows.count <= Self.enqueueLimit, "1 to \(Self.enqueueLimit) rows")
-        let ids = try query("SELECT nextval(pg_get_serial_sequence('pushq.notifications', 'id')) FROM generate_series(1, $1)", [rows.count])
-        var id: [Int64] = []
-        for i in 0..<ids.count { id.append(try ids.decode(Int64.self, i, "nextval")) }
-        let inserted: PGResult
+        let groups = Self.groupedByColumns(rows)
+        var outcomes = [EnqueueOutcome](repeating: EnqueueOutcome(id: 0, created: false), count: rows.count)
         do {
-            let (sql, parameters) = Self.insertStatement(rows, ids: id)
-            inserted = try query(sql, parameters)
-        } catch {
+            try inOneTransaction(groups.count > 1) {
+                for group in groups {
+                    let r = try query(Self.insertStatement(group.map { rows[$0] }), Self.arrays(group.map { rows[$0] }))
+                    for (k, index) in group.enumerated() {
+                        outcomes[index] = EnqueueOutcome(id: try r.decode(Int64.self, k, "id"), created: try r.decode(Bool.self, k, "created"))
+                    }
+                }
+            }
+        } catch let error as PGError {
             guard Self.isDataError(error) else { throw error }
-            throw EnqueueRefusal(error: error, index: rows.count == 1 ? 0 : try firstRefusedRow(rows, ids: id))
+            throw EnqueueRefusal(error: error, index: try firstRefusedRow(rows, groups))
         }
-        var created = Set<Int64>()
-        for i in 0..<inserted.count { created.insert(try inserted.decode(Int64.self, i, "id")) }
-        var outcomes = zip(id, rows).map { EnqueueOutcome(id: $0.0, created: created.contains($0.0)) }
         let repeated = zip(outcomes, rows).compactMap { $0.0.created ? nil : $0.1.values["dedupe_key"] ?? nil }
         guard !repeated.isEmpty else { return outcomes }
         // Rows whose key existed: that row's id (a new statement sees rows committed meanwhile).
@@ -82,29 +87,59 @@ extension PGConnection {
     /// The rows that hold these keys, through `notifications_dedupe_key`.
     static let dedupeLookupSQL = "SELECT dedupe_key, id FROM pushq.notifications WHERE dedupe_key = ANY($1::text[])"
 
-    /// `INSERT ... VALUES` of `rows` with their `ids`; a column a row leaves out is `DEFAULT`.
-    static func insertStatement(_ rows: [NotificationInsert], ids: [Int64]) -> (String, [(any PGParameter)?]) {
-        let given = Set(rows.flatMap(\.values.keys))
-        let columns = NotificationInsert.writableColumns.filter(given.contains)
-        var parameters: [(any PGParameter)?] = []
-        parameters.reserveCapacity(rows.count * (columns.count + 1))
-        var sql = "INSERT INTO pushq.notifications (id" + columns.map { ", " + $0 }.joined() + ") VALUES "
-        for (r, row) in rows.enumerated() {
-            sql += r == 0 ? "(" : ", ("
-            parameters.append(ids[r])
-            sql += "$\(parameters.count)"
-            for column in columns {
-                if let value = row.values[column] {
-                    parameters.append(value)
-                    sql += ", $\(parameters.count)"
-                } else {
-                    sql += ", DEFAULT"
-                }
-            }
-            sql += ")"
+    /// The indexes of `rows` grouped by the set of columns they give, groups in order of first row.
+    static func groupedByColumns(_ rows: [NotificationInsert]) -> [[Int]] {
+        var groups: [[Int]] = []
+        var byColumns: [Set<String>: Int] = [:]
+        for (i, row) in rows.enumerated() {
+            let columns = Set(row.values.keys)
+            if let g = byColumns[columns] { groups[g].append(i) } else { byColumns[columns] = groups.count; groups.append([i]) }
         }
-        sql += " ON CONFLICT (dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING RETURNING id"
-        return (sql, parameters)
+        return groups
+    }
+
+    /// The columns `rows` give (all give the same), in the table's order, with their types.
+    static func columns(_ rows: [NotificationInsert]) -> [(name: String, type: String)] {
+        NotificationInsert.writableColumns.filter { rows[0].values.keys.contains($0.name) }
+    }
+
+    /// One parameter per column: the rows' values as an array.
+    static func arrays(_ rows: [NotificationInsert]) -> [(any PGParameter)?] {
+        columns(rows).map { column -> (any PGParameter)? in rows.map { $0.values[column.name] ?? nil } as [String?] }
+    }
+
+    /// The insert of rows that all give the same columns: each row takes an id from the sequence
+    /// (evaluated once per row, in the CTE), the columns it leaves out their defaults; answers
+    /// each row's id and whether it was made, in the rows' order.
+    static func insertStatement(_ rows: [NotificationInsert]) -> String {
+        let columns = columns(rows)
+        let names = columns.map(\.name).joined(separator: ", ")
+        let arrays = columns.enumerated().map { "$\($0.offset + 1)::\($0.element.type)[]" }.joined(separator: ", ")
+        return """
+            WITH input AS (
+                SELECT nextval((SELECT pg_get_serial_sequence('pushq.notifications', 'id'))::regclass) AS id, t.*
+                  FROM unnest(\(arrays)) WITH ORDINALITY AS t(\(names)\(names.isEmpty ? "" : ", ")ord)
+            ), made AS (
+                INSERT INTO pushq.notifications (id\(names.isEmpty ? "" : ", ")\(names))
+                SELECT id\(names.isEmpty ? "" : ", ")\(names) FROM input ORDER BY ord
+                ON CONFLICT (dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING
+                RETURNING id
+            )
+            SELECT input.id, made.id IS NOT NULL AS created FROM input LEFT JOIN made ON made.id = input.id ORDER BY input.ord
+            """
+    }
+
+    /// Runs `body` in a transaction when `needed` (several statements that must all happen).
+    private func inOneTransaction(_ needed: Bool, _ body: () throws -> Void) throws {
+        guard needed else { return try body() }
+        try execute("BEGIN")
+        do {
+            try body()
+            try execute("COMMIT")
+        } catch {
+            if inTransaction { try? execute("ROLLBACK") }
+            throw error
+        }
     }
 
     /// Whether the server refused the statement for its data (class 22, data exception, or 23,
@@ -114,23 +149,26 @@ extension PGConnection {
         return state.hasPrefix("22") || state.hasPrefix("23")
     }
 
-    /// The index of the first row whose prefix fails to insert, by halving: about log2(n)
-    /// inserts, each in a transaction rolled back. The whole batch failed already.
-    private func firstRefusedRow(_ rows: [NotificationInsert], ids: [Int64]) throws -> Int {
+    /// The index of the first row whose prefix fails to insert (a prefix of the batch, inserted
+    /// group by group as ``enqueue(_:)`` does), by halving: about log2(n) tries, each in a
+    /// transaction rolled back. The whole batch failed already.
+    private func firstRefusedRow(_ rows: [NotificationInsert], _ groups: [[Int]]) throws -> Int {
         var (low, high) = (1, rows.count)  // the shortest failing prefix has low...high rows
         while low < high {
             let mid = (low + high) / 2
-            if try prefixFails(Array(rows[..<mid]), ids: Array(ids[..<mid])) { high = mid } else { low = mid + 1 }
+            if try prefixFails(rows, groups, count: mid) { high = mid } else { low = mid + 1 }
         }
         return high - 1
     }
 
-    private func prefixFails(_ rows: [NotificationInsert], ids: [Int64]) throws -> Bool {
+    private func prefixFails(_ rows: [NotificationInsert], _ groups: [[Int]], count: Int) throws -> Bool {
         try execute("BEGIN")
         defer { try? execute("ROLLBACK") }
         do {
-            let (sql, parameters) = Self.insertStatement(rows, ids: ids)
-            try query(sql, parameters)
+            for group in groups {
+                let prefix = group.filter { $0 < count }.map { rows[$0] }
+                if !prefix.isEmpty { try query(Self.insertStatement(prefix), Self.arrays(prefix)) }
+            }
             return false
         } catch {
             guard Self.isDataError(error) else { throw error }

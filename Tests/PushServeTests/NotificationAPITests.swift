@@ -72,6 +72,16 @@ struct NotificationAPITests {
             let byID = Dictionary(uniqueKeysWithValues: (0..<stored.count).map { (Int(stored.string($0, 0)!)!, stored.string($0, 1)!) })
             #expect(ids.enumerated().allSatisfy { byID[$0.element] == Self.token($0.offset + 10) }, "each id is its row's")
 
+            // Rows that give different columns: one statement per set of columns, ids still in order.
+            let mixed = (0..<6).map { i in i % 2 == 0 ? #"{"device_token":"\#(Self.token(5000 + i))","payload":{},"lane":"mixed"}"#
+                                                      : #"{"device_token":"\#(Self.token(5000 + i))","payload":{},"priority":5,"lane":"mixed"}"# }
+            let mixedAnswer = try await serve.call("POST", "/api/v1/notifications", key: "enqueue", json: "[" + mixed.joined(separator: ",") + "]")
+            let mixedIDs = try #require(try mixedAnswer.json["notifications"] as? [[String: Any]]).compactMap { $0["id"] as? Int }
+            for (i, id) in mixedIDs.enumerated() {
+                let row = try await db.query("SELECT device_token, priority FROM pushq.notifications WHERE id = $1", [id])
+                #expect(row.string(0, 0) == Self.token(5000 + i) && row.string(0, 1) == (i % 2 == 0 ? nil : "5"), "row \(i)")
+            }
+
             var bad = rows.map { $0.replacingOccurrences(of: "bulk", with: "bulk2") }
             bad[637] = #"{"device_token":"\#(Self.token(5))","payload":{"aps":{}},"priority":7}"#
             let refused = try await serve.call("POST", "/api/v1/notifications", key: "enqueue", json: "[" + bad.joined(separator: ",") + "]")
@@ -80,6 +90,11 @@ struct NotificationAPITests {
             #expect(try refused.error("field") == "priority")
             #expect(try refused.error("constraint") == "notifications_priority_valid")
             #expect(try refused.error("rule") == "10, 5 or 1")
+            #expect(try await db.query("SELECT count(*) FROM pushq.notifications WHERE lane = 'bulk2'").string(0, 0) == "0", "all or none")
+            bad[637] = rows[637]
+            bad[900] = #"{"device_token":"\#(Self.token(6))","payload":{},"lane":"bulk2","priority":7}"#
+            let second = try await serve.call("POST", "/api/v1/notifications", key: "enqueue", json: "[" + bad.joined(separator: ",") + "]")
+            #expect(try second.status == 400 && second.error("index") == "900", "a bad row in the second set of columns: \(second.body)")
             #expect(try await db.query("SELECT count(*) FROM pushq.notifications WHERE lane = 'bulk2'").string(0, 0) == "0", "all or none")
         }
     }

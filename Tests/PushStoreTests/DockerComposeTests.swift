@@ -3,8 +3,9 @@ import Testing
 import Yams
 
 /// Checks docker-compose.yml against what pushq needs: PostgreSQL, then `pushq migrate`, then
-/// `pushq worker` with the contract's variables, and Prometheus scraping the workers. No
-/// container engine runs in CI, so the files are read as YAML (Yams) and checked.
+/// `pushq worker` with the contract's variables and `pushq serve` reachable only as its TLS rule
+/// allows, and Prometheus scraping the workers. No container engine runs in CI, so the files are
+/// read as YAML (Yams) and checked.
 @Suite("docker-compose.yml")
 struct DockerComposeTests {
     /// The APNs variables of the contract (§3) the worker must receive from the host.
@@ -23,7 +24,7 @@ struct DockerComposeTests {
     /// repository, e.g. `deploy/prometheus/prometheus.yml`); nil when there is none.
     static func problems(in compose: ComposeFile, prometheusConfig: (String) -> String? = { _ in nil }) -> [String] {
         var problems: [String] = []
-        for name in ["postgres", "migrate", "worker", "prometheus"] where compose.services[name] == nil {
+        for name in ["postgres", "migrate", "worker", "serve", "prometheus"] where compose.services[name] == nil {
             problems.append("no service \(name)")
         }
         if let postgres = compose.services["postgres"] {
@@ -52,8 +53,45 @@ struct DockerComposeTests {
             let keyMount = worker.list("volumes").first { $0.contains("PUSHQ_APNS_KEY_FILE") }
             if keyMount?.hasSuffix(":ro") != true { problems.append("worker does not mount the key file read-only") }
         }
+        if let serve = compose.services["serve"] {
+            problems += serveProblems(serve)
+        }
         if let prometheus = compose.services["prometheus"] {
             problems += prometheusProblems(prometheus, worker: compose.services["worker"], config: prometheusConfig)
+        }
+        return problems
+    }
+
+    /// The variable that tells `pushq serve` a proxy in front terminates TLS.
+    static let proxyVariable = "PUSHQ_HTTP_TLS_TERMINATED_BY_PROXY"
+
+    /// `pushq serve`: after the migration, on the port it publishes, with TLS of its own or, when
+    /// told a proxy terminates it, published on this host's loopback only.
+    static func serveProblems(_ serve: ComposeFile.Service) -> [String] {
+        var problems: [String] = []
+        let command = serve.command
+        if Array(command.prefix(2)) != ["pushq", "serve"] { problems.append("serve runs \(command), not pushq serve") }
+        if serve.dependsOn["migrate"] != "service_completed_successfully" {
+            problems.append("serve does not wait for migrate to complete successfully")
+        }
+        if !serve.environmentNames.contains("PUSHQ_DATABASE_URL") { problems.append("serve lacks PUSHQ_DATABASE_URL") }
+        let address = command.firstIndex(of: "--http-addr").flatMap { command.indices.contains($0 + 1) ? command[$0 + 1] : nil }
+            ?? (serve.environment["PUSHQ_HTTP_ADDR"] ?? nil)
+        guard let address, let port = address.split(separator: ":").last.map(String.init) else {
+            problems.append("serve has no --http-addr")
+            return problems
+        }
+        // "[host:]published:container", each published port of the container's listener.
+        let published = serve.list("ports").map { $0.split(separator: ":").map(String.init) }.filter { $0.last == port }
+        if published.isEmpty { problems.append("serve does not publish its port \(port)") }
+        let ownTLS = serve.environmentNames.isSuperset(of: ["PUSHQ_HTTP_TLS_CERT", "PUSHQ_HTTP_TLS_KEY"])
+        if !ownTLS {
+            if serve.environment[proxyVariable] != "true" {
+                problems.append("serve has neither PUSHQ_HTTP_TLS_CERT and PUSHQ_HTTP_TLS_KEY nor \(proxyVariable)=true: it refuses to start on \(address)")
+            }
+            for ports in published where ports.count != 3 || ports[0] != "127.0.0.1" {
+                problems.append("serve publishes \(ports.joined(separator: ":")) without TLS: beyond this host's loopback")
+            }
         }
         return problems
     }
@@ -111,7 +149,7 @@ struct DockerComposeTests {
     func repositoryComposeFile() throws {
         let compose = try ComposeFile(try Self.load("docker-compose.yml"))
         #expect(Self.problems(in: compose, prometheusConfig: Self.repositoryFile) == [])
-        #expect(compose.services.keys.sorted() == ["migrate", "postgres", "prometheus", "worker"])
+        #expect(compose.services.keys.sorted() == ["migrate", "postgres", "prometheus", "serve", "worker"])
     }
 
     @Test("the checks catch a broken file")
@@ -135,6 +173,12 @@ struct DockerComposeTests {
                   # - PUSHQ_APNS_KEY_ID
                 volumes:
                   - ${PUSHQ_APNS_KEY_FILE}:/key.p8
+              serve:
+                command: pushq serve --http-addr 0.0.0.0:8080
+                depends_on: [migrate]
+                ports:
+                  - "8080:8080"
+                  - "127.0.0.1:8443:8080"
               prometheus:
                 image: prom/prometheus:v2.53.0
                 volumes:
@@ -158,6 +202,16 @@ struct DockerComposeTests {
         #expect(problems.contains("worker does not mount the key file read-only"))
         #expect(problems.contains("worker listens on 127.0.0.1:9464: Prometheus in another container cannot reach it"))
         #expect(problems.contains("no scrape target is worker:9464 (the port of the worker's PUSHQ_HTTP_ADDR)"))
+        #expect(problems.contains("serve does not wait for migrate to complete successfully"))
+        #expect(problems.contains("serve lacks PUSHQ_DATABASE_URL"))
+        #expect(problems.contains("serve has neither PUSHQ_HTTP_TLS_CERT and PUSHQ_HTTP_TLS_KEY nor \(Self.proxyVariable)=true: it refuses to start on 0.0.0.0:8080"))
+        #expect(problems.contains("serve publishes 8080:8080 without TLS: beyond this host's loopback"))
+        #expect(!problems.contains("serve publishes 127.0.0.1:8443:8080 without TLS: beyond this host's loopback"))
+        #expect(!problems.contains { $0.hasPrefix("serve runs") })
+        let unpublished = try ComposeFile("services:\n  serve:\n    command: [pushq, serve, --http-addr, 0.0.0.0:9000]\n    environment: [PUSHQ_HTTP_TLS_CERT=/c, PUSHQ_HTTP_TLS_KEY=/k]\n")
+        let serveWithTLS = Self.serveProblems(try #require(unpublished.services["serve"]))
+        #expect(serveWithTLS.contains("serve does not publish its port 9000"))
+        #expect(!serveWithTLS.contains { $0.contains("TLS") })
         #expect(try ComposeFile("services:\n  worker:\n    image: x\n").services.keys.sorted() == ["worker"])
         #expect(Self.problems(in: try ComposeFile("version: '3'\n")).contains("no service postgres"))
         let unmounted = try ComposeFile("services:\n  prometheus:\n    image: prom/prometheus\n")

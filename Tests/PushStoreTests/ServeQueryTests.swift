@@ -91,4 +91,20 @@ struct ServeQueryTests {
             }
         }
     }
+
+    @Test("the columns the API writes carry the table's types (the enqueue casts its arrays to them)")
+    func columnTypes() async throws {
+        try await TestDatabase.withConnection { c in
+            let r = try await c.query("""
+                SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute
+                 WHERE attrelid = 'pushq.notifications'::regclass AND attnum > 0 AND NOT attisdropped
+                """)
+            var types: [String: String] = [:]
+            for i in 0..<r.count { types[r.string(i, 0)!] = r.string(i, 1)! }
+            let spelled = ["timestamptz": "timestamp with time zone"]
+            for column in NotificationInsert.writableColumns {
+                #expect(types[column.name] == spelled[column.type, default: column.type], "\(column.name)")
+            }
+        }
+    }
 }

@@ -63,7 +63,7 @@ struct RequestFields: Sendable {
             }
             return String(n)
         case .time:
-            guard let s = value.stringValue, s.wholeMatch(of: Self.rfc3339) != nil else {
+            guard let s = value.stringValue, Self.isRFC3339(s) else {
                 throw APIError.invalidField(field, "an RFC 3339 time with its offset, e.g. 2026-03-01T09:30:00Z", index: index)
             }
             return s
@@ -73,7 +73,36 @@ struct RequestFields: Sendable {
         }
     }
 
-    nonisolated(unsafe) static let rfc3339 = /[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})/
+    /// `2026-03-01T09:30:00Z`, `2026-03-01 10:30:00.5+01:00`: each field in its range (a day past
+    /// its month's end is left to PostgreSQL), an offset of at most 15:59.
+    static func isRFC3339(_ text: String) -> Bool {
+        let f = Array(text.utf8)
+        func number(_ at: Int, _ digits: Int) -> Int? {
+            guard at + digits <= f.count else { return nil }
+            var n = 0
+            for b in f[at..<(at + digits)] {
+                guard (48...57).contains(b) else { return nil }
+                n = n * 10 + Int(b - 48)
+            }
+            return n
+        }
+        guard f.count >= 20, f[4] == 45, f[7] == 45, [84, 116, 32].contains(f[10]), f[13] == 58, f[16] == 58,
+              number(0, 4) != nil, let month = number(5, 2), (1...12).contains(month), let day = number(8, 2), (1...31).contains(day),
+              let hour = number(11, 2), hour <= 23, let minute = number(14, 2), minute <= 59, let second = number(17, 2), second <= 60
+        else { return false }
+        var i = 19
+        if f[i] == 46 {
+            let start = i + 1
+            i = start
+            while i < f.count, (48...57).contains(f[i]) { i += 1 }
+            guard (1...9).contains(i - start) else { return false }
+        }
+        guard i < f.count else { return false }
+        if f[i] == 90 || f[i] == 122 { return i + 1 == f.count }
+        guard f[i] == 43 || f[i] == 45, i + 6 == f.count, f[i + 3] == 58,
+              let h = number(i + 1, 2), h <= 15, let m = number(i + 4, 2), m <= 59 else { return false }
+        return true
+    }
 }
 
 extension RequestFields {
