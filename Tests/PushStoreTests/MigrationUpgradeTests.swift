@@ -191,7 +191,8 @@ struct MigrationUpgradeTests {
             try await producer.execute("BEGIN")
             try await producer.query("INSERT INTO pushq.notifications (device_token, payload) VALUES (repeat('c', 64), '{}')")
             try await producer.query("UPDATE pushq.devices SET registered_at = now()")
-            #expect(try await c.migrate(logger: TestDatabase.logger) == [22, 23])
+            // 22 and 23 only: 24's CREATE INDEX CONCURRENTLY waits, by design, for every open transaction.
+            #expect(try await c.migrate(Array(Migration.all.prefix(23)), logger: TestDatabase.logger) == [22, 23])
             try await producer.execute("COMMIT")
             await producer.close()
             #expect(try await c.query("SELECT md5(string_agg(n::text, ',' ORDER BY id)) FROM pushq.notifications n WHERE id <= 1000").string(0, 0) == before)
