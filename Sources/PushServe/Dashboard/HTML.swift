@@ -15,9 +15,6 @@ public struct HTML: Sendable, Equatable, CustomStringConvertible, ExpressibleByS
 
     public init(stringInterpolation: StringInterpolation) { rendered = stringInterpolation.out }
 
-    /// `parts` one after the other.
-    public init(joining parts: [HTML]) { rendered = parts.map(\.rendered).joined() }
-
     /// `&`, `<`, `>`, `"` and `'` as character references (``htmlEscaped(_:)``): safe in text
     /// and in quoted attribute values.
     public static func escape(_ text: String) -> String { htmlEscaped(text) }
