@@ -12,7 +12,9 @@ public actor ConnectionPool {
     private let capacity: Int
     private var idle: [PGConnection] = []
     private var opened = 0
-    private var waiting: [CheckedContinuation<PGConnection, Never>] = []
+    /// Requests waiting for a connection: resumed with one given back, or with nil when a slot
+    /// fell free (an open that failed), to open one themselves.
+    private var waiting: [CheckedContinuation<PGConnection?, Never>] = []
 
     /// The server-side `statement_timeout` of serve's sessions.
     public static let statementTimeout: Duration = .seconds(30)
@@ -39,15 +41,17 @@ public actor ConnectionPool {
     }
 
     private func acquire() async throws -> PGConnection {
-        if let connection = idle.popLast() { return connection }
-        guard opened < capacity else {
-            return await withCheckedContinuation { waiting.append($0) }
+        while true {
+            if let connection = idle.popLast() { return connection }
+            if opened < capacity { break }
+            if let connection = await withCheckedContinuation({ waiting.append($0) }) { return connection }
         }
         opened += 1
         do {
             return try await PGConnection.connect(url, logger: logger, statementTimeout: Self.statementTimeout)
         } catch {
             opened -= 1
+            if !waiting.isEmpty { waiting.removeFirst().resume(returning: nil) }
             throw error
         }
     }
