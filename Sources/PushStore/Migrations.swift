@@ -60,5 +60,7 @@ extension Migration {
         Migration(version: 22, name: "api_keys", sql: String(decoding: PackageResources._22_api_keys_sql, as: UTF8.self)),
         Migration(version: 23, name: "audit_log", sql: String(decoding: PackageResources._23_audit_log_sql, as: UTF8.self)),
         Migration(version: 24, name: "device_token_index", sql: String(decoding: PackageResources._24_device_token_index_sql, as: UTF8.self)),
+        Migration(version: 25, name: "cheap_checks", sql: String(decoding: PackageResources._25_cheap_checks_sql, as: UTF8.self)),
+        Migration(version: 26, name: "cheap_checks_validate", sql: String(decoding: PackageResources._26_cheap_checks_validate_sql, as: UTF8.self)),
     ]
 }

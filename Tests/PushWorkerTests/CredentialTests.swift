@@ -63,9 +63,13 @@ struct CredentialTests {
                 let probes = try await scalar(db, "SELECT max(failures) FROM pushq.credential_pauses") - 1
                 #expect(probes >= 3)
                 // At most the 20 rows once each before the pause (how many went out before the first
-                // answer came back depends on the machine's speed), then one row per probe.
+                // answer came back depends on the machine's speed), then a row per probe: a full claim
+                // per probe would be 20 more each. The bound allows twice the probes counted and one
+                // in flight at the stop, because a probe's request and its count in the table are not
+                // read at one instant (a slow machine lets a probe fall due again before the last one's
+                // failure is written), which this test does not control.
                 let requests = mock.stats().requests
-                #expect(requests >= 1 + 3 && requests <= 20 + probes + 1, "\(requests) requests for \(probes) probes")
+                #expect(requests >= 1 + 3 && requests <= 20 + 2 * probes + 1, "\(requests) requests for \(probes) probes")
                 #expect(try await db.query("SELECT max(attempts) FROM pushq.notifications").decode(Int.self, 0, 0) == 0)
                 #expect(try await statusCounts(db)["failed"] == nil)
             }
