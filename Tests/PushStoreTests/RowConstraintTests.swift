@@ -2,7 +2,7 @@ import Foundation
 import PushStore
 import Testing
 
-/// The constraints of migration 4: values that would harm the queue or the request are refused
+/// The constraints of migration 4 (and the lane and notify-channel rules of 12, as schema 25 wrote them): values that would harm the queue or the request are refused
 /// at INSERT with a constraint that names the problem; final rows are let be.
 @Suite("Row constraints")
 struct RowConstraintTests {
@@ -30,6 +30,15 @@ struct RowConstraintTests {
         BadRow(label: "credential with CR", columns: ["credential": "team\r"], constraint: "notifications_credential_printable"),
         BadRow(label: "credential with ESC", columns: ["credential": "\u{1B}[31mred"], constraint: "notifications_credential_printable"),
         BadRow(label: "metadata of 65 537 bytes", columns: ["metadata": metadata(bytes: 65_537)], constraint: "notifications_metadata_size"),
+        // The rules schema 25 rewrote without bounded repetitions (CheapCheckTests) refuse as before.
+        BadRow(label: "lane of 65 characters", columns: ["lane": String(repeating: "a", count: 65)], constraint: "notifications_lane_name"),
+        BadRow(label: "lane empty", columns: ["lane": ""], constraint: "notifications_lane_name"),
+        BadRow(label: "lane with a space", columns: ["lane": "no spaces"], constraint: "notifications_lane_name"),
+        BadRow(label: "lane with a trailing LF", columns: ["lane": "campaign\n"], constraint: "notifications_lane_name"),
+        BadRow(label: "lane not ASCII", columns: ["lane": "campagne-é"], constraint: "notifications_lane_name"),
+        BadRow(label: "topic with a leading LF", columns: ["topic": "\ncom.example.app"], constraint: "notifications_topic_shape"),
+        BadRow(label: "topic with a slash", columns: ["topic": "com.example/app"], constraint: "notifications_topic_shape"),
+        BadRow(label: "notify channel with a trailing LF", columns: ["notify_channel": "orders\n"], constraint: "notifications_notify_channel_name"),
     ]
 
     @Test("bad row is refused with a named constraint", arguments: badRows)
