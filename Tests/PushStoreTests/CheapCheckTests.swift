@@ -43,4 +43,36 @@ struct CheapCheckTests {
             }
         }
     }
+
+    @Test("a version 24 database whose rows use the three columns upgrades to 26: every row kept, the rules validated, an old producer's INSERT accepted")
+    func upgradeFromVersion24() async throws {
+        try await TestDatabase.with(migrated: false) { url in
+            let c = try await PGConnection.connect(url, logger: TestDatabase.logger)
+            #expect(try await c.migrate(Array(Migration.all.prefix(24)), logger: TestDatabase.logger) == Array(1...24))
+            // The longest values each old rule admitted, in rows waiting and final.
+            try await c.query("""
+                INSERT INTO pushq.notifications (device_token, payload, status, topic, lane, notify_channel)
+                SELECT lpad(to_hex(g), 64, '0'), '{"aps":{"alert":"x"}}', CASE WHEN g % 2 = 0 THEN 'queued' ELSE 'sent' END,
+                       CASE g % 3 WHEN 0 THEN repeat('t', 255) WHEN 1 THEN 'com.example.App_2-x' END,
+                       CASE g % 4 WHEN 0 THEN repeat('l', 64) WHEN 1 THEN 'campaign:2026.q4_x-1' ELSE 'default' END,
+                       CASE g % 5 WHEN 0 THEN '_' || repeat('z', 62) WHEN 1 THEN 'order_events' END
+                  FROM generate_series(1, 1000) g
+                """)
+            let before = try await c.query("SELECT md5(string_agg(n::text, ',' ORDER BY id)) FROM pushq.notifications n").string(0, 0)
+            #expect(try await c.migrate(Array(Migration.all.prefix(26)), logger: TestDatabase.logger) == [25, 26])
+            #expect(try await c.query("SELECT md5(string_agg(n::text, ',' ORDER BY id)) FROM pushq.notifications n").string(0, 0) == before)
+            let validated = try await c.query("""
+                SELECT count(*) FROM pg_constraint WHERE conrelid = 'pushq.notifications'::regclass AND convalidated
+                   AND conname IN ('notifications_topic_shape', 'notifications_lane_name', 'notifications_notify_channel_name')
+                """)
+            #expect(validated.string(0, 0) == "3")
+            // A version-24 producer's INSERT, as it wrote it.
+            try await c.query("""
+                INSERT INTO pushq.notifications (device_token, payload, topic, lane, notify_channel)
+                VALUES (repeat('c', 64), '{}', 'com.example.app', 'campaign', 'order_events')
+                """)
+            #expect(try await c.query("SELECT count(*) FROM pushq.notifications").string(0, 0) == "1001")
+            await c.close()
+        }
+    }
 }

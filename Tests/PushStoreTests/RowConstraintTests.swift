@@ -2,8 +2,9 @@ import Foundation
 import PushStore
 import Testing
 
-/// The constraints of migration 4 (and the lane and notify-channel rules of 12, as schema 25 wrote them): values that would harm the queue or the request are refused
-/// at INSERT with a constraint that names the problem; final rows are let be.
+/// The constraints of migration 4 (and the lane and notify-channel rules of 12, as schema 25
+/// wrote them): values that would harm the queue or the request are refused at INSERT with a
+/// constraint that names the problem; final rows are let be.
 @Suite("Row constraints")
 struct RowConstraintTests {
     typealias BadRow = SchemaConstraintTests.BadRow
