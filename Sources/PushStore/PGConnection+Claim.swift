@@ -2,7 +2,8 @@ import Foundation
 import PushCore
 
 extension PGConnection {
-    /// Claims up to `limit` due rows in one statement, for this worker, with the database clock.
+    /// Claims up to `limit` due rows in one statement, for this worker, with the database clock,
+    /// behind the fleet's claim lock (``serializedClaim(_:_:)``: claims take turns).
     ///
     /// Lanes (``ClaimStatement``): every due row of a lower rank (`pushq.lanes`; a lane with no
     /// row there has `default`'s settings) is taken before any row of a higher rank; lanes of one
@@ -66,7 +67,7 @@ extension PGConnection {
             sql = sql.replacingOccurrences(of: "/*FILTER*/", with: filter.sql)
             parameters += filter.parameters
         }
-        let result = try query(sql, parameters)
+        let result = try serializedClaim(sql, parameters)
         var batch = ClaimBatch()
         batch.rows.reserveCapacity(result.count)
         for r in 0..<result.count {
@@ -120,6 +121,33 @@ extension PGConnection {
 }
 
 extension PGConnection {
+    /// An arbitrary constant: the transaction-level advisory lock that lets one claim run at a
+    /// time across the fleet.
+    public static let claimLockKey: Int64 = 0x7075_7368_636C_6169  // "pushclai"
+
+    /// The statement that ends a claim's transaction: what `pg_stat_activity` shows of a
+    /// worker's claim connection once a claim has committed.
+    public static let claimCommitSQL = "COMMIT -- pushq claim"
+
+    /// Runs the claim `sql` in a transaction that first takes ``claimLockKey``: claims of every
+    /// worker take turns. Concurrent claims walked the same head of the due index, each skipping
+    /// the rows the others had locked and the entries of rows just claimed; one at a time they
+    /// cost PostgreSQL less (8 workers: 78–80 → 72–75 µs per notification, docs/performance.md). The
+    /// claim's snapshot is taken after the lock, so it sees every earlier claim's rows as
+    /// claimed. A claim of 500 rows holds the lock for a few milliseconds; the lock goes with
+    /// the transaction, also when the connection is lost.
+    func serializedClaim(_ sql: String, _ parameters: [(any PGParameter)?]) throws(PGError) -> PGResult {
+        do {
+            return try transaction(begin: "BEGIN; SELECT pg_advisory_xact_lock(\(Self.claimLockKey))", commit: Self.claimCommitSQL) { c in
+                try c.query(sql, parameters)
+            }
+        } catch let error as PGError {
+            throw error
+        } catch {
+            throw PGError(code: .invalidValue, message: "claim: \(error)")  // query and execute throw PGError only
+        }
+    }
+
     /// Creates the `pushq.rate_budgets` rows of `keys` that do not exist yet (empty: no burst at start).
     public func ensureBudgets(_ keys: [String]) throws(PGError) {
         guard !keys.isEmpty else { return }

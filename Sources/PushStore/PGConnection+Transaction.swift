@@ -3,12 +3,19 @@ extension PGConnection {
     ///
     /// `body` runs isolated to the connection, so it may call the connection's methods
     /// synchronously; nothing else runs on the connection meanwhile.
+    ///
+    /// - Parameters:
+    ///   - begin: what opens the transaction: `BEGIN`, and any statements without parameters
+    ///     that must run first in it (a lock).
+    ///   - commit: what ends it: `COMMIT`, perhaps with a comment that names the transaction
+    ///     in `pg_stat_activity`.
     @discardableResult
-    public func transaction<T: Sendable>(_ body: @Sendable (isolated PGConnection) throws -> T) throws -> T {
-        try execute("BEGIN")
+    public func transaction<T: Sendable>(begin: String = "BEGIN", commit: String = "COMMIT",
+                                         _ body: @Sendable (isolated PGConnection) throws -> T) throws -> T {
+        try execute(begin)
         do {
             let value = try body(self)
-            try execute("COMMIT")
+            try execute(commit)
             return value
         } catch {
             if inTransaction { try? execute("ROLLBACK") }

@@ -119,8 +119,10 @@ func finishedStatement(_ db: PGConnection, startingWith prefix: String, after: S
     return started
 }
 
-/// The claim statement's opening words (Sources/PushStore/ClaimStatement.swift).
-let claimStatementPrefix = "WITH RECURSIVE waiting(lane)"
+/// What a claim connection last ran once a claim committed (`PGConnection.claimCommitSQL`): the
+/// claim runs in a transaction, so a commit that starts after a time belongs to a claim that may
+/// have started before it, and the next one to a claim that started after it.
+let claimStatementPrefix = PGConnection.claimCommitSQL
 
 /// Waits for two statements starting with `prefix` that both start after `after`: the second
 /// begins after the worker has acted on whatever was true before `after`. False on timeout.
