@@ -25,13 +25,11 @@ struct ClaimLockTests {
                 try await c.claim(limit: 10, workerID: "w1", leaseSeconds: 60, credentials: ["default"], defaultEnvironment: .production).rows
             }
             // The claim is blocked on the lock: its backend waits for it (seen in pg_locks).
-            let deadline = ContinuousClock.now + .seconds(30)
-            while try await holder.query("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND pid = $1",
-                                         [Int(pid)]).decode(Int.self, 0, 0) != 1 {
-                #expect(ContinuousClock.now < deadline, "the claim never waited for the claim lock")
-                if ContinuousClock.now >= deadline { break }
-                try await Task.sleep(for: .milliseconds(10))
+            let waited = try await LockWait.until(timeout: .seconds(30)) {
+                try await holder.query("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND pid = $1",
+                                       [Int(pid)]).decode(Int.self, 0, 0) == 1
             }
+            #expect(waited, "the claim never waited for the claim lock")
             try await holder.execute("COMMIT")
             let rows = try await claim.value
             // Its snapshot is taken after the lock: the other claim's row is not even seen as due.
