@@ -13,7 +13,8 @@ import PushCore
 ///    by `$9` every claim, each with its quota (its budget's whole tokens when capped);
 /// 5. `due`: each lane's due rows in the order they became due, up to its quota, locked
 ///    `SKIP LOCKED`, lane after lane until `$1` rows (or the credential's budget) are taken;
-///    `lapsed`: `sending` rows whose lease ran out, of lanes not paused;
+///    `lapsed`: `sending` rows whose lease ran out, of lanes not paused. `due` ends in a
+///    `LIMIT $1` the planner can read, so that every later step is planned for at most `$1` rows;
 /// 6. `picked`: each row's verdict; `spent`: the budgets less the rows that go out;
 /// 7. the UPDATE of the rows, and one more row (`id` 0, verdict `budget`) when a cap held
 ///    back rows that are due, so that the worker claims again soon rather than at its poll.
@@ -56,6 +57,30 @@ enum ClaimStatement {
                  (SELECT l.paused FROM pushq.lanes l WHERE l.name = 'default'), false)
         """
 
+    /// The statement and its parameters for a claim with these arguments (those of
+    /// ``PGConnection/claim(limit:workerID:leaseSeconds:credentials:fcmCredentials:defaultEnvironment:held:only:row:excluding:rotation:budget:belowRank:)``).
+    static func bound(limit: Int, workerID: String, leaseSeconds: Double, credentials: [String], fcmCredentials: [String],
+                      defaultEnvironment: APNsEnvironment, held: [Endpoint], only: Endpoint?, row: Int64?, excluding: [Int64],
+                      rotation: Int, budget: RateBudget?, belowRank: Int?) -> (sql: String, parameters: [(any PGParameter)?]) {
+        var parameters: [(any PGParameter)?] = [limit, workerID, leaseSeconds, defaultEnvironment.rawValue]
+        parameters += ClaimRouting(apns: credentials, fcm: fcmCredentials, only: only).parameters
+        parameters += [rotation % 1_000_000, budget?.key, budget?.perSecond, belowRank]
+        var filter = ClaimFilter(next: firstFilterParameter, environment: "$4", defaultEnvironment: defaultEnvironment)
+        filter.add(held: held, only: only, row: row, excluding: excluding)
+        let sized = sql.replacingOccurrences(of: "/*SIZE*/", with: String(sizeBound(limit)))
+        guard !filter.sql.isEmpty else { return (sized, parameters) }
+        return (sized.replacingOccurrences(of: "/*FILTER*/", with: filter.sql), parameters + filter.parameters)
+    }
+
+    /// The claim's size as the planner sees it: the least power of two not below `limit`. A
+    /// constant in the text, so that a generic plan is planned for about the claim's size, and
+    /// a power of two, so that a worker's claims have a handful of texts to prepare.
+    static func sizeBound(_ limit: Int) -> Int {
+        var bound = 1
+        while bound < limit { bound *= 2 }
+        return bound
+    }
+
     static let sql = waitingLanes + """
         , settings AS MATERIALIZED (
             SELECT w.lane,
@@ -88,6 +113,12 @@ enum ClaimStatement {
                      WHERE NOT s.paused AND ($12::int IS NULL OR s.rank < $12::int)) t
              ORDER BY ord
         ), due AS MATERIALIZED (
+            -- The outer LIMIT, a constant at least $1 (sizeBound), tells the planner the claim's
+            -- size, also in a generic plan. The inner one is a parameter, or a subquery when a
+            -- credential is capped, and PostgreSQL guesses such a LIMIT at a tenth of the rows
+            -- it limits: the rest of the claim was then planned as joins that read the whole
+            -- table (docs/performance.md, "A capped credential read the whole table").
+            SELECT * FROM (
             SELECT r.id, q.rank, q.budget, q.ord, r.scheduled_at
               FROM queue q
              CROSS JOIN LATERAL (
@@ -105,6 +136,7 @@ enum ClaimStatement {
                       FOR UPDATE SKIP LOCKED) r
              LIMIT CASE WHEN $10::text IS NULL THEN $1::int
                         ELSE least($1::int, COALESCE((SELECT greatest(0, floor(b.available))::int FROM budgets b WHERE b.key = $10::text), 0)) END
+            ) capped LIMIT /*SIZE*/
         ), lapsed AS MATERIALIZED (
             SELECT n.id, n.locked_until,
                    COALESCE((SELECT l.rank FROM pushq.lanes l WHERE l.name = n.lane),
@@ -217,6 +249,10 @@ enum ClaimStatement {
                                \(PGConnection.knownRowsSQL)
                                \(channelReadySQL)
                                /*FILTER*/
-                               AND n.id NOT IN (SELECT id FROM due)))
+                               AND n.id NOT IN (SELECT id FROM due)
+                             -- In due order, fenced by OFFSET 0 (which keeps PostgreSQL from
+                             -- dropping the ORDER BY of an EXISTS): a walk of notifications_due
+                             -- that stops at the first row, never a scan of the table.
+                             ORDER BY n.scheduled_at, n.id OFFSET 0 LIMIT 1))
         """
 }

@@ -3,7 +3,7 @@ import PushCore
 
 extension PGConnection {
     /// Claims up to `limit` due rows in one statement, for this worker, with the database clock,
-    /// behind the fleet's claim lock (``serializedClaim(_:_:)``: claims take turns).
+    /// behind the fleet's claim lock (``serializedClaim(_:_:prepared:)``: claims take turns).
     ///
     /// Lanes (``ClaimStatement``): every due row of a lower rank (`pushq.lanes`; a lane with no
     /// row there has `default`'s settings) is taken before any row of a higher rank; lanes of one
@@ -57,17 +57,13 @@ extension PGConnection {
                       defaultEnvironment: APNsEnvironment, held: [Endpoint] = [], only: Endpoint? = nil,
                       row: Int64? = nil, excluding: [Int64] = [], rotation: Int = 0,
                       budget: RateBudget? = nil, belowRank: Int? = nil) throws(PGError) -> ClaimBatch {
-        var parameters: [(any PGParameter)?] = [limit, workerID, leaseSeconds, defaultEnvironment.rawValue]
-        parameters += ClaimRouting(apns: credentials, fcm: fcmCredentials, only: only).parameters
-        parameters += [rotation % 1_000_000, budget?.key, budget?.perSecond, belowRank]
-        var sql = ClaimStatement.sql
-        var filter = ClaimFilter(next: ClaimStatement.firstFilterParameter, environment: "$4", defaultEnvironment: defaultEnvironment)
-        filter.add(held: held, only: only, row: row, excluding: excluding)
-        if !filter.sql.isEmpty {
-            sql = sql.replacingOccurrences(of: "/*FILTER*/", with: filter.sql)
-            parameters += filter.parameters
-        }
-        let result = try serializedClaim(sql, parameters)
+        let (sql, parameters) = ClaimStatement.bound(limit: limit, workerID: workerID, leaseSeconds: leaseSeconds,
+                                                     credentials: credentials, fcmCredentials: fcmCredentials,
+                                                     defaultEnvironment: defaultEnvironment, held: held, only: only, row: row,
+                                                     excluding: excluding, rotation: rotation, budget: budget, belowRank: belowRank)
+        // Prepared when it has no filter, the worker's usual claim: a handful of texts, each
+        // parsed once per session and planned once PostgreSQL settles on its generic plan.
+        let result = try serializedClaim(sql, parameters, prepared: held.isEmpty && only == nil && row == nil && excluding.isEmpty)
         var batch = ClaimBatch()
         batch.rows.reserveCapacity(result.count)
         for r in 0..<result.count {
@@ -136,10 +132,10 @@ extension PGConnection {
     /// claim's snapshot is taken after the lock, so it sees every earlier claim's rows as
     /// claimed. A claim of 500 rows holds the lock for a few milliseconds; the lock goes with
     /// the transaction, also when the connection is lost.
-    func serializedClaim(_ sql: String, _ parameters: [(any PGParameter)?]) throws(PGError) -> PGResult {
+    func serializedClaim(_ sql: String, _ parameters: [(any PGParameter)?], prepared: Bool) throws(PGError) -> PGResult {
         do {
             return try transaction(begin: "BEGIN; SELECT pg_advisory_xact_lock(\(Self.claimLockKey))", commit: Self.claimCommitSQL) { c in
-                try c.query(sql, parameters)
+                prepared ? try c.preparedQuery(sql, parameters) : try c.query(sql, parameters)
             }
         } catch let error as PGError {
             throw error

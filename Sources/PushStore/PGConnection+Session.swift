@@ -3,10 +3,16 @@ import Foundation
 
 extension PGConnection {
     /// Session settings every connection needs, after each (re)connect: non-blocking
-    /// mode, time zone and date styles, `statementTimeout` (also as the idle-in-transaction
-    /// timeout), and the `LISTEN`s.
+    /// mode, time zone and date styles, JIT compilation off, `statementTimeout` (also as the
+    /// idle-in-transaction timeout), and the `LISTEN`s.
+    ///
+    /// JIT: pushq's statements take milliseconds, and PostgreSQL compiles a statement whose
+    /// estimated cost passes `jit_above_cost`, whatever it then takes to run: a claim planned
+    /// for a large table spent 0.1–2.6 s compiling to claim 250 rows in 10 ms
+    /// (docs/performance.md, "A capped credential read the whole table").
     func prepareSession() throws(PGError) {
         guard let conn else { throw PGError(code: .closed, message: "the connection is closed") }
+        prepared.removeAll()  // a new session has none
         // Notices (e.g. "already exists, skipping") would go to stderr otherwise.
         PQsetNoticeProcessor(conn, { _, _ in }, nil)
         // Sending must not block either, or a full socket buffer would outlast the deadline.
@@ -14,7 +20,7 @@ extension PGConnection {
         guard PQsetnonblocking(conn, 1) == 0 else {
             throw PGError(code: .connectionLost, message: "could not make the connection non-blocking: " + libpqMessage(conn))
         }
-        try execute("SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD'; SET IntervalStyle = 'iso_8601'")
+        try execute("SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD'; SET IntervalStyle = 'iso_8601'; SET jit = off")
         if let statementTimeout {
             // The same bound on a transaction left idle: a client cut off between a statement and
             // its COMMIT must not leave rows locked (SKIP LOCKED would pass them over) until the

@@ -33,6 +33,10 @@ public actor PGConnection {
     /// Set when a statement was given up on: its session must not be used again.
     var mustReconnect = false
     var listening: [String] = []
+    /// Statements prepared in this session, by text: their names (``preparedQuery(_:_:)``).
+    var prepared: [String: String] = [:]
+    /// Names given so far, so that a name is never reused in a session.
+    var preparedSerial = 0
     /// A pipe whose read end `waitForNotifications` also polls, so that `interrupt()` can wake it.
     let wakePipe: (read: Int32, write: Int32)
 
@@ -140,6 +144,16 @@ public actor PGConnection {
     ///   also when no answer came within `statementDeadline`.
     @discardableResult
     public func query(_ sql: String, _ parameters: [(any PGParameter)?] = []) throws(PGError) -> PGResult {
+        let texts = try Self.texts(parameters)
+        return try run { conn in
+            Self.withCStrings(texts) { pointers in
+                PQsendQueryParams(conn, sql, Int32(pointers.count), nil, pointers.baseAddress, nil, nil, 0)
+            }
+        }
+    }
+
+    /// The parameters as PostgreSQL text (nil: NULL).
+    static func texts(_ parameters: [(any PGParameter)?]) throws(PGError) -> [String?] {
         var texts: [String?] = []
         texts.reserveCapacity(parameters.count)
         for (i, parameter) in parameters.enumerated() {
@@ -150,11 +164,7 @@ public actor PGConnection {
             }
             texts.append(text)
         }
-        return try run { conn in
-            Self.withCStrings(texts) { pointers in
-                PQsendQueryParams(conn, sql, Int32(pointers.count), nil, pointers.baseAddress, nil, nil, 0)
-            }
-        }
+        return texts
     }
 
     /// Runs one or more statements without parameters (simple query protocol), e.g. a migration file.

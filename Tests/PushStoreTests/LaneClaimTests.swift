@@ -144,6 +144,8 @@ struct LaneClaimTests {
             #expect(try await c.query("SELECT count(*) FROM pushq.rate_budgets WHERE key = 'credential:apns:b'").decode(Int.self, 0, 0) == 1)
             let b = try await insert(c, lane: "default", count: 4, credential: "b")
             try await insert(c, lane: "default", count: 2, credential: nil)
+            // Empty, and refilling only from a moment to come: no token however slow the machine.
+            try await c.query("UPDATE pushq.rate_budgets SET tokens = 0, refilled_at = now() + interval '1 hour'")
             #expect(try await claim(c, credentials: ["b"], budget: cap).isEmpty, "an empty budget")
             try await c.query("UPDATE pushq.rate_budgets SET refilled_at = now() - interval '1 hour'")
             let batch = try await claim(c, credentials: ["b"], budget: cap)
@@ -195,8 +197,10 @@ struct LaneClaimTests {
                 """)
             try await c.query("ANALYZE pushq.notifications")
             try await c.query("SET enable_seqscan = on")
-            let parameters: [(any PGParameter)?] = [500, "w1", 60.0, "production", ["default"], true, [String](), false, 0, nil, nil, nil]
-            let plan = try await c.query("EXPLAIN " + ClaimStatement.sql.replacingOccurrences(of: "/*FILTER*/", with: ""), parameters)
+            let (sql, parameters) = ClaimStatement.bound(limit: 500, workerID: "w1", leaseSeconds: 60, credentials: ["default"],
+                                                         fcmCredentials: [], defaultEnvironment: .production, held: [], only: nil,
+                                                         row: nil, excluding: [], rotation: 0, budget: nil, belowRank: nil)
+            let plan = try await c.query("EXPLAIN " + sql, parameters)
             let explained = (0..<plan.count).compactMap { plan.string($0, 0) }.joined(separator: "\n")
             #expect(explained.contains("notifications_lane_due"), "\(explained)")
             #expect(!explained.contains("Seq Scan on notifications"), "\(explained)")
