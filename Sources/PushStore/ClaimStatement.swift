@@ -14,7 +14,7 @@ import PushCore
 /// 5. `due`: each lane's due rows in the order they became due, up to its quota, locked
 ///    `SKIP LOCKED`, lane after lane until `$1` rows (or the credential's budget) are taken;
 ///    `lapsed`: `sending` rows whose lease ran out, of lanes not paused. `due` ends in a
-///    `LIMIT $1` the planner can read, so that every later step is planned for at most `$1` rows;
+///    constant `LIMIT` (``sizeBound(_:)``), so that every later step is planned for about `$1` rows;
 /// 6. `picked`: each row's verdict; `spent`: the budgets less the rows that go out;
 /// 7. the UPDATE of the rows, and one more row (`id` 0, verdict `budget`) when a cap held
 ///    back rows that are due, so that the worker claims again soon rather than at its poll.
@@ -58,18 +58,20 @@ enum ClaimStatement {
         """
 
     /// The statement and its parameters for a claim with these arguments (those of
-    /// ``PGConnection/claim(limit:workerID:leaseSeconds:credentials:fcmCredentials:defaultEnvironment:held:only:row:excluding:rotation:budget:belowRank:)``).
+    /// ``PGConnection/claim(limit:workerID:leaseSeconds:credentials:fcmCredentials:defaultEnvironment:held:only:row:excluding:rotation:budget:belowRank:)``),
+    /// and whether it has a filter (``ClaimFilter``: held endpoints, a probe, a hunt's rows).
     static func bound(limit: Int, workerID: String, leaseSeconds: Double, credentials: [String], fcmCredentials: [String],
                       defaultEnvironment: APNsEnvironment, held: [Endpoint], only: Endpoint?, row: Int64?, excluding: [Int64],
-                      rotation: Int, budget: RateBudget?, belowRank: Int?) -> (sql: String, parameters: [(any PGParameter)?]) {
+                      rotation: Int, budget: RateBudget?, belowRank: Int?)
+        -> (sql: String, parameters: [(any PGParameter)?], filtered: Bool) {
         var parameters: [(any PGParameter)?] = [limit, workerID, leaseSeconds, defaultEnvironment.rawValue]
         parameters += ClaimRouting(apns: credentials, fcm: fcmCredentials, only: only).parameters
         parameters += [rotation % 1_000_000, budget?.key, budget?.perSecond, belowRank]
         var filter = ClaimFilter(next: firstFilterParameter, environment: "$4", defaultEnvironment: defaultEnvironment)
         filter.add(held: held, only: only, row: row, excluding: excluding)
         let sized = sql.replacingOccurrences(of: "/*SIZE*/", with: String(sizeBound(limit)))
-        guard !filter.sql.isEmpty else { return (sized, parameters) }
-        return (sized.replacingOccurrences(of: "/*FILTER*/", with: filter.sql), parameters + filter.parameters)
+        guard !filter.sql.isEmpty else { return (sized, parameters, false) }
+        return (sized.replacingOccurrences(of: "/*FILTER*/", with: filter.sql), parameters + filter.parameters, true)
     }
 
     /// The claim's size as the planner sees it: the least power of two not below `limit`. A

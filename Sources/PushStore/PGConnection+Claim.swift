@@ -57,13 +57,13 @@ extension PGConnection {
                       defaultEnvironment: APNsEnvironment, held: [Endpoint] = [], only: Endpoint? = nil,
                       row: Int64? = nil, excluding: [Int64] = [], rotation: Int = 0,
                       budget: RateBudget? = nil, belowRank: Int? = nil) throws(PGError) -> ClaimBatch {
-        let (sql, parameters) = ClaimStatement.bound(limit: limit, workerID: workerID, leaseSeconds: leaseSeconds,
+        let (sql, parameters, filtered) = ClaimStatement.bound(limit: limit, workerID: workerID, leaseSeconds: leaseSeconds,
                                                      credentials: credentials, fcmCredentials: fcmCredentials,
                                                      defaultEnvironment: defaultEnvironment, held: held, only: only, row: row,
                                                      excluding: excluding, rotation: rotation, budget: budget, belowRank: belowRank)
         // Prepared when it has no filter, the worker's usual claim: a handful of texts, each
         // parsed once per session and planned once PostgreSQL settles on its generic plan.
-        let result = try serializedClaim(sql, parameters, prepared: held.isEmpty && only == nil && row == nil && excluding.isEmpty)
+        let result = try serializedClaim(sql, parameters, prepared: !filtered)
         var batch = ClaimBatch()
         batch.rows.reserveCapacity(result.count)
         for r in 0..<result.count {

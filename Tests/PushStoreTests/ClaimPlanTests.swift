@@ -10,29 +10,46 @@ import Testing
 struct ClaimPlanTests {
     static let rows = 20_000
 
-    /// The plan's nodes that read `pushq.notifications` whole.
-    static func tableScans(_ plan: Any) -> [String] {
-        var found: [String] = []
-        func walk(_ node: Any) {
-            if let list = node as? [Any] { list.forEach(walk); return }
-            guard let dict = node as? [String: Any] else { return }
-            if dict["Node Type"] as? String == "Seq Scan", dict["Relation Name"] as? String == "notifications" {
-                found.append(dict["Alias"] as? String ?? "?")
-            }
-            dict.values.forEach(walk)
-        }
-        walk(plan)
-        return found
+    /// Every node of an `EXPLAIN (FORMAT JSON)` plan.
+    static func nodes(_ plan: Any) -> [[String: Any]] {
+        if let list = plan as? [Any] { return list.flatMap(nodes) }
+        guard let node = plan as? [String: Any] else { return [] }
+        return [node] + node.values.flatMap(nodes)
     }
 
-    /// `EXPLAIN (FORMAT JSON)` of the claim the worker sends for these arguments: a claim of 50, a
-    /// four-hundredth of the table, for which reading the table whole is never the cheaper plan.
-    func plan(_ c: PGConnection, credentials: [String] = ["default", "b"], budget: RateBudget? = nil) async throws -> Any {
-        let (sql, parameters) = ClaimStatement.bound(limit: 50, workerID: "w1", leaseSeconds: 60, credentials: credentials,
-                                                     fcmCredentials: [], defaultEnvironment: .production, held: [], only: nil,
-                                                     row: nil, excluding: [], rotation: 0, budget: budget, belowRank: nil)
-        let r = try await c.query("EXPLAIN (FORMAT JSON) " + sql, parameters)
+    /// The plan's nodes that read `pushq.notifications` whole.
+    static func tableScans(_ plan: Any) -> [String] {
+        nodes(plan).filter { $0["Node Type"] as? String == "Seq Scan" && $0["Relation Name"] as? String == "notifications" }
+            .map { $0["Alias"] as? String ?? "?" }
+    }
+
+    /// `EXPLAIN (FORMAT JSON)` of the claim the worker sends for these arguments. The default
+    /// size, 50, is a four-hundredth of ``rows``: reading the table whole is never the cheaper plan.
+    func plan(_ c: PGConnection, limit: Int = 50, credentials: [String] = ["default", "b"], budget: RateBudget? = nil) async throws -> Any {
+        let claim = ClaimStatement.bound(limit: limit, workerID: "w1", leaseSeconds: 60, credentials: credentials,
+                                         fcmCredentials: [], defaultEnvironment: .production, held: [], only: nil,
+                                         row: nil, excluding: [], rotation: 0, budget: budget, belowRank: nil)
+        let r = try await c.query("EXPLAIN (FORMAT JSON) " + claim.sql, claim.parameters)
         return try JSONSerialization.jsonObject(with: Data((r.string(0, 0) ?? "").utf8))
+    }
+
+    @Test("on a large analysed table, mostly of final rows, the claim walks notifications_lane_due, never the whole table")
+    func laneDue() async throws {
+        try await TestDatabase.withConnection { c in
+            try await c.query("INSERT INTO pushq.lanes (name, rank, max_per_second) VALUES ('bulk', 200, 500)")
+            try await c.query("""
+                INSERT INTO pushq.notifications (device_token, payload, lane, status, finished_at)
+                SELECT lpad(to_hex(g), 64, '0'), '{}', CASE WHEN g % 3 = 0 THEN 'bulk' ELSE 'default' END,
+                       CASE WHEN g % 10 = 0 THEN 'queued' ELSE 'sent' END, now()
+                  FROM generate_series(1, 100000) g
+                """)
+            try await c.query("ANALYZE pushq.notifications")
+            try await c.query("SET enable_seqscan = on")
+            let plan = try await plan(c, limit: 500, credentials: ["default"])
+            let indexes = Set(Self.nodes(plan).compactMap { $0["Index Name"] as? String })
+            #expect(indexes.contains("notifications_lane_due"), "\(indexes)")
+            #expect(Self.tableScans(plan) == [])
+        }
     }
 
     @Test("with a capped lane and a capped credential, no step of the claim reads the whole table (the claim's size is a LIMIT the planner can read)")

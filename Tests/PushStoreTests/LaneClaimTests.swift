@@ -184,26 +184,4 @@ struct LaneClaimTests {
             #expect(rest.map(\.id) == [normal[1]] + campaign, "the lapsed lease first, then the campaign")
         }
     }
-
-    @Test("on a large analysed table the claim walks notifications_lane_due, never the whole table")
-    func plan() async throws {
-        try await TestDatabase.withConnection { c in
-            try await c.query("INSERT INTO pushq.lanes (name, rank, max_per_second) VALUES ('bulk', 200, 500)")
-            try await c.query("""
-                INSERT INTO pushq.notifications (device_token, payload, lane, status, finished_at)
-                SELECT lpad(to_hex(g), 64, '0'), '{}', CASE WHEN g % 3 = 0 THEN 'bulk' ELSE 'default' END,
-                       CASE WHEN g % 10 = 0 THEN 'queued' ELSE 'sent' END, now()
-                  FROM generate_series(1, 100000) g
-                """)
-            try await c.query("ANALYZE pushq.notifications")
-            try await c.query("SET enable_seqscan = on")
-            let (sql, parameters) = ClaimStatement.bound(limit: 500, workerID: "w1", leaseSeconds: 60, credentials: ["default"],
-                                                         fcmCredentials: [], defaultEnvironment: .production, held: [], only: nil,
-                                                         row: nil, excluding: [], rotation: 0, budget: nil, belowRank: nil)
-            let plan = try await c.query("EXPLAIN " + sql, parameters)
-            let explained = (0..<plan.count).compactMap { plan.string($0, 0) }.joined(separator: "\n")
-            #expect(explained.contains("notifications_lane_due"), "\(explained)")
-            #expect(!explained.contains("Seq Scan on notifications"), "\(explained)")
-        }
-    }
 }
