@@ -11,35 +11,53 @@ struct MigrationPopulatedTests {
     final class Inserts: Sendable {
         let state = Mutex<(durations: [Duration], ends: [ContinuousClock.Instant], stop: Bool)>(([], [], false))
         var count: Int { state.withLock { $0.durations.count } }
+
+        /// A producer: `sql` with the token of its `i`-th row, one INSERT after another, each its
+        /// own transaction, timed, until ``stop``.
+        func produce(_ producer: PGConnection, _ sql: String, token: @escaping @Sendable (Int) -> String) -> Task<Void, Error> {
+            Task {
+                var i = 0
+                while !state.withLock({ $0.stop }) {
+                    i += 1
+                    let start = ContinuousClock.now
+                    try await producer.query(sql, [token(i)])
+                    let end = ContinuousClock.now
+                    state.withLock { $0.durations.append(end - start); $0.ends.append(end) }
+                }
+            }
+        }
+
+        func stop() { state.withLock { $0.stop = true } }
+    }
+
+    /// A connection to a database at schema `version` holding the rows `insert` makes, vacuumed
+    /// and analysed, and the table's file. The connection waits up to 10 minutes for a statement:
+    /// loading and vacuuming millions of rows takes more than the default minute on a busy machine.
+    static func populated(_ url: String, version: Int, _ insert: String) async throws -> (PGConnection, String?) {
+        let migrator = try await PGConnection.connect(url, logger: TestDatabase.logger, statementDeadline: .seconds(600))
+        #expect(try await migrator.migrate(Array(Migration.all.prefix(version)), logger: TestDatabase.logger) == Array(1...version))
+        try await migrator.query(insert)
+        try await migrator.execute("VACUUM ANALYZE pushq.notifications")
+        return (migrator, try await migrator.query("SELECT pg_relation_filenode('pushq.notifications')::text").string(0, 0))
     }
 
     @Test("upgrading a version-11 table of 300 000 rows to 15 holds no producer's INSERT for a second: the rows, the file and every INSERT kept")
     func producerNeverBlocked() async throws {
         try await TestDatabase.with(migrated: false) { url in
-            let migrator = try await PGConnection.connect(url, logger: TestDatabase.logger)
-            #expect(try await migrator.migrate(Array(Migration.all.prefix(11)), logger: TestDatabase.logger) == Array(1...11))
             // A third waiting (the lane index of schema 14 takes them), the rest final.
-            try await migrator.query("""
+            let (migrator, file) = try await Self.populated(url, version: 11, """
                 INSERT INTO pushq.notifications (device_token, payload, status, attempts, finished_at, scheduled_at)
                 SELECT lpad(to_hex(g), 64, 'a'), '{"aps":{"alert":"v11"}}', CASE WHEN g % 3 = 0 THEN 'queued' ELSE 'sent' END,
                        CASE WHEN g % 3 = 0 THEN 0 ELSE 1 END, CASE WHEN g % 3 = 0 THEN NULL ELSE now() END, now() + interval '1 day'
                   FROM generate_series(1, 300000) g
                 """)
-            try await migrator.execute("VACUUM ANALYZE pushq.notifications")
-            let file = try await migrator.query("SELECT pg_relation_filenode('pushq.notifications')::text").string(0, 0)
 
-            // A version-11 producer, one INSERT after another, each its own transaction. Its
-            // statement timeout ends an INSERT held behind a lock long enough to fail the test anyway.
+            // A version-11 producer. Its statement timeout ends an INSERT held behind a lock long
+            // enough to fail the test anyway.
             let producer = try await PGConnection.connect(url, logger: TestDatabase.logger, statementTimeout: .seconds(30))
             let inserts = Inserts()
-            let producing = Task {
-                while !inserts.state.withLock({ $0.stop }) {
-                    let start = ContinuousClock.now
-                    try await producer.query("INSERT INTO pushq.notifications (device_token, payload) VALUES ($1, '{\"aps\":{}}')",
-                                             [String(repeating: "b", count: 64)])
-                    let end = ContinuousClock.now
-                    inserts.state.withLock { $0.durations.append(end - start); $0.ends.append(end) }
-                }
+            let producing = inserts.produce(producer, "INSERT INTO pushq.notifications (device_token, payload) VALUES ($1, '{\"aps\":{}}')") { _ in
+                String(repeating: "b", count: 64)
             }
             func producerMadeProgress(_ n: Int) async throws -> Bool {
                 let target = inserts.count + n
@@ -50,7 +68,7 @@ struct MigrationPopulatedTests {
             let applied = try await migrator.migrate(logger: TestDatabase.logger)
             let ended = ContinuousClock.now
             #expect(try await producerMadeProgress(20), "the producer still runs after it")
-            inserts.state.withLock { $0.stop = true }
+            inserts.stop()
             try await producing.value
 
             #expect(applied == Migration.all.map(\.version).filter { $0 > 11 })
@@ -93,33 +111,21 @@ struct MigrationPopulatedTests {
     @Test("upgrading a version-24 table of 2 000 000 rows to the cheap checks (25, 26) while a producer inserts and two workers claim and write back: no INSERT held for a second, no row lost or claimed twice, every write-back lands")
     func upgradeWithWorkersRunning() async throws {
         try await TestDatabase.with(migrated: false) { url in
-            let migrator = try await PGConnection.connect(url, logger: TestDatabase.logger)
-            #expect(try await migrator.migrate(Array(Migration.all.prefix(24)), logger: TestDatabase.logger) == Array(1...24))
             // Mostly final rows kept for retention, 1 in 50 due now (40 000), each with a topic:
             // the rule that migration 25 rewrites checks them.
-            try await migrator.query("""
+            let (migrator, file) = try await Self.populated(url, version: 24, """
                 INSERT INTO pushq.notifications (device_token, payload, topic, status, attempts, finished_at)
                 SELECT lpad(to_hex(g), 64, 'a'), '{"aps":{"alert":"v24"}}', 'com.example.app',
                        CASE WHEN g % 50 = 0 THEN 'queued' ELSE 'sent' END, CASE WHEN g % 50 = 0 THEN 0 ELSE 1 END,
                        CASE WHEN g % 50 = 0 THEN NULL ELSE now() END
                   FROM generate_series(1, 2000000) g
                 """)
-            try await migrator.execute("VACUUM ANALYZE pushq.notifications")
-            let file = try await migrator.query("SELECT pg_relation_filenode('pushq.notifications')::text").string(0, 0)
 
             let producer = try await PGConnection.connect(url, logger: TestDatabase.logger, statementTimeout: .seconds(30))
             let inserts = Inserts()
-            let producing = Task {
-                var i = 0
-                while !inserts.state.withLock({ $0.stop }) {
-                    i += 1
-                    let start = ContinuousClock.now
-                    try await producer.query("INSERT INTO pushq.notifications (device_token, payload, topic) VALUES ($1, '{\"aps\":{}}', 'com.example.app')",
-                                             [String(format: "b%063x", i)])
-                    let end = ContinuousClock.now
-                    inserts.state.withLock { $0.durations.append(end - start); $0.ends.append(end) }
-                }
-            }
+            let producing = inserts.produce(
+                producer, "INSERT INTO pushq.notifications (device_token, payload, topic) VALUES ($1, '{\"aps\":{}}', 'com.example.app')"
+            ) { String(format: "b%063x", $0) }
             // Two workers of schema 24: the worker's claim and its fenced write-back, batch after
             // batch, each on its two connections, until told to stop.
             let sends = Sends()
@@ -150,7 +156,7 @@ struct MigrationPopulatedTests {
             let applied = try await migrator.migrate(logger: TestDatabase.logger)
             let ended = ContinuousClock.now
             #expect(try await progress(20, 400), "the producer and the workers still run after it")
-            inserts.state.withLock { $0.stop = true }
+            inserts.stop()
             sends.state.withLock { $0.stop = true }
             try await producing.value
             for w in workers { try await w.value }
