@@ -121,10 +121,10 @@ enum ClaimStatement {
             -- it limits: the rest of the claim was then planned as joins that read the whole
             -- table (docs/performance.md, "A capped credential read the whole table").
             SELECT * FROM (
-            SELECT r.id, r.tid, q.rank, q.budget, q.ord, r.scheduled_at
+            SELECT r.id, q.rank, q.budget, q.ord, r.scheduled_at
               FROM queue q
              CROSS JOIN LATERAL (
-                   SELECT n.id, n.ctid AS tid, n.scheduled_at
+                   SELECT n.id, n.scheduled_at
                      FROM pushq.notifications n
                     WHERE n.lane = q.lane
                       AND n.status IN ('queued', 'retrying')
@@ -140,7 +140,7 @@ enum ClaimStatement {
                         ELSE least($1::int, COALESCE((SELECT greatest(0, floor(b.available))::int FROM budgets b WHERE b.key = $10::text), 0)) END
             ) capped LIMIT /*SIZE*/
         ), lapsed AS MATERIALIZED (
-            SELECT n.id, n.ctid AS tid, n.locked_until,
+            SELECT n.id, n.locked_until,
                    COALESCE((SELECT l.rank FROM pushq.lanes l WHERE l.name = n.lane),
                             (SELECT l.rank FROM pushq.lanes l WHERE l.name = 'default'), 100) AS rank
               FROM pushq.notifications n
@@ -155,7 +155,7 @@ enum ClaimStatement {
              LIMIT $1
                FOR UPDATE OF n SKIP LOCKED
         ), picked AS MATERIALIZED (
-            SELECT n.id, n.ctid AS tid, c.rank, c.budget, c.ord, c.due_at,
+            SELECT n.id, c.rank, c.budget, c.ord, c.due_at,
                    -- A lease that ran out for the first time in a row: the attempt it counted is given
                    -- back (its worker may have died before sending); a second one in a row counts.
                    CASE WHEN n.status = 'sending' AND n.last_reason IS DISTINCT FROM 'LeaseExpired' THEN 1 ELSE 0 END AS refund,
@@ -179,14 +179,10 @@ enum ClaimStatement {
                                     AND t.environment = COALESCE(n.environment, $4)
                                     AND t.until > now()) THEN 'throttled'
                         ELSE 'sending' END AS verdict
-              FROM (SELECT id, tid, rank, budget, ord, scheduled_at AS due_at FROM due
+              FROM (SELECT id, rank, budget, ord, scheduled_at AS due_at FROM due
                     UNION ALL
-                    SELECT id, tid, rank, NULL, 0, locked_until FROM lapsed) c
-              -- By the row version `due` or `lapsed` locked (a TID scan, not a second descent of
-              -- the primary key): a locked row keeps its version until this statement updates it.
-              -- (No `n.id = c.id` beside it: the planner would then expect one row, not the
-              -- claim's size, and probe the tokens row by row instead of hashing them.)
-              JOIN pushq.notifications n ON n.ctid = c.tid
+                    SELECT id, rank, NULL, 0, locked_until FROM lapsed) c
+              JOIN pushq.notifications n ON n.id = c.id
         ), spent AS (
             UPDATE pushq.rate_budgets b
                SET tokens = b2.available - u.used, refilled_at = greatest(b.refilled_at, now())
@@ -215,7 +211,7 @@ enum ClaimStatement {
                                                 AND t.environment = COALESCE(n.environment, $4)) END,
                    finished_at  = CASE WHEN p.verdict IN ('sending', 'throttled') THEN NULL ELSE now() END
               FROM picked p
-             WHERE n.ctid = p.tid
+             WHERE n.id = p.id
             RETURNING n.id, p.verdict, n.device_token,
                       CASE WHEN p.verdict = 'sending' THEN n.payload END,
                       n.topic, n.push_type, n.priority,

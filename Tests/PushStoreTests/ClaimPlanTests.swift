@@ -81,47 +81,6 @@ struct ClaimPlanTests {
         }
     }
 
-    @Test("the claimed rows are read and updated by the row version `due` locked (TID scans, no second walk of the primary key), and the token checks are hashed once per claim, not probed row by row")
-    func claimedByRowVersion() async throws {
-        try await TestDatabase.withConnection { c in
-            try await c.query("""
-                INSERT INTO pushq.notifications (device_token, payload)
-                SELECT lpad(to_hex(g), 64, '0'), '{}' FROM generate_series(1, \(Self.rows)) g
-                """)
-            // An invalid token and a throttled one, so that each check has rows to find.
-            try await c.query("""
-                INSERT INTO pushq.devices (device_token, environment, provider, registered_at, invalidated_at, invalid_reason)
-                VALUES (lpad(to_hex(7), 64, '0'), 'production', 'apns', NULL, now(), 'Unregistered')
-                """)
-            try await c.query("""
-                INSERT INTO pushq.token_throttles (device_token, environment, until)
-                VALUES (lpad(to_hex(9), 64, '0'), 'production', now() + interval '1 hour')
-                """)
-            try await c.query("ANALYZE pushq.notifications")
-            let claim = ClaimStatement.bound(limit: 50, workerID: "w1", leaseSeconds: 60, credentials: ["default"],
-                                             fcmCredentials: [], defaultEnvironment: .production, held: [], only: nil,
-                                             row: nil, excluding: [], rotation: 0, budget: nil, belowRank: nil)
-            let r = try await c.query("EXPLAIN (ANALYZE, FORMAT JSON) " + claim.sql, claim.parameters)
-            let plan = try JSONSerialization.jsonObject(with: Data((r.string(0, 0) ?? "").utf8))
-            let nodes = Self.nodes(plan)
-            let tidScans = nodes.filter { $0["Node Type"] as? String == "Tid Scan" && $0["Relation Name"] as? String == "notifications" }
-            #expect(tidScans.count == 2, "picked and claimed: \(nodes.compactMap { n in n["Relation Name"].map { "\(n["Node Type"] ?? "?") \($0)" } })")
-            #expect(!nodes.contains { $0["Index Name"] as? String == "notifications_pkey" })
-            let probes = nodes.filter { ["devices", "token_throttles"].contains($0["Relation Name"] as? String ?? "") }
-                .map { "\($0["Relation Name"] ?? "?") \($0["Actual Loops"] ?? "?")" }
-            #expect(!probes.isEmpty && probes.allSatisfy { $0.hasSuffix(" 0") || $0.hasSuffix(" 1") }, "\(probes)")
-            let verdicts = try await c.query("""
-                SELECT device_token = lpad(to_hex(7), 64, '0'), device_token = lpad(to_hex(9), 64, '0'), status
-                  FROM pushq.notifications WHERE status <> 'queued'
-                """)
-            #expect(verdicts.count == 50)
-            for i in 0..<verdicts.count {
-                let expected = verdicts.string(i, 0) == "t" ? "failed" : verdicts.string(i, 1) == "t" ? "retrying" : "sending"
-                #expect(verdicts.string(i, 2) == expected)
-            }
-        }
-    }
-
     @Test("the claim is prepared once per session, and PostgreSQL settles on its generic plan; a new session prepares it again; a filtered claim is not prepared")
     func preparedOnce() async throws {
         try await TestDatabase.withConnection { c in
