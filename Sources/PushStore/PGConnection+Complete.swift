@@ -21,12 +21,7 @@ extension PGConnection {
     public func complete(_ completions: [RowCompletion], invalidations: [TokenInvalidation], throttles: [TokenThrottle] = [],
                          holds: [(hold: HoldRequest, seconds: Double)], resumed: [Endpoint],
                          workerID: String) throws -> CompletionWrite {
-        let rowParameters: [(any PGParameter)?] = [
-            completions.map(\.id), completions.map(\.attempt), completions.map(\.disposition.status.rawValue),
-            completions.map(\.httpStatus), completions.map(\.disposition.reason), completions.map(\.apnsUniqueID),
-            completions.map(\.disposition.retryDelay), completions.map(\.disposition.refundsAttempt), workerID,
-            completions.map(\.messageName), completions.map(\.lease),
-        ]
+        let rowParameters = Self.completeParameters(completions, workerID: workerID)
         let hasRows = !completions.isEmpty
         // ON CONFLICT may touch a row once per statement: one invalidation per (token, environment,
         // provider), the latest.
@@ -44,10 +39,12 @@ extension PGConnection {
             longest[key] = t
         }
         let thr = Array(longest.values)
-        return try transaction { c in
+        let more = !invs.isEmpty || !thr.isEmpty || !holds.isEmpty || !resumed.isEmpty
+        return try transaction(begin: hasRows ? Self.fencedUpdateBegin : "BEGIN") { c in
             var write = CompletionWrite()
             if hasRows {
                 write.updated = try c.query(Self.completeSQL, rowParameters).affectedRows
+                if more { try c.execute(Self.fencedUpdateEnd) }
             }
             if !invs.isEmpty {
                 try c.query(Self.invalidateSQL, [invs.map(\.storedToken), invs.map { $0.environment.rawValue },
@@ -81,14 +78,49 @@ extension PGConnection {
     @discardableResult
     public func release(_ rows: [RowClaim], workerID: String) throws(PGError) -> Int {
         guard !rows.isEmpty else { return 0 }
-        return try query("""
+        do {
+            return try transaction(begin: Self.fencedUpdateBegin) { c in try c.query("""
             UPDATE pushq.notifications n
                SET status = CASE WHEN n.attempts <= 1 THEN 'queued' ELSE 'retrying' END,
                    attempts = n.attempts - 1, locked_by = NULL, locked_until = NULL
               FROM unnest($1::bigint[], $2::integer[], $4::bigint[]) AS u(id, attempt, lease)
              WHERE n.id = u.id AND n.status = 'sending' AND n.locked_by = $3 AND n.attempts = u.attempt
                AND (extract(epoch FROM n.locked_until) * 1000000)::bigint = u.lease
-            """, [rows.map(\.id), rows.map(\.attempt), workerID, rows.map(\.lease)]).affectedRows
+            """, [rows.map(\.id), rows.map(\.attempt), workerID, rows.map(\.lease)]).affectedRows }
+        } catch let error as PGError {
+            throw error
+        } catch {
+            throw PGError(code: .invalidValue, message: "release: \(error)")  // query and execute throw PGError only
+        }
+    }
+
+    /// Opens the transaction of a fenced write-back (``completeSQL``, ``release(_:workerID:)``)
+    /// with nested-loop joins off until ``fencedUpdateEnd``.
+    ///
+    /// Both statements join the batch (`unnest` of its arrays) to `pushq.notifications` on `id`
+    /// and keep only rows still `sending`. PostgreSQL's statistics see the rows in flight as a
+    /// sliver of the table, so it estimates one row or two behind `status = 'sending' AND
+    /// locked_by = $worker` (the two columns are correlated; the planner multiplies them as if
+    /// they were not), and may then pick a nested loop that reads those rows through
+    /// `notifications_lease` and rescans the whole batch for each of them: 500 rows cost 250 000
+    /// comparisons. The plan flipped to that after autovacuum's ANALYZE in a 500 000-row drain:
+    /// write-backs of 1 000 rows took 400–600 ms instead of ~15, and the drain's rate fell by
+    /// half for seconds at a time (docs/performance.md, "The write-back's plan"). Without nested
+    /// loops, the join is a hash join whatever the estimate, linear in the batch and the rows in
+    /// flight.
+    static let fencedUpdateBegin = "BEGIN; SET LOCAL enable_nestloop = off"
+
+    /// Gives the rest of the write-back's transaction the server's nested-loop setting back.
+    static let fencedUpdateEnd = "SET LOCAL enable_nestloop TO DEFAULT"
+
+    /// The parameters of ``completeSQL`` for `completions`, written back by `workerID`.
+    static func completeParameters(_ completions: [RowCompletion], workerID: String) -> [(any PGParameter)?] {
+        [
+            completions.map(\.id), completions.map(\.attempt), completions.map(\.disposition.status.rawValue),
+            completions.map(\.httpStatus), completions.map(\.disposition.reason), completions.map(\.apnsUniqueID),
+            completions.map(\.disposition.retryDelay), completions.map(\.disposition.refundsAttempt), workerID,
+            completions.map(\.messageName), completions.map(\.lease),
+        ]
     }
 
     static let completeSQL = """
