@@ -104,10 +104,10 @@ extension PGConnection {
     /// they were not), and may then pick a nested loop that reads those rows through
     /// `notifications_lease` and rescans the whole batch for each of them: 500 rows cost 250 000
     /// comparisons. The plan flipped to that after autovacuum's ANALYZE in a 500 000-row drain:
-    /// write-backs of 1 000 rows took 400–600 ms instead of ~15, and the drain's rate fell by
-    /// half for seconds at a time (docs/performance.md, "The write-back's plan"). Without nested
-    /// loops, the join is a hash join whatever the estimate, linear in the batch and the rows in
-    /// flight.
+    /// write-backs of 1 000 rows took 400–600 ms instead of ~15, and the drain's rate fell to a
+    /// third or less for seconds at a time (docs/performance.md, "The write-back's plan after
+    /// ANALYZE"). Without nested loops, the join is a hash join whatever the estimate, linear in
+    /// the batch and the rows in flight.
     static let fencedUpdateBegin = "BEGIN; SET LOCAL enable_nestloop = off"
 
     /// Gives the rest of the write-back's transaction the server's nested-loop setting back.

@@ -6,7 +6,7 @@ import Testing
 
 /// How PostgreSQL plans the write-back when its statistics see almost no row in flight: the
 /// state autovacuum's ANALYZE leaves behind during a long drain (docs/performance.md, "The
-/// write-back's plan").
+/// write-back's plan after ANALYZE").
 @Suite("The write-back's plan")
 struct WriteBackPlanTests {
     /// The node types of an `EXPLAIN (FORMAT JSON)` plan.
