@@ -18,10 +18,13 @@ struct JWTTests {
     @Test("a tampered claim → InvalidProviderToken")
     func tamperedClaims() async throws {
         try await withMock { _, port async throws in
-            let jwt = try Fixtures.jwt()
+            // The claim changed relative to the token's own `iat`: read from the clock again, a
+            // second later on a busy machine, `now - 1` was that `iat`, and the "tampered" claim
+            // the signed one.
+            let issuedAt = MockClock.wallSeconds()
+            let jwt = try Fixtures.jwt(issuedAt: issuedAt)
             var parts = jwt.split(separator: ".").map(String.init)
-            let now = MockClock.wallSeconds()
-            parts[1] = base64url(Array(#"{"iss":"\#(Fixtures.teamID)","iat":\#(now - 1)}"#.utf8))
+            parts[1] = base64url(Array(#"{"iss":"\#(Fixtures.teamID)","iat":\#(issuedAt - 1)}"#.utf8))
             let response = try Curl.one(port: port, .valid(jwt: parts.joined(separator: ".")))
             #expect(response.status == 403)
             #expect(response.reason == "InvalidProviderToken")
