@@ -62,5 +62,6 @@ extension Migration {
         Migration(version: 24, name: "device_token_index", sql: String(decoding: PackageResources._24_device_token_index_sql, as: UTF8.self)),
         Migration(version: 25, name: "cheap_checks", sql: String(decoding: PackageResources._25_cheap_checks_sql, as: UTF8.self)),
         Migration(version: 26, name: "cheap_checks_validate", sql: String(decoding: PackageResources._26_cheap_checks_validate_sql, as: UTF8.self)),
+        Migration(version: 27, name: "lane_statistics", sql: String(decoding: PackageResources._27_lane_statistics_sql, as: UTF8.self)),
     ]
 }
