@@ -63,5 +63,9 @@ extension Migration {
         Migration(version: 25, name: "cheap_checks", sql: String(decoding: PackageResources._25_cheap_checks_sql, as: UTF8.self)),
         Migration(version: 26, name: "cheap_checks_validate", sql: String(decoding: PackageResources._26_cheap_checks_validate_sql, as: UTF8.self)),
         Migration(version: 27, name: "lane_statistics", sql: String(decoding: PackageResources._27_lane_statistics_sql, as: UTF8.self)),
+        Migration(version: 28, name: "device_token_index_settled",
+                  sql: String(decoding: PackageResources._28_device_token_index_settled_sql, as: UTF8.self)),
+        Migration(version: 29, name: "device_token_index_drop",
+                  sql: String(decoding: PackageResources._29_device_token_index_drop_sql, as: UTF8.self)),
     ]
 }

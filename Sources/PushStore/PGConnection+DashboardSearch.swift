@@ -124,10 +124,16 @@ extension PGConnection {
     static let notificationRecordSQL =
         "SELECT " + NotificationRecord.names.map { "\($0)::text" }.joined(separator: ", ") + " FROM pushq.notifications WHERE id = $1"
 
-    /// Rows of the tokens `$1`, newest first, `$2` at most, through `notifications_device_token`.
+    /// Rows of the tokens `$1`, newest first, `$2` at most: through `notifications_device_token_settled`
+    /// (every row but those being sent, schema 28) and `notifications_lease` (the rows being sent).
     static let rowsByTokenSQL = """
-        SELECT \(NotificationSummary.columns) FROM pushq.notifications
-         WHERE device_token = ANY($1::text[]) ORDER BY created_at DESC, id DESC LIMIT $2
+        (SELECT \(NotificationSummary.columns) FROM pushq.notifications
+          WHERE device_token = ANY($1::text[]) AND device_token IS NOT NULL AND status <> 'sending'
+          ORDER BY created_at DESC, id DESC LIMIT $2)
+        UNION ALL
+        (SELECT \(NotificationSummary.columns) FROM pushq.notifications
+          WHERE status = 'sending' AND device_token = ANY($1::text[]))
+        ORDER BY created_at DESC, id DESC LIMIT $2
         """
 
     /// Devices stored with token `$1` (lower-cased, as APNs tokens are stored) or `$2` (FCM's, as given), through the key.

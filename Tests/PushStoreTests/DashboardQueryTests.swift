@@ -34,6 +34,11 @@ struct DashboardQueryTests {
                 #expect(!plan.contains("Seq Scan on notifications"), "\(sql)\n\(plan)")
                 #expect(plan.contains("on notifications_") || plan.contains("using notifications_"), "an index of notifications is used: \(sql)\n\(plan)")
             }
+            // The search by token: the rows not being sent through schema 28's index, those being sent
+            // through the lease index; schema 24's index, which the claim paid an entry in, is gone.
+            let byToken = try await StatusQueryTests.plan(c, PGConnection.rowsByTokenSQL, [[Self.tokenA], 100])
+            #expect(byToken.contains("notifications_device_token_settled") && byToken.contains("notifications_lease"), "\(byToken)")
+            #expect(try await c.query("SELECT count(*) FROM pg_indexes WHERE indexname = 'notifications_device_token'").decode(Int.self, 0, 0) == 0)
             // The plans are those of the queries that run: they answer on this table.
             #expect(try await c.failureReasons(minutes: 1_440).truncated, "960 000 final rows in the day: the newest 500 000 are counted")
             // One transaction, so that both read the same now(): a row a second crosses the hour's edge.
@@ -129,6 +134,13 @@ struct DashboardQueryTests {
             #expect(Set(user.devices.map(\.deviceToken)) == [Self.tokenA, Self.tokenB])
             #expect(user.rows.map(\.id) == [first + 1, first], "newest first, the third row is another user's")
             #expect(try await c.userPage(userRef: "nobody").devices.isEmpty)
+            // A row being sent is not in notifications_device_token_settled (schema 28): found through the lease index.
+            try await c.query("""
+                UPDATE pushq.notifications SET status = 'sending', attempts = 1, locked_by = 'w1', locked_until = now() + interval '1 minute'
+                 WHERE id = $1
+                """, [first])
+            #expect(try await c.rows(forToken: Self.tokenA).rows.map { "\($0.id) \($0.status)" } == ["\(first) sending"])
+            #expect(try await c.userPage(userRef: "user-7").rows.map(\.id) == [first + 1, first], "in flight or not, newest first")
 
             #expect(try await c.rows(metadataKey: "campaign", value: "spring").map(\.id) == [first])
             #expect(try await c.rows(metadataKey: "order", value: "42").map(\.id) == [first + 1, first], "the number 42 and the string \"42\"")
