@@ -67,5 +67,8 @@ extension Migration {
                   sql: String(decoding: PackageResources._28_device_token_index_settled_sql, as: UTF8.self)),
         Migration(version: 29, name: "device_token_index_drop",
                   sql: String(decoding: PackageResources._29_device_token_index_drop_sql, as: UTF8.self)),
+        Migration(version: 30, name: "token_hash_index", sql: String(decoding: PackageResources._30_token_hash_index_sql, as: UTF8.self)),
+        Migration(version: 31, name: "device_token_index_settled_drop",
+                  sql: String(decoding: PackageResources._31_device_token_index_settled_drop_sql, as: UTF8.self)),
     ]
 }

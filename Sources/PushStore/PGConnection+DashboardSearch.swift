@@ -124,11 +124,13 @@ extension PGConnection {
     static let notificationRecordSQL =
         "SELECT " + NotificationRecord.names.map { "\($0)::text" }.joined(separator: ", ") + " FROM pushq.notifications WHERE id = $1"
 
-    /// Rows of the tokens `$1`, newest first, `$2` at most: through `notifications_device_token_settled`
-    /// (every row but those being sent, schema 28) and `notifications_lease` (the rows being sent).
+    /// Rows of the tokens `$1`, newest first, `$2` at most: through `notifications_token_hash`
+    /// (every row but those being sent, by the token's hash, schema 30; the token itself checked
+    /// on the rows it finds) and `notifications_lease` (the rows being sent).
     static let rowsByTokenSQL = """
         (SELECT \(NotificationSummary.columns) FROM pushq.notifications
-          WHERE device_token = ANY($1::text[]) AND device_token IS NOT NULL AND status <> 'sending'
+          WHERE hashtext(device_token) = ANY(ARRAY(SELECT hashtext(t) FROM unnest($1::text[]) t))
+            AND device_token = ANY($1::text[]) AND device_token IS NOT NULL AND status <> 'sending'
           ORDER BY created_at DESC, id DESC LIMIT $2)
         UNION ALL
         (SELECT \(NotificationSummary.columns) FROM pushq.notifications

@@ -34,11 +34,14 @@ struct DashboardQueryTests {
                 #expect(!plan.contains("Seq Scan on notifications"), "\(sql)\n\(plan)")
                 #expect(plan.contains("on notifications_") || plan.contains("using notifications_"), "an index of notifications is used: \(sql)\n\(plan)")
             }
-            // The search by token: the rows not being sent through schema 28's index, those being sent
-            // through the lease index; schema 24's index, which the claim paid an entry in, is gone.
-            let byToken = try await StatusQueryTests.plan(c, PGConnection.rowsByTokenSQL, [[Self.tokenA], 100])
-            #expect(byToken.contains("notifications_device_token_settled") && byToken.contains("notifications_lease"), "\(byToken)")
-            #expect(try await c.query("SELECT count(*) FROM pg_indexes WHERE indexname = 'notifications_device_token'").decode(Int.self, 0, 0) == 0)
+            // The search by token: the rows not being sent through schema 30's index (by the token's
+            // hash), those being sent through the lease index; the indexes of schemas 24 and 28, keyed
+            // by the token itself, are gone.
+            let byToken = try await StatusQueryTests.plan(c, PGConnection.rowsByTokenSQL, [[Self.tokenA, Self.tokenA.uppercased()], 100])
+            #expect(byToken.contains("notifications_token_hash") && byToken.contains("notifications_lease"), "\(byToken)")
+            #expect(try await c.query("""
+                SELECT count(*) FROM pg_indexes WHERE indexname IN ('notifications_device_token', 'notifications_device_token_settled')
+                """).decode(Int.self, 0, 0) == 0)
             // The plans are those of the queries that run: they answer on this table.
             #expect(try await c.failureReasons(minutes: 1_440).truncated, "960 000 final rows in the day: the newest 500 000 are counted")
             // One transaction, so that both read the same now(): a row a second crosses the hour's edge.
@@ -134,7 +137,7 @@ struct DashboardQueryTests {
             #expect(Set(user.devices.map(\.deviceToken)) == [Self.tokenA, Self.tokenB])
             #expect(user.rows.map(\.id) == [first + 1, first], "newest first, the third row is another user's")
             #expect(try await c.userPage(userRef: "nobody").devices.isEmpty)
-            // A row being sent is not in notifications_device_token_settled (schema 28): found through the lease index.
+            // A row being sent is not in notifications_token_hash (schema 30): found through the lease index.
             try await c.query("""
                 UPDATE pushq.notifications SET status = 'sending', attempts = 1, locked_by = 'w1', locked_until = now() + interval '1 minute'
                  WHERE id = $1
