@@ -23,23 +23,30 @@ struct ClaimPlanTests {
             .map { $0["Alias"] as? String ?? "?" }
     }
 
+    /// The claim the worker sends for these arguments (worker `w1`, no filter).
+    static func claim(limit: Int, credentials: [String], budget: RateBudget?) -> (sql: String, parameters: [(any PGParameter)?], filtered: Bool) {
+        ClaimStatement.bound(limit: limit, workerID: "w1", leaseSeconds: 60, credentials: credentials,
+                             fcmCredentials: [], defaultEnvironment: .production, held: [], only: nil,
+                             row: nil, excluding: [], rotation: 0, budget: budget, belowRank: nil)
+    }
+
+    /// The plan an `EXPLAIN (FORMAT JSON)` answered.
+    static func json(_ r: PGResult) throws -> Any {
+        try JSONSerialization.jsonObject(with: Data((r.string(0, 0) ?? "").utf8))
+    }
+
     /// `EXPLAIN (FORMAT JSON)` of the claim the worker sends for these arguments. The default
     /// size, 50, is a four-hundredth of ``rows``: reading the table whole is never the cheaper plan.
     func plan(_ c: PGConnection, limit: Int = 50, credentials: [String] = ["default", "b"], budget: RateBudget? = nil) async throws -> Any {
-        let claim = ClaimStatement.bound(limit: limit, workerID: "w1", leaseSeconds: 60, credentials: credentials,
-                                         fcmCredentials: [], defaultEnvironment: .production, held: [], only: nil,
-                                         row: nil, excluding: [], rotation: 0, budget: budget, belowRank: nil)
-        let r = try await c.query("EXPLAIN (FORMAT JSON) " + claim.sql, claim.parameters)
-        return try JSONSerialization.jsonObject(with: Data((r.string(0, 0) ?? "").utf8))
+        let claim = Self.claim(limit: limit, credentials: credentials, budget: budget)
+        return try Self.json(try await c.query("EXPLAIN (FORMAT JSON) " + claim.sql, claim.parameters))
     }
 
     /// `EXPLAIN (FORMAT JSON)` of the generic plan of the same claim: prepared as the worker
     /// prepares it (no parameter types: PostgreSQL infers them), then explained with the
     /// parameters as literals under `force_generic_plan`, which the worker's claims run with.
     func genericPlan(_ c: PGConnection, limit: Int = 50, credentials: [String] = ["default", "b"], budget: RateBudget? = nil) async throws -> Any {
-        let claim = ClaimStatement.bound(limit: limit, workerID: "w1", leaseSeconds: 60, credentials: credentials,
-                                         fcmCredentials: [], defaultEnvironment: .production, held: [], only: nil,
-                                         row: nil, excluding: [], rotation: 0, budget: budget, belowRank: nil)
+        let claim = Self.claim(limit: limit, credentials: credentials, budget: budget)
         let literals = try PGConnection.texts(claim.parameters).map { text in
             text.map { "'" + $0.replacingOccurrences(of: "'", with: "''") + "'" } ?? "NULL"
         }
@@ -48,7 +55,7 @@ struct ClaimPlanTests {
         try await c.query("SET plan_cache_mode = force_generic_plan")
         let r = try await c.query("EXPLAIN (FORMAT JSON) EXECUTE \(name)(\(literals.joined(separator: ", ")))")
         try await c.query("RESET plan_cache_mode")
-        return try JSONSerialization.jsonObject(with: Data((r.string(0, 0) ?? "").utf8))
+        return try Self.json(r)
     }
 
     @Test("on a large analysed table, mostly of final rows, the claim walks notifications_lane_due, never the whole table")

@@ -16,11 +16,9 @@ struct CredentialTests {
                 mock.setFailureRate(MockFailureRate(rate: 1, answer: .error(.invalidProviderToken)))
                 try await insertAlerts(db, count: 50, prefix: "d")
                 var configuration = try workerConfiguration(databaseURL: try await databaseURL(db), apnsURL: apnsURL)
-                // No probe during the test (the next test is about probes): a probe resends one
-                // paused row, and under load this test ran past the default first probe (30 s)
-                // and counted 51 requests for 50 rows.
-                configuration.pauseBaseSeconds = 3600
-                configuration.pauseCapSeconds = 3600
+                // No probe during the test (the next test is about probes): under load this test
+                // ran past the default first probe and counted 51 requests for 50 rows.
+                configuration.withoutProbes()
                 try await withWorker(configuration) { _ in
                     // Wait for the pause to be recorded and the rows claimed before it to be answered.
                     let settled = try await eventually { try await pausedAndNothingHeld(db) }

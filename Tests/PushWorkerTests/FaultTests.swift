@@ -79,10 +79,7 @@ struct FaultTests {
                 try await insertAlerts(db, count: 30, prefix: "5")
                 try await db.query("UPDATE pushq.notifications SET max_attempts = 2")
                 var configuration = try workerConfiguration(databaseURL: try await databaseURL(db), apnsURL: apnsURL)
-                // No probe during the test: a probe resends one paused row, and a test slowed by
-                // load past the default first probe (30 s) would count its request.
-                configuration.pauseBaseSeconds = 3600
-                configuration.pauseCapSeconds = 3600
+                configuration.withoutProbes()
                 try await withWorker(configuration) { _ in
                     let paused = try await eventually { try await pausedAndNothingHeld(db) }
                     #expect(paused)

@@ -99,8 +99,7 @@ struct LeaseTests {
                 var configuration = try workerConfiguration(databaseURL: try await databaseURL(db), apnsURL: apnsURL)
                 configuration.sender.extraCAFile = ca
                 configuration.credentials["other"] = configuration.credentials["default"]
-                configuration.pauseBaseSeconds = 3600
-                configuration.pauseCapSeconds = 3600
+                configuration.withoutProbes()
                 try await withWorker(configuration) { _ in
                     try await insertAlerts(db, count: 3, prefix: "8")
                     try await waitUntilAllFinal(db, timeout: .seconds(30))
