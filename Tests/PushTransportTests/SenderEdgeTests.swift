@@ -100,16 +100,18 @@ import Testing
     }
 
     @Test func curlHeaderListRefusesWhatDoesNotFit() throws {
-        let list = try CurlHeaderList(capacities: [8, 8, 4])
+        let list = CurlHeaderList(limits: [8, 8, 4])
         func node(_ i: Int) -> String {
             var n = list.list
-            for _ in 0..<i { n = n?.pointee.next }
-            return String(cString: n!.pointee.data)
+            for _ in 0..<i { n = n.pointee.next }
+            return String(cString: n.pointee.data)
         }
         #expect(list.set(0, prefix: "ab: ", value: "xyz"))  // 7 bytes and the NUL: fits exactly
         #expect(node(0) == "ab: xyz")
         #expect(!list.set(0, prefix: "ab: ", value: "wxyz"))
         #expect(node(0) == "")  // left out of the request rather than cut
+        #expect(list.set(0, prefix: "a: ", value: "b"))  // a node grows to its limit, then takes shorter values
+        #expect(node(0) == "a: b")
         #expect(list.set(1, prefix: "p: ", integer: 1234))
         #expect(node(1) == "p: 1234")
         #expect(!list.set(1, prefix: "p: ", integer: 12345))

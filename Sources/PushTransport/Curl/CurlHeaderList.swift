@@ -3,39 +3,56 @@ import CCurl
 import Glibc
 #endif
 
-/// A `curl_slist` of request headers whose nodes are reused for every request.
+/// A `curl_slist` of request headers, built and owned here node by node, reused for every request.
 ///
-/// Each node's string is allocated once by `curl_slist_append` with room for
-/// ``capacities``, then overwritten in place before each transfer: no allocation per
-/// request. A node holding an empty string is ignored by libcurl (it has no colon), which
-/// is how optional headers are left out. The list is freed in `deinit`; libcurl keeps a
-/// pointer to it (`CURLOPT_HTTPHEADER`) for as long as the owning ``StreamSlot`` lives.
+/// libcurl only reads the list (`CURLOPT_HTTPHEADER` takes no ownership): the nodes and their
+/// strings are this object's own allocations, freed in `deinit`, never by `curl_slist_free_all`.
+/// Each node has a limit fixed at init (the most bytes it may hold, NUL included) but holds an
+/// allocation sized to the longest value written so far, grown (rarely: once per slot for a
+/// credential's token, a topic, a collapse id) when a longer one comes. A window keeps thousands
+/// of slots, so sizing every node for its limit held ~2 MB at full rate (docs/performance.md,
+/// "Peak RSS"). Values are overwritten in place between transfers, never while libcurl sends
+/// one. A node holding an empty string is ignored by libcurl (it has no colon), which is how
+/// optional headers are left out.
 final class CurlHeaderList {
-    private(set) var list: UnsafeMutablePointer<curl_slist>?
-    private var nodes: [UnsafeMutablePointer<CChar>] = []
-    private let capacities: [Int]
+    /// The first node, what `CURLOPT_HTTPHEADER` is given.
+    var list: UnsafeMutablePointer<curl_slist> { nodes.baseAddress! }
+    private let nodes: UnsafeMutableBufferPointer<curl_slist>
+    private let limits: [Int]
+    /// Bytes allocated for each node's string.
+    private var sizes: [Int]
 
-    /// - Parameter capacities: the byte capacity of each node, terminating NUL included.
-    init(capacities: [Int]) throws {
-        precondition(capacities.allSatisfy { $0 >= 2 }, "a header node needs room for one byte and its NUL")
-        self.capacities = capacities
-        for capacity in capacities {
-            let placeholder = String(repeating: "x", count: capacity - 1)
-            guard let appended = curl_slist_append(list, placeholder) else {
-                // Every stored property is set: `deinit` runs and frees the nodes appended so far.
-                throw PushTransportError(.curlSetup, "curl_slist_append failed (out of memory)")
-            }
-            list = appended
-        }
-        var node = list
-        while let n = node {
-            nodes.append(n.pointee.data)
-            n.pointee.data[0] = 0
-            node = n.pointee.next
+    /// - Parameter limits: the most bytes each node may hold, terminating NUL included.
+    init(limits: [Int]) {
+        precondition(!limits.isEmpty && limits.allSatisfy { $0 >= 2 }, "a header node needs room for one byte and its NUL")
+        self.limits = limits
+        sizes = Array(repeating: 1, count: limits.count)
+        nodes = .allocate(capacity: limits.count)
+        let base = nodes.baseAddress!
+        for i in limits.indices {
+            let data = UnsafeMutablePointer<CChar>.allocate(capacity: 1)
+            data[0] = 0
+            (base + i).initialize(to: curl_slist(data: data, next: i + 1 < limits.count ? base + i + 1 : nil))
         }
     }
 
-    deinit { curl_slist_free_all(list) }
+    deinit {
+        for node in nodes { node.data.deallocate() }
+        nodes.deallocate()
+    }
+
+    /// Room for `bytes` (NUL included) in node `index`, grown if needed; nil (and the node
+    /// cleared) past its limit.
+    private func room(_ index: Int, _ bytes: Int) -> UnsafeMutableRawPointer? {
+        guard bytes <= limits[index] else { clear(index); return nil }
+        if bytes > sizes[index] {
+            let size = min(limits[index], (bytes + 31) & ~31)
+            nodes[index].data.deallocate()
+            nodes[index].data = .allocate(capacity: size)
+            sizes[index] = size
+        }
+        return UnsafeMutableRawPointer(nodes[index].data)
+    }
 
     /// Writes `prefix` then `value` into node `index`; false (and the node cleared) if it
     /// does not fit. The value is copied as it is: callers check it holds no CR, LF or NUL
@@ -44,11 +61,10 @@ final class CurlHeaderList {
         var value = value
         return value.withUTF8 { v in
             let p = prefix.utf8CodeUnitCount
-            guard p + v.count < capacities[index] else { nodes[index][0] = 0; return false }
-            let dest = UnsafeMutableRawPointer(nodes[index])
+            guard let dest = room(index, p + v.count + 1) else { return false }
             dest.copyMemory(from: prefix.utf8Start, byteCount: p)
             if let base = v.baseAddress { (dest + p).copyMemory(from: base, byteCount: v.count) }
-            nodes[index][p + v.count] = 0
+            dest.storeBytes(of: 0, toByteOffset: p + v.count, as: UInt8.self)
             return true
         }
     }
@@ -68,23 +84,22 @@ final class CurlHeaderList {
             if value < 0 { i -= 1; scratch[i] = UInt8(ascii: "-") }
             let p = prefix.utf8CodeUnitCount
             let length = scratch.count - i
-            guard p + length < capacities[index] else { nodes[index][0] = 0; return false }
-            let dest = UnsafeMutableRawPointer(nodes[index])
+            guard let dest = room(index, p + length + 1) else { return false }
             dest.copyMemory(from: prefix.utf8Start, byteCount: p)
             (dest + p).copyMemory(from: scratch.baseAddress! + i, byteCount: length)
-            nodes[index][p + length] = 0
+            dest.storeBytes(of: 0, toByteOffset: p + length, as: UInt8.self)
             return true
         }
     }
 
     /// Leaves node `index` out of the request.
-    func clear(_ index: Int) { nodes[index][0] = 0 }
+    func clear(_ index: Int) { nodes[index].data[0] = 0 }
 
     /// Sets node `index` to a fixed string (e.g. `"accept:"`, which removes curl's default).
     func setFixed(_ index: Int, _ text: StaticString) {
-        precondition(text.utf8CodeUnitCount < capacities[index], "fixed header longer than its node")
-        let dest = UnsafeMutableRawPointer(nodes[index])
-        dest.copyMemory(from: text.utf8Start, byteCount: text.utf8CodeUnitCount)
-        nodes[index][text.utf8CodeUnitCount] = 0
+        let n = text.utf8CodeUnitCount
+        guard let dest = room(index, n + 1) else { preconditionFailure("fixed header longer than its node") }
+        dest.copyMemory(from: text.utf8Start, byteCount: n)
+        dest.storeBytes(of: 0, toByteOffset: n, as: UInt8.self)
     }
 }

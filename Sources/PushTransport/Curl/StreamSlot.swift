@@ -47,7 +47,7 @@ final class StreamSlot {
     init(layout: StreamLayout, transfer: CurlTransferSettings, certificate: CurlClientCertificate?) throws {
         easy = try CurlEasy()
         authorizationPrefix = layout.authorizationPrefix
-        headers = try CurlHeaderList(capacities: [layout.authorizationCapacity] + layout.headerCapacities
+        headers = CurlHeaderList(limits: [layout.authorizationCapacity] + layout.headerCapacities
             + layout.fixedHeaders.map { $0.utf8CodeUnitCount + 1 })
         urlPrefixLength = layout.urlPrefix.count
         let urlBuffer = UnsafeMutableBufferPointer<CChar>.allocate(capacity: layout.urlPrefix.count + layout.urlSuffixCapacity + 1)
