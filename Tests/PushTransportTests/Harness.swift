@@ -10,7 +10,7 @@ import Testing
 /// Fixtures from `scripts/gen-test-certs`, generated once per test process into a temp dir.
 enum Fixtures {
     static let directory: String = {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pushq-transport-tests-\(getpid())").path
+        let dir = ProcessTemporaryDirectory.path(prefix: "pushq-transport-tests-")
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("scripts/gen-test-certs").path
         try! MockTestFixtures.generate(into: dir, script: script)

@@ -14,9 +14,10 @@ struct FCMEndToEndTests {
     /// Registration token `i`: base64url and a colon, mixed case (FCM tokens are case-sensitive).
     static func token(_ i: Int, _ prefix: String) -> String { "\(prefix)\(i):APA91bHx_" + String(repeating: "Qz9-", count: 30) }
 
-    /// A service account JSON file for the fixtures' key, exchanging tokens at the mock.
+    /// A service account JSON file for the fixtures' key, exchanging tokens at the mock, in the
+    /// process's fixtures directory (removed with it by a later run).
     static func serviceAccountFile(mockURL: String) throws -> String {
-        let path = NSTemporaryDirectory() + "pushq-fcm-sa-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).json"
+        let path = Fixtures.directory + "/fcm-sa-\(UInt32.random(in: 0...UInt32.max)).json"
         let json = try MockTestFixtures.fcmServiceAccountJSON(privateKeyPath: Fixtures.directory + "/fcm-key.pem", tokenURI: mockURL + "/token")
         try json.write(toFile: path, atomically: true, encoding: .utf8)
         return path

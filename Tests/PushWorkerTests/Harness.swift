@@ -12,7 +12,7 @@ import Testing
 /// Fixtures from `scripts/gen-test-certs`, generated once per test process.
 enum Fixtures {
     static let directory: String = {
-        let dir = NSTemporaryDirectory() + "pushq-worker-tests-\(getpid())"
+        let dir = ProcessTemporaryDirectory.path(prefix: "pushq-worker-tests-")
         try! MockTestFixtures.generate(into: dir, script: repositoryRoot.appendingPathComponent("scripts/gen-test-certs").path)
         return dir
     }()
