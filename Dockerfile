@@ -4,6 +4,8 @@
 # linked in statically; the runtime image is Debian slim with only the C libraries pushq
 # calls (libpq, libcurl with HTTP/2, OpenSSL) and the system CA roots (Apple's hosts).
 # Both stages are Debian bookworm, so the libraries match the headers built against.
+# The release link uses the toolchain's own lld with packed relocations (Package.swift, the
+# `pushq` target), which the runtime stage's glibc 2.36 loads.
 
 ARG SWIFT_VERSION=6.3
 
