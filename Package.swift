@@ -36,6 +36,7 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
 
         // posix_spawn + waitpid child processes (fixtures, tests, benchmarks): Foundation's Process can miss exits on Linux.
+        // Also the test processes' own fixture directories (ProcessTemporaryDirectory).
         .target(name: "ChildProcess"),
         // Pure: models, limits, APNs reasons, outcome classification, retry policy. No I/O.
         .target(name: "PushCore"),
@@ -99,9 +100,9 @@ let package = Package(
             ],
             // Release builds on Linux: lld with packed relative relocations (DT_RELR, glibc 2.36+),
             // and no dynamic symbol table of pushq's own. The position-independent executable
-            // otherwise carries 2.7 MB of relocations and 2.5 MB of exported names that the loader
-            // reads at every start and that stay resident: 3-4 MB of peak RSS
-            // (docs/performance.md, "Peak RSS"). Not part of the MockPush product.
+            // otherwise carries 2.7 MB of relocations and 2.8 MB of exported symbols that the loader
+            // reads at every start and that stay resident: ~4 MB of peak RSS (docs/performance.md,
+            // "Linked differently"). Not part of the MockPush product.
             linkerSettings: [.unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
                                            "-Xlinker", "--no-export-dynamic"],
                                           .when(platforms: [.linux], configuration: .release))]

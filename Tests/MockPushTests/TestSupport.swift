@@ -13,28 +13,13 @@ enum Fixtures {
     static let other: MockPushFixtures = generate("other", MockPushFixtures.Identity(apnsKeyID: otherKeyID))
 
     private static func generate(_ name: String, _ identity: MockPushFixtures.Identity) -> MockPushFixtures {
-        _ = sweptStaleDirectories
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("mockpush-tests-\(getpid())-\(name)").path
+        let directory = ProcessTemporaryDirectory.path(prefix: "mockpush-tests-") + "/" + name
         do {
             return try MockPushFixtures.generate(into: directory, identity: identity)
         } catch {
             fatalError("cannot generate the test fixtures: \(error)")
         }
     }
-
-    /// Removes the fixtures of earlier test processes that are gone (`mockpush-tests-<pid>-…`
-    /// whose process no longer exists): a process cannot remove its own at exit, so each run
-    /// removes those of the runs before it. Directories of a live process, another `swift test`
-    /// running beside this one, are left alone.
-    private static let sweptStaleDirectories: Void = {
-        let temporary = FileManager.default.temporaryDirectory
-        for entry in (try? FileManager.default.contentsOfDirectory(atPath: temporary.path)) ?? [] {
-            let parts = entry.split(separator: "-")
-            guard entry.hasPrefix("mockpush-tests-"), parts.count >= 4, let pid = Int32(parts[2]), pid != getpid(),
-                  kill(pid, 0) != 0, errno == ESRCH else { continue }
-            try? FileManager.default.removeItem(at: temporary.appendingPathComponent(entry))
-        }
-    }()
 
     static var directory: String { main.directory }
     static var keyID: String { main.identity.apnsKeyID }

@@ -1,6 +1,5 @@
 import ChildProcess
 import Foundation
-@testable import PushTestSupport
 import Testing
 
 /// The test processes' fixture directories: a run removes those of runs that are gone, never one

@@ -11,7 +11,7 @@ import Glibc
 /// allocation sized to the longest value written so far, grown (rarely: once per slot for a
 /// credential's token, a topic, a collapse id) when a longer one comes. A window keeps thousands
 /// of slots, so sizing every node for its limit held ~2 MB at full rate (docs/performance.md,
-/// "Peak RSS"). Values are overwritten in place between transfers, never while libcurl sends
+/// "Linked differently"). Values are overwritten in place between transfers, never while libcurl sends
 /// one. A node holding an empty string is ignored by libcurl (it has no colon), which is how
 /// optional headers are left out.
 final class CurlHeaderList {
