@@ -1,7 +1,7 @@
 # pushq — the two commands: `make run` and `make test`. See README.md.
 SHELL := /bin/bash
 
-.PHONY: run test deps build release bench bench-client bench-sql bench-e2e bench-latency bench-sag bench-prune bench-bounded bench-metrics bench-fcm bench-lanes bench-api pg-start pg-stop clean
+.PHONY: run test deps build release bench bench-client bench-sql bench-e2e bench-latency bench-sag bench-prune bench-bounded bench-metrics bench-fcm bench-lanes bench-api bench-designs pg-start pg-stop clean
 
 ## run: install what is missing, build, start PostgreSQL and the mock APNs, send samples, show status
 run: deps
@@ -47,6 +47,10 @@ bench-lanes: deps
 ## bench-api: POST /api/v1/notifications (1 000 rows per request) against plain INSERT of the same rows
 bench-api: deps
 	ONLY=api scripts/bench
+
+## bench-designs: the claim designs of bench/claim-designs as SQL loops, 1 and 8 at once: PostgreSQL CPU and WAL per notification
+bench-designs: deps
+	ONLY=designs scripts/bench
 
 ## bench-client: PushSender alone vs the libcurl floor and h2load, against the mock
 bench-client: deps

@@ -70,5 +70,7 @@ extension Migration {
         Migration(version: 30, name: "token_hash_index", sql: String(decoding: PackageResources._30_token_hash_index_sql, as: UTF8.self)),
         Migration(version: 31, name: "device_token_index_settled_drop",
                   sql: String(decoding: PackageResources._31_device_token_index_settled_drop_sql, as: UTF8.self)),
+        Migration(version: 32, name: "devices_invalidated_index",
+                  sql: String(decoding: PackageResources._32_devices_invalidated_index_sql, as: UTF8.self)),
     ]
 }

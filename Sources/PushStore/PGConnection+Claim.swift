@@ -135,14 +135,8 @@ extension PGConnection {
     ///
     /// A prepared claim runs on its generic plan (``claimBegin(prepared:)``).
     func serializedClaim(_ sql: String, _ parameters: [(any PGParameter)?], prepared: Bool) throws(PGError) -> PGResult {
-        do {
-            return try transaction(begin: Self.claimBegin(prepared: prepared), commit: Self.claimCommitSQL) { c in
-                prepared ? try c.preparedQuery(sql, parameters) : try c.query(sql, parameters)
-            }
-        } catch let error as PGError {
-            throw error
-        } catch {
-            throw PGError(code: .invalidValue, message: "claim: \(error)")  // query and execute throw PGError only
+        try typedTransaction(begin: Self.claimBegin(prepared: prepared), commit: Self.claimCommitSQL) { c throws(PGError) in
+            prepared ? try c.preparedQuery(sql, parameters) : try c.query(sql, parameters)
         }
     }
 

@@ -78,8 +78,7 @@ extension PGConnection {
     @discardableResult
     public func release(_ rows: [RowClaim], workerID: String) throws(PGError) -> Int {
         guard !rows.isEmpty else { return 0 }
-        do {
-            return try transaction(begin: Self.fencedUpdateBegin) { c in try c.query("""
+        return try typedTransaction(begin: Self.fencedUpdateBegin) { c throws(PGError) in try c.query("""
             UPDATE pushq.notifications n
                SET status = CASE WHEN n.attempts <= 1 THEN 'queued' ELSE 'retrying' END,
                    attempts = n.attempts - 1, locked_by = NULL, locked_until = NULL
@@ -87,11 +86,6 @@ extension PGConnection {
              WHERE n.id = u.id AND n.status = 'sending' AND n.locked_by = $3 AND n.attempts = u.attempt
                AND (extract(epoch FROM n.locked_until) * 1000000)::bigint = u.lease
             """, [rows.map(\.id), rows.map(\.attempt), workerID, rows.map(\.lease)]).affectedRows }
-        } catch let error as PGError {
-            throw error
-        } catch {
-            throw PGError(code: .invalidValue, message: "release: \(error)")  // query and execute throw PGError only
-        }
     }
 
     /// Opens the transaction of a fenced write-back (``completeSQL``, ``release(_:workerID:)``)

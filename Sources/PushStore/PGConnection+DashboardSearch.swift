@@ -130,7 +130,7 @@ extension PGConnection {
     static let rowsByTokenSQL = """
         (SELECT \(NotificationSummary.columns) FROM pushq.notifications
           WHERE hashtext(device_token) = ANY(ARRAY(SELECT hashtext(t) FROM unnest($1::text[]) t))
-            AND device_token = ANY($1::text[]) AND device_token IS NOT NULL AND status <> 'sending'
+            AND device_token = ANY($1::text[]) AND status <> 'sending'
           ORDER BY created_at DESC, id DESC LIMIT $2)
         UNION ALL
         (SELECT \(NotificationSummary.columns) FROM pushq.notifications

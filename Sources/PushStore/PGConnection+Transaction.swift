@@ -22,4 +22,17 @@ extension PGConnection {
             throw error
         }
     }
+
+    /// ``transaction(begin:commit:_:)`` for a body that throws only ``PGError`` (as `execute`,
+    /// `BEGIN` and `COMMIT` do), with the error typed: the claim and the release of rows.
+    func typedTransaction<T: Sendable>(begin: String, commit: String = "COMMIT",
+                                       _ body: @Sendable (isolated PGConnection) throws(PGError) -> T) throws(PGError) -> T {
+        do {
+            return try transaction(begin: begin, commit: commit) { c in try body(c) }
+        } catch let error as PGError {
+            throw error
+        } catch {
+            throw PGError(code: .invalidValue, message: "transaction: \(error)")  // the body and execute throw PGError only
+        }
+    }
 }

@@ -156,6 +156,37 @@ struct ClaimPlanTests {
         }
     }
 
+    @Test("the invalid-token probe reads the index of invalidated tokens (schema 32), not the registry's primary key; a row to an invalidated token still fails")
+    func invalidTokenProbe() async throws {
+        try await TestDatabase.withConnection { c in
+            // A registry of many valid devices, 1 in 1 000 invalidated, and rows to some of them.
+            try await c.query("""
+                INSERT INTO pushq.devices (device_token, environment, registered_at, invalidated_at, invalid_reason)
+                SELECT md5(g::text) || md5((g + 7)::text), 'production', now() - interval '1 day',
+                       CASE WHEN g % 1000 = 0 THEN now() END, CASE WHEN g % 1000 = 0 THEN 'Unregistered' END
+                  FROM generate_series(1, 100000) g
+                """)
+            try await c.query("""
+                INSERT INTO pushq.notifications (device_token, payload)
+                SELECT md5(g::text) || md5((g + 7)::text), '{}' FROM generate_series(1, 5000) g
+                """)
+            try await c.query("ANALYZE pushq.devices")
+            try await c.query("ANALYZE pushq.notifications")
+            for (name, p) in [("custom", try await plan(c, limit: 500, credentials: ["default"])),
+                              ("generic", try await genericPlan(c, limit: 500, credentials: ["default"]))] {
+                let used = Set(Self.nodes(p).compactMap { $0["Index Name"] as? String })
+                #expect(used.contains("devices_invalidated"), "\(name) plan: \(used)")
+                #expect(!used.contains("devices_pkey") && !used.contains("devices_token_environment_key"), "\(name) plan: \(used)")
+            }
+            let batch = try await c.claim(limit: 5000, workerID: "w1", leaseSeconds: 60, credentials: ["default"], defaultEnvironment: .production)
+            let sending = batch.rows.filter { $0.verdict == .send }.count
+            #expect(batch.rows.count == 5000 && sending == 4995, "the five rows to invalidated tokens (1 000, 2 000 … 5 000) are not sent")
+            #expect(try await c.query("""
+                SELECT count(*) FROM pushq.notifications WHERE status = 'failed' AND last_reason = 'TokenInvalidated'
+                """).decode(Int.self, 0, 0) == 5)
+        }
+    }
+
     @Test("the claim is prepared once per session and runs on its generic plan from the first run; a new session prepares it again; a filtered claim is not prepared")
     func preparedOnce() async throws {
         try await TestDatabase.withConnection { c in

@@ -108,7 +108,7 @@ struct MigrationPopulatedTests {
         var claimed: Int { state.withLock { $0.claims.count } }
     }
 
-    @Test("upgrading a version-24 table of 2 000 000 rows to the cheap checks (25, 26), the lane statistics (27) and the index by token without rows being sent (28–31) while a producer inserts and two workers claim and write back: no INSERT held for a second, no row lost or claimed twice, every write-back lands")
+    @Test("upgrading a version-24 table of 2 000 000 rows to the cheap checks (25, 26), the lane statistics (27), the index by token without rows being sent (28–31) and the index of invalidated tokens (32, on a registry of 500 000 devices) while a producer inserts, another registers devices and two workers claim and write back: no INSERT held for a second, no row lost or claimed twice, every write-back lands")
     func upgradeWithWorkersRunning() async throws {
         try await TestDatabase.with(migrated: false) { url in
             // Mostly final rows kept for retention, 1 in 50 due now (40 000), each with a topic:
@@ -120,12 +120,27 @@ struct MigrationPopulatedTests {
                        CASE WHEN g % 50 = 0 THEN NULL ELSE now() END
                   FROM generate_series(1, 2000000) g
                 """)
+            // A registry of 500 000 devices, 1 in 1 000 invalidated: what schema 32 indexes.
+            try await migrator.query("""
+                INSERT INTO pushq.devices (device_token, environment, invalidated_at, invalid_reason)
+                SELECT 'c' || lpad(to_hex(g), 63, '0'), 'production', CASE WHEN g % 1000 = 0 THEN now() END,
+                       CASE WHEN g % 1000 = 0 THEN 'Unregistered' END
+                  FROM generate_series(1, 500000) g
+                """)
+            try await migrator.execute("VACUUM ANALYZE pushq.devices")
 
             let producer = try await PGConnection.connect(url, logger: TestDatabase.logger, statementTimeout: .seconds(30))
             let inserts = Inserts()
             let producing = inserts.produce(
                 producer, "INSERT INTO pushq.notifications (device_token, payload, topic) VALUES ($1, '{\"aps\":{}}', 'com.example.app')"
             ) { String(format: "b%063x", $0) }
+            // A backend registering devices, every sixteenth registration (its token ends in 0) an invalidated token.
+            let registrar = try await PGConnection.connect(url, logger: TestDatabase.logger, statementTimeout: .seconds(30))
+            let registrations = Inserts()
+            let registering = registrations.produce(registrar, """
+                INSERT INTO pushq.devices (device_token, environment, invalidated_at, invalid_reason)
+                VALUES ($1, 'production', CASE WHEN right($1, 1) = '0' THEN now() END, CASE WHEN right($1, 1) = '0' THEN 'Unregistered' END)
+                """) { String(format: "d%063x", $0) }
             // Two workers of schema 24: the worker's claim and its fenced write-back, batch after
             // batch, each on its two connections, until told to stop.
             let sends = Sends()
@@ -148,8 +163,8 @@ struct MigrationPopulatedTests {
                 }
             }
             func progress(_ inserted: Int, _ claimed: Int) async throws -> Bool {
-                let (i, c) = (inserts.count + inserted, sends.claimed + claimed)
-                return try await LockWait.until(timeout: .seconds(120)) { inserts.count >= i && sends.claimed >= c }
+                let (i, r, c) = (inserts.count + inserted, registrations.count + inserted, sends.claimed + claimed)
+                return try await LockWait.until(timeout: .seconds(120)) { inserts.count >= i && registrations.count >= r && sends.claimed >= c }
             }
             #expect(try await progress(20, 400), "the producer and the workers run before the migration starts")
             let began = ContinuousClock.now
@@ -157,16 +172,23 @@ struct MigrationPopulatedTests {
             let ended = ContinuousClock.now
             #expect(try await progress(20, 400), "the producer and the workers still run after it")
             inserts.stop()
+            registrations.stop()
             sends.state.withLock { $0.stop = true }
             try await producing.value
+            try await registering.value
             for w in workers { try await w.value }
 
-            #expect(applied == [25, 26, 27, 28, 29, 30, 31])
+            #expect(applied == [25, 26, 27, 28, 29, 30, 31, 32])
             let (durations, ends) = inserts.state.withLock { ($0.durations, $0.ends) }
             let during = zip(durations, ends).filter { $0.1 - $0.0 >= began && $0.1 <= ended }.count
             #expect(during > 0, "some INSERTs ran from start to end while the migration did (\(ended - began))")
             let slowest = durations.max() ?? .zero
             #expect(slowest < .seconds(1), "slowest INSERT \(slowest) of \(durations.count), \(during) during the migration (\(ended - began))")
+            let (registered, registeredEnds) = registrations.state.withLock { ($0.durations, $0.ends) }
+            let registeredDuring = zip(registered, registeredEnds).filter { $0.1 - $0.0 >= began && $0.1 <= ended }.count
+            #expect(registeredDuring > 0, "some registrations ran from start to end while the migration did")
+            let slowestRegistration = registered.max() ?? .zero
+            #expect(slowestRegistration < .seconds(1), "slowest registration \(slowestRegistration) of \(registered.count)")
             let (claims, written) = sends.state.withLock { ($0.claims, $0.written) }
             #expect(claims.values.allSatisfy { $0 == 1 }, "no row claimed twice: \(claims.filter { $0.value > 1 }.count)")
             #expect(written == claims.count, "every write-back found its row: \(written) of \(claims.count)")
@@ -180,7 +202,10 @@ struct MigrationPopulatedTests {
                             ('notifications_topic_shape', 'notifications_lane_name', 'notifications_notify_channel_name')),
                        (SELECT n_distinct FROM pg_stats WHERE schemaname = 'pushq' AND tablename = 'notifications' AND attname = 'lane'),
                        (SELECT string_agg(c.relname || ':' || i.indisvalid, ',' ORDER BY c.relname) FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
-                         WHERE i.indrelid = 'pushq.notifications'::regclass AND (c.relname LIKE 'notifications_device_token%' OR c.relname = 'notifications_token_hash'))
+                         WHERE i.indrelid = 'pushq.notifications'::regclass AND (c.relname LIKE 'notifications_device_token%' OR c.relname = 'notifications_token_hash')),
+                       (SELECT indisvalid FROM pg_index WHERE indexrelid = 'pushq.devices_invalidated'::regclass),
+                       (SELECT count(*) FROM pushq.devices),
+                       (SELECT count(*) FROM pushq.devices WHERE invalidated_at IS NOT NULL)
                 """)
             #expect(try facts.decode(Int.self, 0, 0) == 2_000_000 + durations.count, "every row and every INSERT kept")
             #expect(try facts.decode(Int.self, 0, 1) == 0, "nothing left in flight")
@@ -189,7 +214,10 @@ struct MigrationPopulatedTests {
             #expect(facts.string(0, 4) == "t", "the rewritten checks validated")
             #expect(try facts.decode(Double.self, 0, 5) == 10, "schema 27's lane statistics recorded (one lane in the table)")
             #expect(facts.string(0, 6) == "notifications_token_hash:true", "schema 30's index built and valid, those of 24 and 28 dropped")
-            for c in [migrator, producer] { await c.close() }
+            #expect(facts.string(0, 7) == "t", "schema 32's index built and valid")
+            #expect(try facts.decode(Int.self, 0, 8) == 500_000 + registered.count, "every device and every registration kept")
+            #expect(try facts.decode(Int.self, 0, 9) == 500 + registered.count / 16, "the invalidated devices and registrations kept")
+            for c in [migrator, producer, registrar] { await c.close() }
         }
     }
 }

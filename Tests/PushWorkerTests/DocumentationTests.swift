@@ -108,7 +108,7 @@ struct DocumentationTests {
                 UNION SELECT p.proname FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = 'pushq'
                 UNION SELECT t.typname FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace WHERE n.nspname = 'pushq'
                 """)
-            let objects = Set((0..<r.count).compactMap { r.string($0, 0) })
+            var objects = Set((0..<r.count).compactMap { r.string($0, 0) })
             let c = try await db.query("""
                 SELECT conname FROM pg_constraint k JOIN pg_namespace n ON n.oid = k.connamespace WHERE n.nspname = 'pushq'
                 """)
@@ -125,6 +125,13 @@ struct DocumentationTests {
             constraints.formUnion((0..<t.count).compactMap { t.string($0, 0) })
             #expect(objects.contains("notifications") && constraints.contains("devices_pkey"))
             #expect(constraints.contains("notifications_channel_known"))
+
+            // The claim designs measured beside the schema (bench/claim-designs, docs/performance.md)
+            // create objects of their own in the bench's databases.
+            let designs = try Self.designObjects()
+            #expect(designs.contains("due") && designs.contains("leases"))
+            objects.formUnion(designs)
+            constraints.formUnion(designs)
 
             // `pushq.worker` and the like are log labels (docs/operations.md, Logs), not SQL objects.
             let labels = try Self.logLabels()
@@ -145,17 +152,28 @@ struct DocumentationTests {
         }
     }
 
+    /// The tables, indexes, functions and triggers the SQL files of bench/claim-designs create.
+    static func designObjects() throws -> Set<String> {
+        try captures("CREATE (?:TABLE|INDEX|FUNCTION|TRIGGER|PROCEDURE) (?:pushq\\.)?([a-z_][a-z0-9_]*)", in: "bench/claim-designs", ending: ".sql")
+    }
+
     /// The `pushq.<label>` loggers the `pushq` executable creates, from its sources.
     static func logLabels() throws -> Set<String> {
-        let folder = repositoryRoot.appendingPathComponent("Sources/pushq")
-        let regex = try NSRegularExpression(pattern: "label: \"pushq\\.([a-z_]+)\"")
-        var labels = Set<String>()
-        for file in try FileManager.default.contentsOfDirectory(atPath: folder.path) where file.hasSuffix(".swift") {
-            let text = try String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)
+        try captures("label: \"pushq\\.([a-z_]+)\"", in: "Sources/pushq", ending: ".swift")
+    }
+
+    /// The first capture group of every match of `pattern` in the files of `folder` (from the
+    /// repository root, not its subfolders) whose names end in `suffix`.
+    static func captures(_ pattern: String, in folder: String, ending suffix: String) throws -> Set<String> {
+        let directory = repositoryRoot.appendingPathComponent(folder)
+        let regex = try NSRegularExpression(pattern: pattern)
+        var found = Set<String>()
+        for file in try FileManager.default.contentsOfDirectory(atPath: directory.path) where file.hasSuffix(suffix) {
+            let text = try String(contentsOf: directory.appendingPathComponent(file), encoding: .utf8)
             for match in regex.matches(in: text, range: NSRange(text.startIndex..., in: text)) {
-                if let range = Range(match.range(at: 1), in: text) { labels.insert(String(text[range])) }
+                if let range = Range(match.range(at: 1), in: text) { found.insert(String(text[range])) }
             }
         }
-        return labels
+        return found
     }
 }

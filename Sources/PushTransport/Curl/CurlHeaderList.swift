@@ -59,14 +59,7 @@ final class CurlHeaderList {
     /// (``PushProvider/problem(with:)``).
     func set(_ index: Int, prefix: StaticString, value: String) -> Bool {
         var value = value
-        return value.withUTF8 { v in
-            let p = prefix.utf8CodeUnitCount
-            guard let dest = room(index, p + v.count + 1) else { return false }
-            dest.copyMemory(from: prefix.utf8Start, byteCount: p)
-            if let base = v.baseAddress { (dest + p).copyMemory(from: base, byteCount: v.count) }
-            dest.storeBytes(of: 0, toByteOffset: p + v.count, as: UInt8.self)
-            return true
-        }
+        return value.withUTF8 { write(index, prefix, UnsafeRawBufferPointer($0)) }
     }
 
     /// Writes `prefix` then the decimal `value` into node `index`; false (and the node
@@ -82,13 +75,7 @@ final class CurlHeaderList {
                 n /= 10
             } while n > 0
             if value < 0 { i -= 1; scratch[i] = UInt8(ascii: "-") }
-            let p = prefix.utf8CodeUnitCount
-            let length = scratch.count - i
-            guard let dest = room(index, p + length + 1) else { return false }
-            dest.copyMemory(from: prefix.utf8Start, byteCount: p)
-            (dest + p).copyMemory(from: scratch.baseAddress! + i, byteCount: length)
-            dest.storeBytes(of: 0, toByteOffset: p + length, as: UInt8.self)
-            return true
+            return write(index, prefix, UnsafeRawBufferPointer(rebasing: scratch[i...]))
         }
     }
 
@@ -97,9 +84,17 @@ final class CurlHeaderList {
 
     /// Sets node `index` to a fixed string (e.g. `"accept:"`, which removes curl's default).
     func setFixed(_ index: Int, _ text: StaticString) {
-        let n = text.utf8CodeUnitCount
-        guard let dest = room(index, n + 1) else { preconditionFailure("fixed header longer than its node") }
-        dest.copyMemory(from: text.utf8Start, byteCount: n)
-        dest.storeBytes(of: 0, toByteOffset: n, as: UInt8.self)
+        guard write(index, text, UnsafeRawBufferPointer(start: nil, count: 0)) else { preconditionFailure("fixed header longer than its node") }
+    }
+
+    /// Writes `prefix`, `bytes` and a NUL into node `index`; false (and the node cleared) if
+    /// they do not fit.
+    private func write(_ index: Int, _ prefix: StaticString, _ bytes: UnsafeRawBufferPointer) -> Bool {
+        let p = prefix.utf8CodeUnitCount
+        guard let dest = room(index, p + bytes.count + 1) else { return false }
+        dest.copyMemory(from: prefix.utf8Start, byteCount: p)
+        if let base = bytes.baseAddress { (dest + p).copyMemory(from: base, byteCount: bytes.count) }
+        dest.storeBytes(of: 0, toByteOffset: p + bytes.count, as: UInt8.self)
+        return true
     }
 }

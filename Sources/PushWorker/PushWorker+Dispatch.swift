@@ -1,0 +1,99 @@
+import Logging
+import PushCore
+import PushStore
+import PushTransport
+
+extension PushWorker {
+    /// Hands claimed rows to their senders, in one batch per sender, each request with the
+    /// claim's lease and send-by time. What each row's request is, is PushCore's
+    /// (``PushRequest/make(tag:claim:startDeadline:provider:deviceToken:payload:pushType:topic:defaultTopic:priority:collapseID:apnsID:expiration:channelID:)``);
+    /// a row it refuses, or one this version cannot read, ends `failed` without being sent.
+    ///
+    /// A sender that cannot be built (its credential's files changed since start, say) holds its
+    /// endpoint like a rejected credential, with the error as the hold's message, and its rows
+    /// are given back with their attempts: the hold's probe tries to build it again.
+    func dispatch(_ claim: Claim, probe: Bool = false) {
+        let rows = claim.rows
+        guard !rows.isEmpty else { return }
+        metrics.endedByClaim(rows)
+        var batches: [Endpoint: [PushRequest]] = [:]
+        var held: [(Int64, Held)] = []
+        var local: [RowCompletion] = []
+        held.reserveCapacity(rows.count)
+        var missingTopic = 0
+        for row in rows where row.verdict == .send || row.verdict == .unreadable {
+            let key = Endpoint(credential: row.credential, environment: row.environment, provider: row.provider)
+            held.append((row.id, Held(attempt: row.attempts, lease: row.lease, maxAttempts: row.maxAttempts, endpoint: key, deviceToken: row.deviceToken,
+                                      lastReason: row.lastReason, isProbe: probe, lane: row.lane, rank: row.rank)))
+            let refusal: PushRequest.Refusal
+            if row.verdict == .unreadable {
+                logger.error("a notification's push_type or environment is unknown to this version of pushq; ended failed/InvalidRow",
+                             metadata: ["notification.id": "\(row.id)"])
+                refusal = PushRequest.Refusal(reason: "InvalidRow", message: "unknown push_type or environment")
+            } else {
+                switch request(for: row, sendBy: claim.sendBy) {
+                case .success(let request):
+                    batches[key, default: []].append(request)
+                    continue
+                case .failure(let refused):
+                    refusal = refused
+                    if refused.reason == "MissingTopic" {
+                        missingTopic += 1
+                    } else {
+                        logger.error("a notification cannot be sent as it is; ended failed/\(refused.reason)",
+                                     metadata: ["notification.id": "\(row.id)", "problem": "\(refused.message)"])
+                    }
+                }
+            }
+            local.append(RowCompletion(id: row.id, attempt: row.attempts, lease: row.lease,
+                                       disposition: Disposition(status: .failed, reason: refusal.reason), httpStatus: nil, apnsUniqueID: nil))
+        }
+        if missingTopic > 0 {
+            logger.error("notifications without a topic: set PUSHQ_APNS_TOPIC, the credential's topic or the rows' topic column",
+                         metadata: ["notifications": "\(missingTopic)"])
+        }
+        state.withLock { s in
+            s.stats.claimed += rows.count
+            for (id, h) in held { s.held[id] = h }
+            s.local.append(contentsOf: local)
+        }
+        if !local.isEmpty { completeWake.signal() }
+        for (key, requests) in batches { submit(requests, to: key) }
+    }
+
+    /// The request for `row` (``PushRequest/make(tag:claim:startDeadline:provider:deviceToken:payload:pushType:topic:defaultTopic:priority:collapseID:apnsID:expiration:channelID:)``),
+    /// with its lane's rank: the sender starts it before requests of a higher rank that wait.
+    private func request(for row: ClaimedRow, sendBy: Int64?) -> Result<PushRequest, PushRequest.Refusal> {
+        PushRequest.make(tag: row.id, claim: row.lease, startDeadline: sendBy, provider: row.provider, deviceToken: row.deviceToken,
+                         payload: row.payload, pushType: row.pushType, topic: row.topic,
+                         defaultTopic: configuration.defaultTopic(credential: row.credential), priority: row.priority,
+                         collapseID: row.collapseID, apnsID: row.apnsID,
+                         // A channel that stores no message takes only apns-expiration 0, which a
+                         // broadcast without an expiration carries; the claim already ended the row
+                         // if its expires_at had passed.
+                         expiration: row.channelStoragePolicy == ChannelStoragePolicy.noMessageStored.rawValue ? nil : row.expiresAt,
+                         channelID: row.channelID)
+            .map { request in
+                var ranked = request
+                ranked.rank = Int32(clamping: row.rank)
+                return ranked
+            }
+    }
+
+    /// Submits `requests` to the sender of `key`. Only a sender that cannot be built fails
+    /// (e.g. a credential file changed since start): the endpoint is held, the rows given back,
+    /// and the hold's probe tries again.
+    private func submit(_ requests: [PushRequest], to key: Endpoint) {
+        do {
+            try sender(for: key).submit(requests)
+        } catch {
+            let hold = HoldRequest(endpoint: key, kind: .credential, reason: "SenderUnavailable",
+                                   message: "cannot send with credential \(key.credential) (\(key.channel)): \(error); its notifications wait")
+            state.withLock { s in
+                s.releases += requests.compactMap { s.claim(of: $0) }
+                s.senderHolds.append(hold)
+            }
+            completeWake.signal()
+        }
+    }
+}
