@@ -3,16 +3,18 @@ import PushCore
 /// The claim statement of ``PGConnection/claim(limit:workerID:leaseSeconds:credentials:fcmCredentials:defaultEnvironment:held:only:row:excluding:rotation:budget:)``.
 ///
 /// One statement, in steps (each a CTE):
-/// 1. `waiting`: the lanes that have waiting rows, by a loose scan of notifications_lane_due
-///    (one index probe per lane);
+/// 1. `waiting`: the lanes that have entries in pushq.due, by a loose scan of due_order (one
+///    index probe per lane);
 /// 2. `settings`: each with its row of pushq.lanes, or default's (rank, pause, cap);
 /// 3. `budgets`: the fleet's token buckets of the capped lanes (and of the capped credential
 ///    this claim is for), locked `SKIP LOCKED`: a bucket another worker is spending from now is
 ///    skipped this time;
 /// 4. `queue`: the lanes not paused, lowest rank first, lanes of one rank in an order rotated
 ///    by `$9` every claim, each with its quota (its budget's whole tokens when capped);
-/// 5. `due`: each lane's due rows in the order they became due, up to its quota, locked
-///    `SKIP LOCKED`, lane after lane until `$1` rows (or the credential's budget) are taken;
+/// 5. `due`: each lane's entries of pushq.due in due order, joined to their rows, which must
+///    still be waiting (an entry a worker of the previous release left behind is skipped), up
+///    to its quota, locked `SKIP LOCKED`, lane after lane until `$1` rows (or the credential's
+///    budget) are taken; `taken`: those entries deleted;
 ///    `lapsed`: `sending` rows whose lease ran out, of lanes not paused. `due` ends in a
 ///    constant `LIMIT` (``sizeBound(_:)``), so that every later step is planned for about `$1` rows;
 /// 6. `picked`: each row's verdict; `spent`: the budgets less the rows that go out;
@@ -38,6 +40,18 @@ enum ClaimStatement {
             UNION ALL
             SELECT (SELECT n.lane FROM pushq.notifications n
                      WHERE n.status IN ('queued', 'retrying') AND n.lane > w.lane ORDER BY n.lane LIMIT 1)
+              FROM waiting w
+             WHERE w.lane IS NOT NULL
+        )
+        """
+
+    /// The lanes that have entries in pushq.due (and one NULL): a loose scan of due_order, one
+    /// index probe per lane. Opens the claim.
+    static let dueLanes = """
+        WITH RECURSIVE waiting(lane) AS (
+            (SELECT d.lane FROM pushq.due d ORDER BY d.lane LIMIT 1)
+            UNION ALL
+            SELECT (SELECT d.lane FROM pushq.due d WHERE d.lane > w.lane ORDER BY d.lane LIMIT 1)
               FROM waiting w
              WHERE w.lane IS NOT NULL
         )
@@ -83,7 +97,7 @@ enum ClaimStatement {
         return bound
     }
 
-    static let sql = waitingLanes + """
+    static let sql = dueLanes + """
         , settings AS MATERIALIZED (
             SELECT w.lane,
                    COALESCE(l.rank, d.rank, 100) AS rank,
@@ -124,18 +138,19 @@ enum ClaimStatement {
             SELECT r.id, q.rank, q.budget, q.ord, r.scheduled_at
               FROM queue q
              CROSS JOIN LATERAL (
-                   SELECT n.id, n.scheduled_at
-                     FROM pushq.notifications n
-                    WHERE n.lane = q.lane
+                   SELECT d.id, d.due_at AS scheduled_at
+                     FROM pushq.due d
+                     JOIN pushq.notifications n ON n.id = d.id
+                    WHERE d.lane = q.lane
+                      AND d.due_at <= now()
                       AND n.status IN ('queued', 'retrying')
-                      AND n.scheduled_at <= now()
                       \(ClaimRouting.sql(from: 5))
                       \(PGConnection.knownRowsSQL)
                       \(channelReadySQL)
                       /*FILTER*/
-                    ORDER BY n.scheduled_at, n.id
+                    ORDER BY d.due_at, d.id
                     LIMIT q.quota
-                      FOR UPDATE SKIP LOCKED) r
+                      FOR UPDATE OF d, n SKIP LOCKED) r
              LIMIT CASE WHEN $10::text IS NULL THEN $1::int
                         ELSE least($1::int, COALESCE((SELECT greatest(0, floor(b.available))::int FROM budgets b WHERE b.key = $10::text), 0)) END
             ) capped LIMIT /*SIZE*/
@@ -183,6 +198,12 @@ enum ClaimStatement {
                     UNION ALL
                     SELECT id, rank, NULL, 0, locked_until FROM lapsed) c
               JOIN pushq.notifications n ON n.id = c.id
+        ), taken AS (
+            -- Every row taken from pushq.due leaves it, whatever its verdict: one that goes back
+            -- to waiting (throttled) gets a new entry from notifications_due_waiting.
+            -- (By primary key: an array, which the planner never answers by reading pushq.due
+            -- whole, as it may a join with `due` when the table is small.)
+            DELETE FROM pushq.due d WHERE d.id = ANY (ARRAY(SELECT t.id FROM due t))
         ), spent AS (
             UPDATE pushq.rate_budgets b
                SET tokens = b2.available - u.used, refilled_at = greatest(b.refilled_at, now())

@@ -72,5 +72,7 @@ extension Migration {
                   sql: String(decoding: PackageResources._31_device_token_index_settled_drop_sql, as: UTF8.self)),
         Migration(version: 32, name: "devices_invalidated_index",
                   sql: String(decoding: PackageResources._32_devices_invalidated_index_sql, as: UTF8.self)),
+        Migration(version: 33, name: "due", sql: String(decoding: PackageResources._33_due_sql, as: UTF8.self)),
+        Migration(version: 34, name: "due_fill", sql: String(decoding: PackageResources._34_due_fill_sql, as: UTF8.self)),
     ]
 }

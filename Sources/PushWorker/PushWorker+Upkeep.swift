@@ -68,9 +68,12 @@ extension PushWorker {
     /// heartbeat, deleting ended token throttles and the queue gauges; always, expiring waiting
     /// rows that no worker claims (held endpoints, credentials no live worker has), at most
     /// ``WorkerConfiguration/expiryChunksPerTurn`` chunks of
-    /// ``WorkerConfiguration/expiryChunkRows`` a turn, ticking the claim loop between chunks.
+    /// ``WorkerConfiguration/expiryChunkRows`` a turn, ticking the claim loop between chunks,
+    /// and deleting the entries of pushq.due at the front of each lane whose row no longer
+    /// waits (``PGConnection/sweepDue(limit:)``: left by a worker of the previous release).
     ///
-    /// - Returns: whether expired rows are left for the next turn (the last chunk was full).
+    /// - Returns: whether work is left for the next turn: the last expiry chunk was full, or
+    ///   the sweep found entries to delete (there may be more: it looks again next turn).
     func upkeep(_ connection: PGConnection, full: Bool) async -> Bool {
         tick(.upkeep)
         let chunk = max(1, configuration.expiryChunkRows)
@@ -93,6 +96,12 @@ extension PushWorker {
                 state.withLock { $0.stats.expired += expired }
                 logger.info("expired notifications no worker could send in time", metadata: [
                     "notifications": "\(expired)", "expiry.more": "\(more)"])
+            }
+            let swept = try await connection.sweepDue(limit: chunk)
+            tick(.upkeep)
+            if swept > 0 {
+                more = true
+                logger.debug("deleted entries of pushq.due whose rows no longer wait", metadata: ["due.entries": "\(swept)"])
             }
             if full {
                 try await connection.deleteEndedThrottles()

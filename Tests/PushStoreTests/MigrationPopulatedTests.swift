@@ -108,7 +108,7 @@ struct MigrationPopulatedTests {
         var claimed: Int { state.withLock { $0.claims.count } }
     }
 
-    @Test("upgrading a version-24 table of 2 000 000 rows to the cheap checks (25, 26), the lane statistics (27), the index by token without rows being sent (28–31) and the index of invalidated tokens (32, on a registry of 500 000 devices) while a producer inserts, another registers devices and two workers claim and write back: no INSERT held for a second, no row lost or claimed twice, every write-back lands")
+    @Test("upgrading a version-24 table of 2 000 000 rows to the cheap checks (25, 26), the lane statistics (27), the index by token without rows being sent (28–31), the index of invalidated tokens (32, on a registry of 500 000 devices) and pushq.due (33, 34) while a producer inserts, another registers devices and two workers of the previous release claim and write back: no INSERT held for a second, no row lost or claimed twice, every write-back lands")
     func upgradeWithWorkersRunning() async throws {
         try await TestDatabase.with(migrated: false) { url in
             // Mostly final rows kept for retention, 1 in 50 due now (40 000), each with a topic:
@@ -141,8 +141,8 @@ struct MigrationPopulatedTests {
                 INSERT INTO pushq.devices (device_token, environment, invalidated_at, invalid_reason)
                 VALUES ($1, 'production', CASE WHEN right($1, 1) = '0' THEN now() END, CASE WHEN right($1, 1) = '0' THEN 'Unregistered' END)
                 """) { String(format: "d%063x", $0) }
-            // Two workers of schema 24: the worker's claim and its fenced write-back, batch after
-            // batch, each on its two connections, until told to stop.
+            // Two workers of the previous release: its claim (which knows nothing of pushq.due) and
+            // its fenced write-back, batch after batch, each on its two connections, until told to stop.
             let sends = Sends()
             let sent = Disposition(status: .sent, reason: nil)
             let workers = (1...2).map { n in
@@ -150,8 +150,7 @@ struct MigrationPopulatedTests {
                     let claimer = try await PGConnection.connect(url, logger: TestDatabase.logger)
                     let completer = try await PGConnection.connect(url, logger: TestDatabase.logger)
                     while !sends.state.withLock({ $0.stop }) {
-                        let rows = try await claimer.claim(limit: 200, workerID: "old-\(n)", leaseSeconds: 300,
-                                                           credentials: ["default"], defaultEnvironment: .production)
+                        let rows = try await PreviousRelease.claim(claimer, workerID: "old-\(n)", leaseSeconds: 300)
                         sends.state.withLock { s in for r in rows { s.claims[r.id, default: 0] += 1 } }
                         let completions = rows.map {
                             RowCompletion(id: $0.id, attempt: $0.attempts, lease: $0.lease, disposition: sent, httpStatus: 200, apnsUniqueID: nil)
@@ -178,7 +177,7 @@ struct MigrationPopulatedTests {
             try await registering.value
             for w in workers { try await w.value }
 
-            #expect(applied == [25, 26, 27, 28, 29, 30, 31, 32])
+            #expect(applied == Array(25...34))
             let (durations, ends) = inserts.state.withLock { ($0.durations, $0.ends) }
             let during = zip(durations, ends).filter { $0.1 - $0.0 >= began && $0.1 <= ended }.count
             #expect(during > 0, "some INSERTs ran from start to end while the migration did (\(ended - began))")
@@ -217,6 +216,21 @@ struct MigrationPopulatedTests {
             #expect(facts.string(0, 7) == "t", "schema 32's index built and valid")
             #expect(try facts.decode(Int.self, 0, 8) == 500_000 + registered.count, "every device and every registration kept")
             #expect(try facts.decode(Int.self, 0, 9) == 500 + registered.count / 16, "the invalidated devices and registrations kept")
+            // pushq.due (33, 34): an entry for every waiting row, however it came (before the
+            // triggers, during the fill, after it); entries of rows the old workers claimed since
+            // are swept, and what is left is exactly the waiting rows.
+            var swept = 0
+            while case let n = try await migrator.sweepDue(limit: 10_000), n > 0 { swept += n }
+            let due = try await migrator.query("""
+                SELECT (SELECT count(*) FROM pushq.due),
+                       (SELECT count(*) FROM pushq.notifications n WHERE n.status IN ('queued', 'retrying')),
+                       (SELECT count(*) FROM pushq.notifications n JOIN pushq.due d ON d.id = n.id
+                         WHERE n.status IN ('queued', 'retrying') AND d.lane = n.lane AND d.due_at = n.scheduled_at)
+                """)
+            let waiting = try due.decode(Int.self, 0, 1)
+            #expect(waiting == 40_000 + durations.count - claims.count, "the rows nobody claimed wait")
+            #expect(try due.decode(Int.self, 0, 0) == waiting && due.decode(Int.self, 0, 2) == waiting,
+                    "pushq.due holds the waiting rows, each with its lane and due time (\(swept) entries swept)")
             for c in [migrator, producer, registrar] { await c.close() }
         }
     }

@@ -1,0 +1,36 @@
+extension PGConnection {
+    /// Deletes entries of pushq.due whose row no longer waits: rows a worker of the previous
+    /// release claimed through its own indexes during an upgrade (it does not know pushq.due),
+    /// and rows deleted while they waited. The claim skips such entries, but walks over them;
+    /// the upkeep deletes them here, looking at the first `limit` entries of each lane in due
+    /// order (where the claim walks). Each row it judges is locked first, `SKIP LOCKED`: a row
+    /// whose write-back is making it wait again keeps the entry that write-back gives it.
+    ///
+    /// - Returns: the entries deleted.
+    @discardableResult
+    public func sweepDue(limit: Int) throws(PGError) -> Int {
+        try query(Self.sweepDueSQL, [limit]).decode(Int.self, 0, 0) ?? 0
+    }
+
+    static let sweepDueSQL = ClaimStatement.dueLanes + """
+        , front AS MATERIALIZED (
+            SELECT f.id
+              FROM waiting w
+             CROSS JOIN LATERAL (SELECT d.id FROM pushq.due d WHERE d.lane = w.lane AND d.due_at <= now()
+                                  ORDER BY d.due_at, d.id LIMIT $1) f
+             WHERE w.lane IS NOT NULL
+        ), stale AS (
+            -- Rows that exist and no longer wait, locked so that none of them starts waiting
+            -- again (and gets its entry back) while this deletes the entry.
+            SELECT n.id FROM pushq.notifications n
+             WHERE n.id IN (SELECT id FROM front) AND n.status NOT IN ('queued', 'retrying')
+               FOR UPDATE OF n SKIP LOCKED
+        ), gone AS (
+            DELETE FROM pushq.due d
+             WHERE d.id IN (SELECT id FROM stale)
+                OR (d.id IN (SELECT id FROM front) AND NOT EXISTS (SELECT 1 FROM pushq.notifications n WHERE n.id = d.id))
+            RETURNING 1
+        )
+        SELECT count(*)::int8 FROM gone
+        """
+}
