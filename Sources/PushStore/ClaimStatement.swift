@@ -143,14 +143,18 @@ enum ClaimStatement {
                      JOIN pushq.notifications n ON n.id = d.id
                     WHERE d.lane = q.lane
                       AND d.due_at <= now()
+                      -- The row's own status and due time, checked again on its latest version
+                      -- once it is locked: one another worker took or rescheduled meanwhile is
+                      -- skipped (its entry is not locked: the row's lock guards both).
                       AND n.status IN ('queued', 'retrying')
+                      AND n.scheduled_at <= now()
                       \(ClaimRouting.sql(from: 5))
                       \(PGConnection.knownRowsSQL)
                       \(channelReadySQL)
                       /*FILTER*/
                     ORDER BY d.due_at, d.id
                     LIMIT q.quota
-                      FOR UPDATE OF d, n SKIP LOCKED) r
+                      FOR UPDATE OF n SKIP LOCKED) r
              LIMIT CASE WHEN $10::text IS NULL THEN $1::int
                         ELSE least($1::int, COALESCE((SELECT greatest(0, floor(b.available))::int FROM budgets b WHERE b.key = $10::text), 0)) END
             ) capped LIMIT /*SIZE*/

@@ -26,9 +26,16 @@ extension PGConnection {
              WHERE n.id IN (SELECT id FROM front) AND n.status NOT IN ('queued', 'retrying')
                FOR UPDATE OF n SKIP LOCKED
         ), gone AS (
+            -- By primary key (an array: never a read of pushq.due whole): the stale entries, and
+            -- those whose row is gone.
             DELETE FROM pushq.due d
-             WHERE d.id IN (SELECT id FROM stale)
-                OR (d.id IN (SELECT id FROM front) AND NOT EXISTS (SELECT 1 FROM pushq.notifications n WHERE n.id = d.id))
+             WHERE d.id = ANY (ARRAY(SELECT s.id FROM stale s
+                                     UNION ALL
+                                     -- (A probe per entry: LIMIT keeps it from becoming a
+                                     -- join that walks the primary key across the ids' range.)
+                                     SELECT f.id FROM front f
+                                       LEFT JOIN LATERAL (SELECT 1 AS found FROM pushq.notifications n WHERE n.id = f.id LIMIT 1) x ON true
+                                      WHERE x.found IS NULL))
             RETURNING 1
         )
         SELECT count(*)::int8 FROM gone

@@ -1,6 +1,6 @@
 import Foundation
 import PushCore
-import PushStore
+@testable import PushStore
 import Testing
 
 /// pushq.due (schema 33): one entry per waiting row, kept in step by triggers whatever writes the
@@ -157,6 +157,51 @@ struct DueTableTests {
             #expect(batch.rows.map { String($0.id) }.joined(separator: ",") == expected)
             #expect(try await Self.entries(c).due == [])
             await c.close()
+        }
+    }
+
+    @Test("on a large analysed table, the sweep reads pushq.due and pushq.notifications by index only, never whole")
+    func sweepPlan() async throws {
+        try await TestDatabase.withConnection { c in
+            try await c.query("""
+                INSERT INTO pushq.notifications (device_token, payload, status, finished_at)
+                SELECT lpad(to_hex(g), 64, '0'), '{}', CASE WHEN g % 10 = 0 THEN 'queued' ELSE 'sent' END,
+                       CASE WHEN g % 10 = 0 THEN NULL ELSE now() END
+                  FROM generate_series(1, 100000) g
+                """)
+            try await c.query("ANALYZE pushq.notifications, pushq.due")
+            let r = try await c.query("EXPLAIN (FORMAT JSON) " + PGConnection.sweepDueSQL, [1000])
+            let plan = try JSONSerialization.jsonObject(with: Data((r.string(0, 0) ?? "").utf8))
+            #expect(ClaimPlanTests.tableScans(plan) == [], "\(r.string(0, 0) ?? "")")
+            #expect(try await c.sweepDue(limit: 1000) == 0, "every entry's row waits")
+        }
+    }
+
+    /// The statement docs/upgrading.md gives for rows written with triggers disabled.
+    static let refill = """
+        INSERT INTO pushq.due (id, lane, due_at)
+        SELECT id, lane, scheduled_at FROM pushq.notifications WHERE status IN ('queued', 'retrying')
+        ON CONFLICT (id) DO NOTHING;
+        """
+
+    @Test("a row written with triggers disabled has no entry and is not claimed until docs/upgrading.md's statement gives it one")
+    func triggersDisabled() async throws {
+        let doc = try String(contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../docs/upgrading.md").standardizedFileURL, encoding: .utf8)
+        #expect(doc.contains("```sql\n" + Self.refill + "\n```"), "upgrading.md gives the statement tested here")
+        try await TestDatabase.withConnection { c in
+            try await c.query(Self.insert, [String(repeating: "b", count: 64), "default"])
+            try await c.execute("SET session_replication_role = replica")
+            let replicated = try await c.query(Self.insert, [String(repeating: "c", count: 64), "default"]).decode(Int64.self, 0, 0)
+            try await c.execute("RESET session_replication_role")
+            #expect(try await Self.entries(c).due.count == 1)
+            let first = try await c.claim(limit: 10, workerID: "w1", leaseSeconds: 60, credentials: ["default"], defaultEnvironment: .production)
+            #expect(first.rows.count == 1 && first.rows[0].id != replicated)
+            try await c.execute(Self.refill)
+            let (due, waiting) = try await Self.entries(c)
+            #expect(due == waiting && due.count == 1)
+            let second = try await c.claim(limit: 10, workerID: "w1", leaseSeconds: 60, credentials: ["default"], defaultEnvironment: .production)
+            #expect(second.rows.map(\.id) == [replicated].compactMap { $0 })
         }
     }
 }
