@@ -94,6 +94,13 @@ struct ClaimVerdictTests {
                    AND status = 'retrying' AND attempts = 0 AND scheduled_at > now() + interval '290 seconds'
                 """, [Self.token("a")])
             #expect(try r.decode(Int.self, 0, 0) == 2)
+            // Back in pushq.due (the claim deleted their entries; the trigger gave them new ones), due when the throttle ends.
+            let due = try await c.query("""
+                SELECT count(*) FROM pushq.due d JOIN pushq.notifications n ON n.id = d.id
+                 WHERE n.status = 'retrying' AND d.due_at = n.scheduled_at AND d.due_at > now() + interval '290 seconds'
+                """)
+            let entries = try await c.query("SELECT count(*) FROM pushq.due").decode(Int.self, 0, 0)
+            #expect(try due.decode(Int.self, 0, 0) == 2 && entries == 2)
             // A throttle that ended is ignored, and deleted by the upkeep.
             try await c.query("UPDATE pushq.token_throttles SET until = now() - interval '1 second'")
             try await c.query("UPDATE pushq.notifications SET scheduled_at = now() WHERE status = 'retrying'")
