@@ -140,21 +140,27 @@ enum ClaimStatement {
              CROSS JOIN LATERAL (
                    SELECT d.id, d.due_at AS scheduled_at
                      FROM pushq.due d
-                     JOIN pushq.notifications n ON n.id = d.id
                     WHERE d.lane = q.lane
                       AND d.due_at <= now()
-                      -- The row's own status and due time, checked again on its latest version
-                      -- once it is locked: one another worker took or rescheduled meanwhile is
-                      -- skipped (its entry is not locked: the row's lock guards both).
-                      AND n.status IN ('queued', 'retrying')
-                      AND n.scheduled_at <= now()
-                      \(ClaimRouting.sql(from: 5))
-                      \(PGConnection.knownRowsSQL)
-                      \(channelReadySQL)
-                      /*FILTER*/
+                      -- The row, locked SKIP LOCKED, must still wait and be due (checked again on
+                      -- its latest version once locked: one another worker took or rescheduled
+                      -- meanwhile is skipped). The row's lock guards its entry too: every trigger
+                      -- that changes an entry runs under it. A sub-select with a lock is never
+                      -- made a join, so the walk is always due_order's, entry after entry, and
+                      -- stops at the quota: a join could be planned from pushq.notifications'
+                      -- own index of waiting rows, reading a campaign's whole backlog each claim.
+                      AND EXISTS (
+                          SELECT 1 FROM pushq.notifications n
+                           WHERE n.id = d.id
+                             AND n.status IN ('queued', 'retrying')
+                             AND n.scheduled_at <= now()
+                             \(ClaimRouting.sql(from: 5))
+                             \(PGConnection.knownRowsSQL)
+                             \(channelReadySQL)
+                             /*FILTER*/
+                             FOR UPDATE OF n SKIP LOCKED)
                     ORDER BY d.due_at, d.id
-                    LIMIT q.quota
-                      FOR UPDATE OF n SKIP LOCKED) r
+                    LIMIT q.quota) r
              LIMIT CASE WHEN $10::text IS NULL THEN $1::int
                         ELSE least($1::int, COALESCE((SELECT greatest(0, floor(b.available))::int FROM budgets b WHERE b.key = $10::text), 0)) END
             ) capped LIMIT /*SIZE*/
