@@ -65,6 +65,18 @@ enum ClaimStatement {
     /// (`pushq.channel_active` is a function of cost 1, not an inline EXISTS: see migration 21.)
     static let channelReadySQL = "AND (n.channel IS NULL OR pushq.channel_active(n.channel))"
 
+    /// The conditions under which row `n` can be claimed now: waiting, due, of this worker's
+    /// credentials (``ClaimRouting``, `$5`–`$8`), of a kind it knows, its channel ready, and the
+    /// claim's filter (``ClaimFilter``).
+    static let claimableSQL = """
+        AND n.status IN ('queued', 'retrying')
+        AND n.scheduled_at <= now()
+        \(ClaimRouting.sql(from: 5))
+        \(PGConnection.knownRowsSQL)
+        \(channelReadySQL)
+        /*FILTER*/
+        """
+
     /// Whether lane `n.lane` is paused (its own row of pushq.lanes, else default's).
     static let lanePausedSQL = """
         COALESCE((SELECT l.paused FROM pushq.lanes l WHERE l.name = n.lane),
@@ -152,12 +164,7 @@ enum ClaimStatement {
                       AND EXISTS (
                           SELECT 1 FROM pushq.notifications n
                            WHERE n.id = d.id
-                             AND n.status IN ('queued', 'retrying')
-                             AND n.scheduled_at <= now()
-                             \(ClaimRouting.sql(from: 5))
-                             \(PGConnection.knownRowsSQL)
-                             \(channelReadySQL)
-                             /*FILTER*/
+                             \(claimableSQL)
                              FOR UPDATE OF n SKIP LOCKED)
                     ORDER BY d.due_at, d.id
                     LIMIT q.quota) r
@@ -265,23 +272,14 @@ enum ClaimStatement {
                       AND (SELECT count(*) FROM due WHERE due.budget = q.budget) >= q.quota
                       AND EXISTS (SELECT 1 FROM pushq.notifications n
                                    WHERE n.lane = q.lane
-                                     AND n.status IN ('queued', 'retrying')
-                                     AND n.scheduled_at <= now()
-                                     \(ClaimRouting.sql(from: 5))
-                                     \(PGConnection.knownRowsSQL)
-                                     \(channelReadySQL)
-                                     /*FILTER*/
+                                     \(claimableSQL)
                                      AND n.id NOT IN (SELECT id FROM due)))
             OR ($10::text IS NOT NULL
                 AND (SELECT count(*) FROM due) < $1
                 AND (SELECT count(*) FROM due) >= COALESCE((SELECT floor(b.available) FROM budgets b WHERE b.key = $10::text), 0)
                 AND EXISTS (SELECT 1 FROM pushq.notifications n
-                             WHERE n.status IN ('queued', 'retrying')
-                               AND n.scheduled_at <= now()
-                               \(ClaimRouting.sql(from: 5))
-                               \(PGConnection.knownRowsSQL)
-                               \(channelReadySQL)
-                               /*FILTER*/
+                             WHERE true
+                               \(claimableSQL)
                                AND n.id NOT IN (SELECT id FROM due)
                              -- In due order, fenced by OFFSET 0 (which keeps PostgreSQL from
                              -- dropping the ORDER BY of an EXISTS): a walk of notifications_due
