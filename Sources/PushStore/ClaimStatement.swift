@@ -11,10 +11,10 @@ import PushCore
 ///    skipped this time;
 /// 4. `queue`: the lanes not paused, lowest rank first, lanes of one rank in an order rotated
 ///    by `$9` every claim, each with its quota (its budget's whole tokens when capped);
-/// 5. `due`: each lane's entries of pushq.due in due order, joined to their rows, which must
-///    still be waiting (an entry a worker of the previous release left behind is skipped), up
-///    to its quota, locked `SKIP LOCKED`, lane after lane until `$1` rows (or the credential's
-///    budget) are taken; `taken`: those entries deleted;
+/// 5. `due`: each lane's entries of pushq.due in due order, each entry's row checked and locked
+///    `SKIP LOCKED` in a sub-select (it must still wait: an entry a worker of the previous
+///    release left behind is skipped), up to its quota, lane after lane until `$1` rows (or the
+///    credential's budget) are taken; `taken`: those entries deleted;
 ///    `lapsed`: `sending` rows whose lease ran out, of lanes not paused. `due` ends in a
 ///    constant `LIMIT` (``sizeBound(_:)``), so that every later step is planned for about `$1` rows;
 /// 6. `picked`: each row's verdict; `spent`: the budgets less the rows that go out;
@@ -32,7 +32,8 @@ enum ClaimStatement {
     static let firstFilterParameter = 13
 
     /// The lanes that have waiting rows (and one NULL): a loose scan of notifications_lane_due,
-    /// one index probe per lane. Opens every statement that walks the queue lane by lane.
+    /// one index probe per lane. Opens the lane gauges and the poison hunt's heads, which read
+    /// pushq.notifications (the claim walks pushq.due: ``dueLanes``).
     static let waitingLanes = """
         WITH RECURSIVE waiting(lane) AS (
             (SELECT n.lane FROM pushq.notifications n

@@ -102,7 +102,7 @@ extension PGConnection {
         return lanes
     }
 
-    /// The lanes with waiting rows are found by the claim's loose scan of `notifications_lane_due`
+    /// The lanes with waiting rows are found by a loose scan of `notifications_lane_due`
     /// (``ClaimStatement/waitingLanes``: one index descent per lane; `$2` lanes not in
     /// `pushq.lanes` are shown at most); each lane's due
     /// rows are a range of that index, counted up to `$1` entries, and its oldest is the range's
