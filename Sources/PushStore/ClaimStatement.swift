@@ -12,12 +12,14 @@ import PushCore
 /// 4. `queue`: the lanes not paused, lowest rank first, lanes of one rank in an order rotated
 ///    by `$9` every claim, each with its quota (its budget's whole tokens when capped);
 /// 5. `due`: each lane's entries of pushq.due in due order, each entry's row checked and locked
-///    `SKIP LOCKED` in a sub-select (it must still wait: an entry a worker of the previous
-///    release left behind is skipped), up to its quota, lane after lane until `$1` rows (or the
-///    credential's budget) are taken; `taken`: those entries deleted;
-///    `lapsed`: `sending` rows whose lease ran out, of lanes not paused. `due` ends in a
-///    constant `LIMIT` (``sizeBound(_:)``), so that every later step is planned for about `$1` rows;
-/// 6. `picked`: each row's verdict; `spent`: the budgets less the rows that go out;
+///    `SKIP LOCKED` in a sub-select (it must still wait and be due, or be a lapsed lease that the
+///    upkeep gave an entry again, ``PGConnection/recoverLapsedLeases(limit:)``: an entry a worker
+///    of the previous release left behind is skipped), up to its quota, lane after lane until
+///    `$1` rows (or the credential's budget) are taken; `taken`: those entries deleted. `due`
+///    ends in a constant `LIMIT` (``sizeBound(_:)``), so that every later step is planned for
+///    about `$1` rows;
+/// 6. `picked`: each row's verdict; `spent`: the budgets less the rows that go out; `leased`:
+///    one row of pushq.leases for the rows that go out (their ids and the lease's end);
 /// 7. the UPDATE of the rows, and one more row (`id` 0, verdict `budget`) when a cap held
 ///    back rows that are due, so that the worker claims again soon rather than at its poll.
 enum ClaimStatement {
@@ -27,7 +29,7 @@ enum ClaimStatement {
 
     /// Parameters: `$1` limit, `$2` worker id, `$3` lease seconds, `$4` default environment,
     /// `$5`–`$8` ``ClaimRouting``, `$9` rotation, `$10` credential budget key (NULL: none),
-    /// `$11` its cap per second, `$12` a rank to stay below (NULL: any; no lapsed leases then);
+    /// `$11` its cap per second, `$12` a rank to stay below (NULL: any);
     /// the ``ClaimFilter`` from `$13`.
     static let firstFilterParameter = 13
 
@@ -66,9 +68,22 @@ enum ClaimStatement {
     /// (`pushq.channel_active` is a function of cost 1, not an inline EXISTS: see migration 21.)
     static let channelReadySQL = "AND (n.channel IS NULL OR pushq.channel_active(n.channel))"
 
-    /// The conditions under which row `n` can be claimed now: waiting, due, of this worker's
-    /// credentials (``ClaimRouting``, `$5`–`$8`), of a kind it knows, its channel ready, and the
-    /// claim's filter (``ClaimFilter``).
+    /// The conditions under which row `n` can be claimed now from pushq.due: waiting and due
+    /// with its channel ready, or in flight under a lease that has ended (the upkeep gave it an
+    /// entry again); of this worker's credentials (``ClaimRouting``, `$5`–`$8`), of a kind it
+    /// knows, and the claim's filter (``ClaimFilter``).
+    static let dueClaimableSQL = """
+        AND ((n.status IN ('queued', 'retrying') AND n.scheduled_at <= now() \(channelReadySQL))
+             OR (n.status = 'sending' AND n.locked_until < now()))
+        \(ClaimRouting.sql(from: 5))
+        \(PGConnection.knownRowsSQL)
+        /*FILTER*/
+        """
+
+    /// The conditions under which waiting row `n` can be claimed now: waiting, due, of this
+    /// worker's credentials (``ClaimRouting``, `$5`–`$8`), of a kind it knows, its channel ready,
+    /// and the claim's filter (``ClaimFilter``). (What the cap's check reads of
+    /// pushq.notifications.)
     static let claimableSQL = """
         AND n.status IN ('queued', 'retrying')
         AND n.scheduled_at <= now()
@@ -155,9 +170,9 @@ enum ClaimStatement {
                      FROM pushq.due d
                     WHERE d.lane = q.lane
                       AND d.due_at <= now()
-                      -- The row, locked SKIP LOCKED, must still wait and be due (checked again on
-                      -- its latest version once locked: one another worker took or rescheduled
-                      -- meanwhile is skipped). The row's lock guards its entry too: every trigger
+                      -- The row, locked SKIP LOCKED, must still wait and be due, or be a lapsed
+                      -- lease (checked again on its latest version once locked: one another
+                      -- worker took or rescheduled meanwhile is skipped). The row's lock guards its entry too: every trigger
                       -- that changes an entry runs under it. A sub-select with a lock is never
                       -- made a join, so the walk is always due_order's, entry after entry, and
                       -- stops at the quota: a join could be planned from pushq.notifications'
@@ -165,28 +180,13 @@ enum ClaimStatement {
                       AND EXISTS (
                           SELECT 1 FROM pushq.notifications n
                            WHERE n.id = d.id
-                             \(claimableSQL)
+                             \(dueClaimableSQL)
                              FOR UPDATE OF n SKIP LOCKED)
                     ORDER BY d.due_at, d.id
                     LIMIT q.quota) r
              LIMIT CASE WHEN $10::text IS NULL THEN $1::int
                         ELSE least($1::int, COALESCE((SELECT greatest(0, floor(b.available))::int FROM budgets b WHERE b.key = $10::text), 0)) END
             ) capped LIMIT /*SIZE*/
-        ), lapsed AS MATERIALIZED (
-            SELECT n.id, n.locked_until,
-                   COALESCE((SELECT l.rank FROM pushq.lanes l WHERE l.name = n.lane),
-                            (SELECT l.rank FROM pushq.lanes l WHERE l.name = 'default'), 100) AS rank
-              FROM pushq.notifications n
-             WHERE n.status = 'sending'
-               AND n.locked_until < now()
-               AND $12::int IS NULL
-               \(ClaimRouting.sql(from: 5))
-               \(PGConnection.knownRowsSQL)
-               /*FILTER*/
-               AND NOT \(lanePausedSQL)
-             ORDER BY n.locked_until
-             LIMIT $1
-               FOR UPDATE OF n SKIP LOCKED
         ), picked AS MATERIALIZED (
             SELECT n.id, c.rank, c.budget, c.ord, c.due_at,
                    -- A lease that ran out for the first time in a row: the attempt it counted is given
@@ -212,9 +212,7 @@ enum ClaimStatement {
                                     AND t.environment = COALESCE(n.environment, $4)
                                     AND t.until > now()) THEN 'throttled'
                         ELSE 'sending' END AS verdict
-              FROM (SELECT id, rank, budget, ord, scheduled_at AS due_at FROM due
-                    UNION ALL
-                    SELECT id, rank, NULL, 0, locked_until FROM lapsed) c
+              FROM (SELECT id, rank, budget, ord, scheduled_at AS due_at FROM due) c
               JOIN pushq.notifications n ON n.id = c.id
         ), taken AS (
             -- Every row taken from pushq.due leaves it, whatever its verdict: one that goes back
@@ -222,6 +220,13 @@ enum ClaimStatement {
             -- (By primary key: an array, which the planner never answers by reading pushq.due
             -- whole, as it may a join with `due` when the table is small.)
             DELETE FROM pushq.due d WHERE d.id = ANY (ARRAY(SELECT t.id FROM due t))
+        ), leased AS (
+            -- The lease as a row of its own: the upkeep finds the rows of a lease that ended
+            -- here, not through an index of the rows' status. The same end as the rows' own.
+            INSERT INTO pushq.leases (worker, lease_until, ids)
+            SELECT $2, now() + $3 * interval '1 second', array_agg(p.id ORDER BY p.id)
+              FROM picked p WHERE p.verdict = 'sending'
+            HAVING count(*) > 0
         ), spent AS (
             UPDATE pushq.rate_budgets b
                SET tokens = b2.available - u.used, refilled_at = greatest(b.refilled_at, now())
@@ -262,7 +267,7 @@ enum ClaimStatement {
                       CASE WHEN n.channel IS NOT NULL THEN (SELECT c.apns_channel_id FROM pushq.channels c WHERE c.name = n.channel) END,
                       CASE WHEN n.channel IS NOT NULL THEN (SELECT c.message_storage_policy FROM pushq.channels c WHERE c.name = n.channel) END
         )
-        -- In claim order: lapsed leases, then lane after lane, each in due order.
+        -- In claim order: lane after lane, each in due order.
         (SELECT * FROM claimed ORDER BY 20, 21, 1)
         UNION ALL
         -- A cap held back due rows: one row that says so (the worker claims again soon).

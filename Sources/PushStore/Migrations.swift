@@ -27,6 +27,10 @@ public struct Migration: Sendable, Equatable {
 }
 
 extension Migration {
+    /// The highest schema version this release knows: what its workers need, and register as
+    /// `schema_known` in `pushq.workers`.
+    public static var latestVersion: Int { all.map(\.version).max() ?? 0 }
+
     /// Every migration of this release, in order. A new file in `migrations/` gets a line here
     /// (a test checks that the folder and this list agree).
     public static let all: [Migration] = [
@@ -74,5 +78,6 @@ extension Migration {
                   sql: String(decoding: PackageResources._32_devices_invalidated_index_sql, as: UTF8.self)),
         Migration(version: 33, name: "due", sql: String(decoding: PackageResources._33_due_sql, as: UTF8.self)),
         Migration(version: 34, name: "due_fill", sql: String(decoding: PackageResources._34_due_fill_sql, as: UTF8.self)),
+        Migration(version: 35, name: "leases", sql: String(decoding: PackageResources._35_leases_sql, as: UTF8.self)),
     ]
 }

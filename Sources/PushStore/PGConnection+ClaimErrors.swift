@@ -3,12 +3,13 @@ import PushCore
 extension PGConnection {
     /// The rows a claim of one row would take, with the same filters as
     /// ``claim(limit:workerID:leaseSeconds:credentials:fcmCredentials:defaultEnvironment:held:only:row:excluding:)``:
-    /// the first due row of each lane not paused, then the first `sending` row whose lease ran out.
+    /// the first row to claim in each lane not paused (waiting and due, or a lapsed lease that the
+    /// upkeep gave back to pushq.due).
     ///
     /// When a claim of one row fails, one of these makes it fail. Reads only: no row is locked or
     /// changed, and nothing is computed from the rows' data, so the rows that break a claim
     /// cannot break this.
-    /// - Returns: the ids, one per lane with due rows and one more for a lapsed lease.
+    /// - Returns: the ids, one per lane with rows to claim (``headsSQL``).
     public func claimHeads(credentials: [String], fcmCredentials: [String] = [], defaultEnvironment: APNsEnvironment,
                            held: [Endpoint] = [], only: Endpoint? = nil, excluding: [Int64] = []) throws(PGError) -> [Int64] {
         var parameters = ClaimRouting(apns: credentials, fcm: fcmCredentials, only: only).parameters
@@ -73,32 +74,29 @@ extension PGConnection {
          LIMIT 1
         """
 
-    /// The head of every lane not paused (a claim of one row takes the head of the first lane
-    /// in its order, which turns between lanes of a rank), and the first lapsed lease.
-    static let headsSQL = ClaimStatement.waitingLanes + """
-        (SELECT h.id
-           FROM waiting w
-          CROSS JOIN LATERAL (
-                SELECT n.id
-                  FROM pushq.notifications n
-                 WHERE n.lane = w.lane
-                   AND n.status IN ('queued', 'retrying')
-                   AND n.scheduled_at <= now()
-                   \(ClaimRouting.sql(from: 1))
-                   /*FILTER*/
-                   AND NOT \(ClaimStatement.lanePausedSQL)
-                 ORDER BY n.scheduled_at, n.id
-                 LIMIT 1) h
-          WHERE w.lane IS NOT NULL)
-        UNION ALL
-        (SELECT n.id
-           FROM pushq.notifications n
-          WHERE n.status = 'sending'
-            AND n.locked_until < now()
-            \(ClaimRouting.sql(from: 1))
-            /*FILTER*/
-          ORDER BY n.locked_until
-          LIMIT 1)
+    /// The head of every lane not paused, as the claim walks pushq.due: the first due entry of
+    /// each lane whose row can be claimed (waiting and due, or in flight under a lease that has
+    /// ended), with the claim's routing and filters. A claim of one row takes the head of the
+    /// first lane in its order (which turns between lanes of a rank).
+    static let headsSQL = ClaimStatement.dueLanes + """
+        SELECT h.id
+          FROM waiting w
+         CROSS JOIN LATERAL (
+               SELECT d.id
+                 FROM pushq.due d
+                WHERE d.lane = w.lane
+                  AND d.due_at <= now()
+                  AND EXISTS (
+                      SELECT 1 FROM pushq.notifications n
+                       WHERE n.id = d.id
+                         AND ((n.status IN ('queued', 'retrying') AND n.scheduled_at <= now())
+                              OR (n.status = 'sending' AND n.locked_until < now()))
+                         \(ClaimRouting.sql(from: 1))
+                         /*FILTER*/
+                         AND NOT \(ClaimStatement.lanePausedSQL))
+                ORDER BY d.due_at, d.id
+                LIMIT 1) h
+         WHERE w.lane IS NOT NULL
         """
 }
 

@@ -1,7 +1,8 @@
 extension PGConnection {
-    /// Deletes entries of pushq.due whose row no longer waits: rows a worker of the previous
-    /// release claimed through its own indexes during an upgrade (it does not know pushq.due),
-    /// and rows deleted while they waited. The claim skips such entries, but walks over them;
+    /// Deletes entries of pushq.due whose row no longer waits (nor is in flight under a lease
+    /// that has ended): rows a worker of the previous release claimed through its own indexes
+    /// during an upgrade (it does not know pushq.due), rows written back after the upkeep gave
+    /// their lapsed lease an entry, and rows deleted while they waited. The claim skips such entries, but walks over them;
     /// the upkeep deletes them here, looking at the first `limit` entries of each lane in due
     /// order (where the claim walks). Each row it judges is locked first, `SKIP LOCKED`: a row
     /// whose write-back is making it wait again keeps the entry that write-back gives it.
@@ -20,10 +21,12 @@ extension PGConnection {
                                   ORDER BY d.due_at, d.id LIMIT $1) f
              WHERE w.lane IS NOT NULL
         ), stale AS (
-            -- Rows that exist and no longer wait, locked so that none of them starts waiting
-            -- again (and gets its entry back) while this deletes the entry.
+            -- Rows that exist and no longer wait (nor are a lease that has ended, which waits to
+            -- be claimed again), locked so that none of them starts waiting again (and gets its
+            -- entry back) while this deletes the entry.
             SELECT n.id FROM pushq.notifications n
              WHERE n.id IN (SELECT id FROM front) AND n.status NOT IN ('queued', 'retrying')
+               AND NOT (n.status = 'sending' AND n.locked_until < now())
                FOR UPDATE OF n SKIP LOCKED
         ), gone AS (
             -- By primary key (an array: never a read of pushq.due whole): the stale entries, and

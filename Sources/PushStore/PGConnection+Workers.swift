@@ -35,14 +35,17 @@ extension PGConnection {
     /// A worker whose heartbeat is older than this, in seconds, counts as gone.
     public static let workerLivenessSeconds = 30
 
-    /// Registers (or re-registers) this worker in `pushq.workers`, heartbeat now.
+    /// Registers (or re-registers) this worker in `pushq.workers`, heartbeat now, with the
+    /// highest schema version this release knows (`schema_known`, schema 35): a schema that drops
+    /// what workers of earlier releases read waits until none of them is live.
     public func registerWorker(id: String, host: String, pid: Int, version: String, credentials: [ServedCredential]) throws {
         let json = String(decoding: try JSONEncoder().encode(credentials), as: UTF8.self)
         try query("""
-            INSERT INTO pushq.workers (id, host, pid, version, credentials) VALUES ($1, $2, $3, $4, $5::jsonb)
+            INSERT INTO pushq.workers (id, host, pid, version, credentials, schema_known) VALUES ($1, $2, $3, $4, $5::jsonb, $6)
             ON CONFLICT (id) DO UPDATE SET host = EXCLUDED.host, pid = EXCLUDED.pid, version = EXCLUDED.version,
-                   credentials = EXCLUDED.credentials, started_at = now(), heartbeat_at = now()
-            """, [id, host, pid, version, json])
+                   credentials = EXCLUDED.credentials, schema_known = EXCLUDED.schema_known,
+                   started_at = now(), heartbeat_at = now()
+            """, [id, host, pid, version, json, Migration.latestVersion])
     }
 
     /// Marks this worker alive now; re-registers it if its row is gone (pruned while it was cut off).

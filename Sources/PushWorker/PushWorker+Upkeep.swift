@@ -69,11 +69,14 @@ extension PushWorker {
     /// rows that no worker claims (held endpoints, credentials no live worker has), at most
     /// ``WorkerConfiguration/expiryChunksPerTurn`` chunks of
     /// ``WorkerConfiguration/expiryChunkRows`` a turn, ticking the claim loop between chunks,
-    /// and deleting the entries of pushq.due at the front of each lane whose row no longer
-    /// waits (``PGConnection/sweepDue(limit:)``: left by a worker of the previous release).
+    /// giving the rows of leases that have ended back to the claim
+    /// (``PGConnection/recoverLapsedLeases(limit:)``, ``leasesPerUpkeep`` leases a turn), and
+    /// deleting the entries of pushq.due at the front of each lane whose row no longer waits
+    /// (``PGConnection/sweepDue(limit:)``: left by a worker of the previous release).
     ///
-    /// - Returns: whether work is left for the next turn: the last expiry chunk was full, or
-    ///   the sweep found entries to delete (there may be more: it looks again next turn).
+    /// - Returns: whether work is left for the next turn: the last expiry chunk was full, the
+    ///   leases read were as many as a turn reads, or the sweep found entries to delete (there
+    ///   may be more: it looks again next turn).
     func upkeep(_ connection: PGConnection, full: Bool) async -> Bool {
         tick(.upkeep)
         let chunk = max(1, configuration.expiryChunkRows)
@@ -97,6 +100,13 @@ extension PushWorker {
                 logger.info("expired notifications no worker could send in time", metadata: [
                     "notifications": "\(expired)", "expiry.more": "\(more)"])
             }
+            let lapsed = try await connection.recoverLapsedLeases(limit: Self.leasesPerUpkeep)
+            tick(.upkeep)
+            if lapsed.leases >= Self.leasesPerUpkeep { more = true }
+            if lapsed.rows > 0 {
+                logger.info("leases ended with their notifications unanswered; they are claimed again", metadata: [
+                    "notifications": "\(lapsed.rows)"])
+            }
             let swept = try await connection.sweepDue(limit: chunk)
             tick(.upkeep)
             if swept > 0 {
@@ -115,6 +125,11 @@ extension PushWorker {
         databaseAccepted(.upkeep, purpose: "the upkeep (heartbeat, expiry)")
         return more
     }
+
+    /// Rows of pushq.leases whose end has passed that one upkeep turn reads (each holds the ids
+    /// of one claim, up to its batch). A fleet at full rate ends about as many leases a second as
+    /// it claims batches; what one turn leaves, the next, between claims, reads.
+    static let leasesPerUpkeep = 20
 
     /// Reads the database's clock and records its offset from the host's in the senders'
     /// ``DatabaseClockOffset``, so that send-time expiry follows the database's clock (which

@@ -25,6 +25,8 @@ struct ClaimVerdictTests {
                        ($3, '{}', 3, 2, 'sending', 'LeaseExpired', 'dead', now() - interval '1 second'),
                        ($4, '{}', 2, 5, 'queued', NULL, NULL, NULL)
                 """, [Self.token("a"), Self.token("b"), Self.token("c"), Self.token("d")])
+            // b and c are in flight under leases that ended: the upkeep gives them back to the claim.
+            #expect(try await c.recoverLapsedLeases(limit: 100).rows == 2)
             let rows = try await claim(c)
             #expect(Dictionary(uniqueKeysWithValues: rows.map { ($0.deviceToken, $0.verdict) }) ==
                     [Self.token("a"): .exhausted, Self.token("b"): .exhausted, Self.token("c"): .send, Self.token("d"): .exhausted])
@@ -47,6 +49,7 @@ struct ClaimVerdictTests {
                        ($2, '{}', 3, 3, 'sending', 'InternalServerError', 'dead', now() - interval '1 second'),
                        ($3, '{}', 3, 1, 'sending', NULL, 'dead', now() - interval '1 second')
                 """, [Self.token("b"), Self.token("e"), Self.token("f")])
+            #expect(try await c.recoverLapsedLeases(limit: 100).rows == 3)
             let rows = try await claim(c)
             #expect(rows.allSatisfy { $0.verdict == .send } && rows.count == 3)
             #expect(Dictionary(uniqueKeysWithValues: rows.map { ($0.deviceToken, $0.attempts) }) ==
@@ -54,6 +57,8 @@ struct ClaimVerdictTests {
             #expect(rows.allSatisfy { $0.lastReason == "LeaseExpired" })
             // The new claims lapse too (a row that kills its workers): now the attempt counts, and b and e end.
             try await c.query("UPDATE pushq.notifications SET locked_until = now() - interval '1 second'")
+            try await c.query("UPDATE pushq.leases SET lease_until = now() - interval '1 second'")
+            #expect(try await c.recoverLapsedLeases(limit: 100) == .init(rows: 3, leases: 1), "the claim's one lease row, ended")
             let again = try await claim(c)
             #expect(Dictionary(uniqueKeysWithValues: again.map { ($0.deviceToken, $0.verdict) }) ==
                     [Self.token("b"): .exhausted, Self.token("e"): .exhausted, Self.token("f"): .send])

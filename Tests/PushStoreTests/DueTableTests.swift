@@ -147,7 +147,7 @@ struct DueTableTests {
                        CASE WHEN g % 5 >= 3 THEN now() END
                   FROM generate_series(1, 100) g
                 """)
-            #expect(try await c.migrate(logger: TestDatabase.logger) == [33, 34])
+            #expect(try await c.migrate(logger: TestDatabase.logger) == Migration.all.map(\.version).filter { $0 > 32 })
             let (due, waiting) = try await Self.entries(c)
             #expect(due.count == 40 && due == waiting)
             let expected = try await c.query("""

@@ -167,21 +167,30 @@ struct LaneClaimTests {
         }
     }
 
-    @Test("a claim below a rank takes only lanes ranked lower, and no lapsed lease")
+    @Test("a claim below a rank takes only lanes ranked lower, their lapsed leases included; a lapsed lease keeps its lane's rank and order")
     func belowRank() async throws {
         try await TestDatabase.withConnection { c in
             try await c.query("INSERT INTO pushq.lanes (name, rank) VALUES ('campaign', 200)")
             let campaign = try await insert(c, lane: "campaign", count: 3, agoSeconds: 1000)
             let normal = try await insert(c, lane: "default", count: 2)
+            // Claimed by a worker that died: their leases ended 10 and 1 seconds ago.
+            let taken = try await c.claim(limit: 100, workerID: "dead", leaseSeconds: 60, credentials: ["default"], defaultEnvironment: .production,
+                                          row: normal[1]).rows.map(\.id)
+            let first = try await c.claim(limit: 100, workerID: "dead", leaseSeconds: 60, credentials: ["default"], defaultEnvironment: .production,
+                                          row: campaign[1]).rows.map(\.id)
+            #expect(taken == [normal[1]] && first == [campaign[1]])
             try await c.query("""
-                UPDATE pushq.notifications SET status = 'sending', attempts = 1, locked_by = 'dead', locked_until = now() - interval '1 second'
-                 WHERE id = $1
-                """, [normal[1]])
+                UPDATE pushq.notifications SET locked_until = now() - CASE WHEN id = $1 THEN interval '10 seconds' ELSE interval '1 second' END
+                 WHERE id IN ($1, $2)
+                """, [campaign[1], normal[1]])
+            try await c.query("UPDATE pushq.leases SET lease_until = now() - interval '1 second'")
+            #expect(try await c.recoverLapsedLeases(limit: 100) == .init(rows: 2, leases: 2))
             let urgent = try await c.claim(limit: 100, workerID: "w1", leaseSeconds: 60, credentials: ["default"],
                                            defaultEnvironment: .production, belowRank: 200)
-            #expect(urgent.map(\.id) == [normal[0]])
+            #expect(urgent.map(\.id) == normal, "default's rows, its lapsed lease in its due order (its lease's end, after the waiting row's due time)")
             let rest = try await claim(c)
-            #expect(rest.map(\.id) == [normal[1]] + campaign, "the lapsed lease first, then the campaign")
+            #expect(rest.map(\.id) == [campaign[0], campaign[2], campaign[1]],
+                    "the campaign's rows in due order: its lapsed lease is due when its lease ended, after the others")
         }
     }
 }

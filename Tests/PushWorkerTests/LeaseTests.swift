@@ -47,6 +47,8 @@ struct LeaseTests {
                                                        defaultEnvironment: .production).first)
             // Its lease runs out before the answer is written; the same worker claims it again.
             try await c.query("UPDATE pushq.notifications SET locked_until = now() - interval '1 second'")
+            try await c.query("UPDATE pushq.leases SET lease_until = now() - interval '1 second'")
+            #expect(try await c.recoverLapsedLeases(limit: 10) == .init(rows: 1, leases: 1))
             let second = try #require(try await c.claim(limit: 1, workerID: "w1", leaseSeconds: 60, credentials: ["default"],
                                                         defaultEnvironment: .production).first)
             #expect(second.attempts == first.attempts && second.lease != first.lease, "the first lapse is given back: same attempt, new lease")

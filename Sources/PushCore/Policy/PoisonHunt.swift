@@ -6,7 +6,7 @@
 /// the queue, it would fail every claim of every worker. After such a failure the hunt claims
 /// half as many rows, doubling again after each claim that works (the rows before the bad one
 /// go out meanwhile) and halving after each that fails, until a claim of one row fails. The
-/// rows that claim takes (the first due row and the first row whose lease ran out) are then
+/// rows that claim takes (the first row to claim in each lane, waiting or lapsed) are then
 /// claimed one at a time; each whose claim alone fails is a suspect. Then one row other than
 /// the suspects is claimed: while that fails too, its head rows are tried alone the same way
 /// (bad rows often come in batches, side by side), up to ``maximumSuspects``.

@@ -1,0 +1,129 @@
+import Foundation
+import PushCore
+import PushStore
+import Testing
+
+/// Leases as rows of pushq.leases (schema 35): written by the claim, read by the upkeep once
+/// they end, and what becomes of their rows.
+@Suite("Lease rows")
+struct LeaseRowTests {
+    static func token(_ i: Int) -> String { String(format: "%064x", 0xA000 + i) }
+
+    func insert(_ c: PGConnection, _ count: Int) async throws {
+        for i in 1...count {
+            try await c.query("INSERT INTO pushq.notifications (device_token, payload) VALUES ($1, '{}')", [Self.token(i)])
+        }
+    }
+
+    func claim(_ c: PGConnection, worker: String, limit: Int = 100) async throws -> [ClaimedRow] {
+        try await c.claim(limit: limit, workerID: worker, leaseSeconds: 60, credentials: ["default"], defaultEnvironment: .production).rows
+    }
+
+    @Test("a claim writes one lease row: its worker, the ids it sends and the rows' own lease end; a claim that sends nothing writes none")
+    func claimWritesLease() async throws {
+        try await TestDatabase.withConnection { c in
+            try await insert(c, 3)
+            try await c.query("UPDATE pushq.notifications SET expires_at = now() - interval '1 second' WHERE device_token = $1", [Self.token(3)])
+            let rows = try await claim(c, worker: "w1")
+            #expect(rows.map(\.verdict).sorted { "\($0)" < "\($1)" } == [.expired, .send, .send])
+            let lease = try await c.query("""
+                SELECT l.worker, array_to_string(l.ids, ','),
+                       (SELECT bool_and(n.locked_until = l.lease_until AND n.locked_by = l.worker) FROM pushq.notifications n WHERE n.id = ANY (l.ids))
+                  FROM pushq.leases l
+                """)
+            let sent = rows.filter { $0.verdict == .send }.map(\.id).sorted()
+            #expect(lease.count == 1 && lease.string(0, 0) == "w1")
+            #expect(lease.string(0, 1) == sent.map(String.init).joined(separator: ","), "the rows it sends, not the one it ended")
+            #expect(lease.string(0, 2) == "t", "the same end as the rows' locked_until")
+            #expect(try await claim(c, worker: "w1").isEmpty)
+            #expect(try await c.query("SELECT count(*) FROM pushq.leases").decode(Int.self, 0, 0) == 1, "an empty claim writes no lease")
+        }
+    }
+
+    @Test("once a lease ends, the upkeep gives its rows still in flight an entry in pushq.due, due when it ended, and deletes the lease; the sweep keeps those entries; the claim takes them again, LeaseExpired; rows written back meanwhile are left alone")
+    func endedLeaseRowsAreClaimedAgain() async throws {
+        try await TestDatabase.withConnection { c in
+            try await insert(c, 3)
+            let rows = try await claim(c, worker: "dead")
+            #expect(rows.count == 3)
+            // One row was answered before the worker died.
+            let answered = rows[0]
+            let done = RowCompletion(id: answered.id, attempt: answered.attempts, lease: answered.lease,
+                                     disposition: Disposition(status: .sent, reason: nil), httpStatus: 200, apnsUniqueID: nil)
+            #expect(try await c.complete([done], invalidations: [], holds: [], resumed: [], workerID: "dead").updated == 1)
+            #expect(try await c.recoverLapsedLeases(limit: 10) == .init(rows: 0, leases: 0), "a lease that has not ended is left")
+
+            // The lease ends. Without notifications_lease (what a later schema drops), the lease row alone finds them.
+            try await c.query("UPDATE pushq.notifications SET locked_until = now() - interval '5 seconds' WHERE status = 'sending'")
+            try await c.query("UPDATE pushq.leases SET lease_until = now() - interval '5 seconds'")
+            try await c.query("DROP INDEX pushq.notifications_lease")
+            #expect(try await c.recoverLapsedLeases(limit: 10) == .init(rows: 2, leases: 1))
+            let entries = try await c.query("""
+                SELECT string_agg(d.id::text, ',' ORDER BY d.id), bool_and(d.due_at = n.locked_until AND d.lane = n.lane)
+                  FROM pushq.due d JOIN pushq.notifications n ON n.id = d.id
+                """)
+            #expect(entries.string(0, 0) == rows[1...].map(\.id).sorted().map(String.init).joined(separator: ","))
+            #expect(entries.string(0, 1) == "t", "due when the lease ended, in the row's lane")
+            #expect(try await c.query("SELECT count(*) FROM pushq.leases").decode(Int.self, 0, 0) == 0)
+            #expect(try await c.sweepDue(limit: 100) == 0, "an entry of a lapsed lease waits to be claimed: the sweep keeps it")
+
+            let again = try await claim(c, worker: "w2")
+            #expect(again.map(\.id).sorted() == rows[1...].map(\.id).sorted())
+            #expect(again.allSatisfy { $0.verdict == .send && $0.lastReason == "LeaseExpired" && $0.attempts == 1 },
+                    "the first lapse gives its attempt back")
+            #expect(try await c.query("SELECT count(*) FROM pushq.due").decode(Int.self, 0, 0) == 0)
+            let state = try await c.query("SELECT string_agg(status || '/' || COALESCE(locked_by, '-'), ',' ORDER BY id) FROM pushq.notifications")
+            #expect(state.string(0, 0) == "sent/-,sending/w2,sending/w2")
+        }
+    }
+
+    @Test("an entry given to a lapsed lease whose row is then written back is skipped by the claim and deleted by the sweep")
+    func answeredAfterRecovery() async throws {
+        try await TestDatabase.withConnection { c in
+            try await insert(c, 1)
+            let row = try #require(try await claim(c, worker: "slow").first)
+            try await c.query("UPDATE pushq.leases SET lease_until = now() - interval '1 second'")
+            try await c.query("UPDATE pushq.notifications SET locked_until = now() - interval '1 second'")
+            #expect(try await c.recoverLapsedLeases(limit: 10) == .init(rows: 1, leases: 1))
+            // The slow worker's answer lands after all: the row is still in flight under its claim (whose
+            // lease end, the fence, this test moved back).
+            let lease = try await c.query("SELECT (extract(epoch FROM locked_until) * 1000000)::bigint FROM pushq.notifications").decode(Int64.self, 0, 0)
+            let done = RowCompletion(id: row.id, attempt: row.attempts, lease: try #require(lease),
+                                     disposition: Disposition(status: .sent, reason: nil), httpStatus: 200, apnsUniqueID: nil)
+            #expect(try await c.complete([done], invalidations: [], holds: [], resumed: [], workerID: "slow").updated == 1)
+            #expect(try await claim(c, worker: "w2").isEmpty, "the row was answered: nothing to send again")
+            #expect(try await c.sweepDue(limit: 100) == 1)
+            #expect(try await c.query("SELECT count(*) FROM pushq.due").decode(Int.self, 0, 0) == 0)
+        }
+    }
+
+    @Test("the upkeep reads at most its limit of ended leases, oldest first, and leaves leases that have not ended")
+    func limitOldestFirst() async throws {
+        try await TestDatabase.withConnection { c in
+            try await insert(c, 4)
+            for i in 0..<4 { #expect(try await claim(c, worker: "w\(i)", limit: 1).count == 1) }
+            try await c.query("""
+                UPDATE pushq.leases SET lease_until = now() - (CASE worker WHEN 'w0' THEN 3 WHEN 'w1' THEN 1 WHEN 'w2' THEN 2 ELSE -60 END) * interval '1 second'
+                """)
+            try await c.query("UPDATE pushq.notifications n SET locked_until = l.lease_until FROM pushq.leases l WHERE n.id = ANY (l.ids)")
+            #expect(try await c.recoverLapsedLeases(limit: 2) == .init(rows: 2, leases: 2))
+            let left = try await c.query("SELECT string_agg(worker, ',' ORDER BY worker) FROM pushq.leases")
+            #expect(left.string(0, 0) == "w1,w3", "w0 and w2 ended first")
+            #expect(try await c.recoverLapsedLeases(limit: 2) == .init(rows: 1, leases: 1))
+            #expect(try await c.query("SELECT string_agg(worker, ',') FROM pushq.leases").string(0, 0) == "w3")
+        }
+    }
+
+    @Test("a row a worker of the previous release left in flight (no lease row) is found through notifications_lease while it exists")
+    func previousReleaseRows() async throws {
+        try await TestDatabase.withConnection { c in
+            try await c.query("""
+                INSERT INTO pushq.notifications (device_token, payload, status, attempts, locked_by, locked_until)
+                VALUES ($1, '{}', 'sending', 1, 'old', now() - interval '1 second'), ($2, '{}', 'sending', 1, 'old', now() + interval '1 minute')
+                """, [Self.token(1), Self.token(2)])
+            #expect(try await c.recoverLapsedLeases(limit: 10) == .init(rows: 1, leases: 0))
+            #expect(try await c.recoverLapsedLeases(limit: 10) == .init(rows: 0, leases: 0), "given an entry once")
+            #expect(try await claim(c, worker: "w1").map(\.deviceToken) == [Self.token(1)])
+        }
+    }
+}
