@@ -29,6 +29,19 @@ extension PGConnection {
         return LapsedLeases(rows: try r.decode(Int.self, 0, 0) ?? 0, leases: try r.decode(Int.self, 0, 1) ?? 0)
     }
 
+    /// Deletes `workerID`'s rows of pushq.leases for these leases (each a claim's
+    /// ``ClaimedRow/lease``, microseconds since the epoch): its worker wrote back or gave back
+    /// every row of those claims, so nothing is left for the upkeep to find.
+    public func deleteLeases(workerID: String, leases: [Int64]) throws(PGError) {
+        // The lease's end, rebuilt exactly from its microseconds (interval arithmetic is in
+        // whole microseconds), so the index on lease_until finds it.
+        try query("""
+            DELETE FROM pushq.leases
+             WHERE lease_until = ANY (ARRAY(SELECT timestamptz 'epoch' + x * interval '1 microsecond' FROM unnest($2::int8[]) x))
+               AND worker = $1
+            """, [workerID, leases])
+    }
+
     static let recoverLapsedLeasesSQL = """
         WITH ended AS MATERIALIZED (
             SELECT l.id, l.ids FROM pushq.leases l

@@ -26,9 +26,13 @@ extension PushWorker {
                 let localHeld = metrics.isEnabled ? local.map { s.held[$0.id] } : []
                 return (taken, local, held, localHeld, s.claimingDone && s.held.isEmpty)
             }
-            if !taken.releases.isEmpty { await giveBack(taken.releases, connection) }
+            if !taken.releases.isEmpty {
+                await giveBack(taken.releases, connection)
+                await deleteEndedLeases(connection)
+            }
             if taken.answers.isEmpty && local.isEmpty && taken.holds.isEmpty {
                 if !taken.releases.isEmpty { continue }
+                await deleteEndedLeases(connection)
                 if await nothingToWrite(finished: finished) { return }
                 continue
             }
@@ -42,7 +46,20 @@ extension PushWorker {
                 metrics.wrote(batch.tally, nanoseconds: took.seconds * 1_000_000_000 + took.attoseconds / 1_000_000_000)
             }
             report(recorded?.write)
-            wrote(batch, lifted: recorded?.write.lifted ?? [])
+            wrote(batch, lifted: recorded?.write.lifted ?? [], settled: recorded != nil)
+            await deleteEndedLeases(connection)
+        }
+    }
+
+    /// Deletes this worker's rows of pushq.leases whose rows were all written back or given
+    /// back (``State/endedLeases``), so that the upkeep reads only the leases of rows whose
+    /// worker died or lost the database. Best effort: a lease row left behind costs the upkeep
+    /// a read once it ends, nothing more.
+    func deleteEndedLeases(_ connection: PGConnection) async {
+        let ended = state.withLock { s in defer { s.endedLeases.removeAll() }; return s.endedLeases }
+        guard !ended.isEmpty, !databaseGivenUp else { return }
+        do { try await connection.deleteLeases(workerID: configuration.workerID, leases: ended) } catch {
+            logger.debug("cannot delete ended leases; the upkeep reads them once they end", metadata: ["error": "\(error)"])
         }
     }
 
@@ -83,14 +100,14 @@ extension PushWorker {
         }
     }
 
-    /// After a batch was written (or given up): forgets its rows, counts it, and wakes the
-    /// claim loop (room in the window; a hold lifted or retries due soon).
-    private func wrote(_ batch: CompletionBatch, lifted: [HeldEndpoint]) {
+    /// After a batch was written (`settled`) or given up: forgets its rows, counts it, and wakes
+    /// the claim loop (room in the window; a hold lifted or retries due soon).
+    private func wrote(_ batch: CompletionBatch, lifted: [HeldEndpoint], settled: Bool) {
         state.withLock { s in
             if !batch.holds.isEmpty || !lifted.isEmpty { s.holdsChanged = true }
             // Only the claim this answer belongs to: after a partition longer than the lease,
             // this worker may hold the same row again under a newer attempt.
-            for c in batch.completions { s.drop(c.claim) }
+            for c in batch.completions { s.drop(c.claim, settled: settled) }
             s.stats.sent += batch.sent
             s.stats.retried += batch.retried
             s.stats.failed += batch.failed

@@ -54,7 +54,7 @@ extension PushWorker {
         }
         state.withLock { s in
             s.stats.claimed += rows.count
-            for (id, h) in held { s.held[id] = h }
+            for (id, h) in held { s.hold(id, h) }
             s.local.append(contentsOf: local)
         }
         if !local.isEmpty { completeWake.signal() }

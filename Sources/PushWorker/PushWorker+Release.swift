@@ -16,9 +16,34 @@ extension PushWorker.State {
         holding(request).map { RowClaim(id: request.tag, attempt: $0.attempt, lease: $0.lease) }
     }
 
+    /// Holds row `id` under `h`'s claim. A row this worker held under an older claim (its lease
+    /// ran out and this worker claimed it again) leaves that claim: the newer one has it.
+    mutating func hold(_ id: Int64, _ h: PushWorker.Held) {
+        if let older = held[id] { leave(older.lease, settled: true) }
+        held[id] = h
+        leaseRows[h.lease, default: 0] += 1
+    }
+
     /// Forgets the row of `claim`, unless this worker holds it under another claim now.
-    mutating func drop(_ claim: RowClaim) {
-        if held[claim.id]?.lease == claim.lease { held[claim.id] = nil }
+    /// `settled`: its write-back (or give-back) landed. A row dropped unsettled (the database
+    /// was given up) keeps its claim's lease row, which brings it back once the lease ends.
+    mutating func drop(_ claim: RowClaim, settled: Bool) {
+        guard held[claim.id]?.lease == claim.lease else { return }
+        held[claim.id] = nil
+        leave(claim.lease, settled: settled)
+    }
+
+    /// One row fewer under `lease`; the last one ends the lease (its row of pushq.leases is
+    /// deleted), unless one of its rows left unsettled.
+    private mutating func leave(_ lease: Int64, settled: Bool) {
+        if !settled { unsettledLeases.insert(lease) }
+        let left = (leaseRows[lease] ?? 1) - 1
+        guard left <= 0 else {
+            leaseRows[lease] = left
+            return
+        }
+        leaseRows[lease] = nil
+        if unsettledLeases.remove(lease) == nil { endedLeases.append(lease) }
     }
 }
 
@@ -59,9 +84,11 @@ extension PushWorker {
     /// due at once. Retried like a write-back; rows it cannot give back return with their lease.
     func giveBack(_ rows: [RowClaim], _ connection: PGConnection) async {
         var failures = 0
+        var settled = false
         let workerID = configuration.workerID
         switch await settle(&failures, connection, { try await connection.release(rows, workerID: workerID) }) {
         case .success(let n):
+            settled = true
             logger.warning("notifications given back unsent, attempts refunded: they waited for a stream until their lease would run out (a slow provider, or few streams), or their sender cannot be built", metadata: [
                 "notifications": "\(n)"])
             state.withLock { $0.stats.released += n }
@@ -72,7 +99,7 @@ extension PushWorker {
             logger.error("giving up giving notifications back at shutdown; they return to the queue when their lease runs out",
                          metadata: ["notifications": "\(rows.count)"])
         }
-        state.withLock { s in for r in rows { s.drop(r) } }
+        state.withLock { s in for r in rows { s.drop(r, settled: settled) } }
         roomWake.signal()
         workWake.signal()
     }

@@ -88,7 +88,7 @@ extension PushWorker {
             do {
                 let n = try await connection.release(claims, workerID: configuration.workerID)
                 state.withLock { s in
-                    for c in claims { s.drop(c) }
+                    for c in claims { s.drop(c, settled: true) }
                     s.stats.released += n
                 }
                 logger.info("released rows never sent", metadata: ["notifications": "\(n)"])
@@ -103,6 +103,6 @@ extension PushWorker {
         }
         logger.error("cannot release unsent rows; they return to the queue when their lease runs out",
                      metadata: ["notifications": "\(unsent.count)"])
-        state.withLock { s in for c in claims { s.drop(c) } }
+        state.withLock { s in for c in claims { s.drop(c, settled: false) } }
     }
 }

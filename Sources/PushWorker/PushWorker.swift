@@ -47,7 +47,17 @@ public final class PushWorker: Sendable {
     }
 
     struct State {
+        /// The rows this worker holds; add with ``hold(_:_:)``, remove with ``drop(_:settled:)``.
         var held: [Int64: Held] = [:]
+        /// How many held rows each claim's lease (``Held/lease``) still has: its row of
+        /// pushq.leases is deleted once none is left (``endedLeases``).
+        var leaseRows: [Int64: Int] = [:]
+        /// Leases one of whose rows was dropped without its write-back landing: their rows of
+        /// pushq.leases stay, for the upkeep to find once they end.
+        var unsettledLeases: Set<Int64> = []
+        /// Leases whose rows were all written back or given back: the complete loop deletes their
+        /// rows of pushq.leases (``PushWorker/deleteEndedLeases(_:)``).
+        var endedLeases: [Int64] = []
         /// New rows were enqueued (a NOTIFY) since the claim loop last looked.
         var enqueued = false
         var answers: [PushResponse] = []

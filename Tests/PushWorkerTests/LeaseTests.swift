@@ -64,6 +64,31 @@ struct LeaseTests {
         }
     }
 
+    @Test("a worker deletes its own lease rows once every row of their claims is written back, long before the leases end")
+    func leaseRowsDeletedWhenWrittenBack() async throws {
+        try await TestDatabase.withConnection { db in
+            try await withMock { mock, apnsURL in
+                var configuration = try workerConfiguration(databaseURL: try await databaseURL(db), apnsURL: apnsURL)
+                configuration.leaseSeconds = 600
+                configuration.claimBatchSize = 7
+                let started = try await db.query("SELECT now()::text").string(0, 0) ?? ""
+                try await withWorker(configuration) { _ in
+                    try await insertAlerts(db, count: 40, prefix: "5")
+                    #expect(try await waitUntilAllFinal(db, timeout: .seconds(60)))
+                    let gone = try await LockWait.until(timeout: .seconds(60)) {
+                        try await db.query("SELECT count(*) FROM pushq.leases").decode(Int.self, 0, 0) == 0
+                    }
+                    #expect(gone, "every lease row deleted")
+                }
+                // The upkeep reads a lease only once it has ended: these were deleted by their worker.
+                let early = try await db.query("SELECT now() < $1::timestamptz + interval '600 seconds'", [started]).decode(Bool.self, 0, 0)
+                #expect(early == true)
+                #expect(try await statusCounts(db) == ["sent": 40])
+                #expect(mock.requests().count == 40)
+            }
+        }
+    }
+
     @Test("rows naming credential 'default' literally are sent like rows without one, and pushq send --credential default --wait ends")
     func literalDefaultCredential() async throws {
         try await TestDatabase.withConnection { db in
