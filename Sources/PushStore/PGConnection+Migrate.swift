@@ -46,7 +46,8 @@ extension PGConnection {
         for migration in migrations.sorted(by: { $0.version < $1.version }) where !applied.contains(migration.version) {
             do {
                 if migration.isTransactional {
-                    try applyInTransaction(migration, lockRetry: try LockRetry(of: migration), logger: logger)
+                    try applyInTransaction(migration, lockRetry: try LockRetry(of: migration), commitLock: try CommitLock(of: migration),
+                                           logger: logger)
                 } else {
                     // An interrupted CREATE INDEX CONCURRENTLY leaves an invalid index that
                     // IF NOT EXISTS would keep: drop such leftovers, then build again.
@@ -74,8 +75,10 @@ extension PGConnection {
     /// header (`lockRetry`), the first `lockRetry.tries` tries run under `SET LOCAL
     /// lock_timeout`: a try that waits longer for a lock (SQLSTATE 55P03) is rolled back,
     /// which lets whatever queued behind its lock request go on, and the next try starts from
-    /// the beginning; the last try waits as long as it takes. See ``LockRetry``.
-    private func applyInTransaction(_ migration: Migration, lockRetry: LockRetry?, logger: Logger) throws {
+    /// the beginning; the last try waits as long as it takes. See ``LockRetry``. With a
+    /// `-- pushq:commit-lock` header, the migration commits holding SHARE on its tables
+    /// (``CommitLock``).
+    private func applyInTransaction(_ migration: Migration, lockRetry: LockRetry?, commitLock: CommitLock?, logger: Logger) throws {
         let limitedTries = lockRetry?.tries ?? 0
         for attempt in 1...(limitedTries + 1) {
             // Our own constant, not input: SET takes no bound parameters.
@@ -84,6 +87,7 @@ extension PGConnection {
                 try transaction { connection in
                     if let limit { try connection.execute(limit) }
                     try connection.execute(migration.sql)
+                    if let commitLock { try connection.takeCommitLock(commitLock) }
                     try connection.query("INSERT INTO pushq.schema_migrations (version, name) VALUES ($1, $2)",
                                          [migration.version, migration.name])
                 }

@@ -79,8 +79,10 @@ struct MigrationPopulatedTests {
             // catalog-only (a column with a constant default, checks NOT VALID), which with
             // `-- pushq:lock-retry` waits at most 1 s for its lock before giving way; here no other
             // transaction holds the table, so it is granted at once and held for milliseconds.
-            // Indexes are built CONCURRENTLY and VALIDATE takes SHARE UPDATE EXCLUSIVE: an INSERT
-            // never waits for them. An INSERT of 1 s or more is a migration that held producers.
+            // Indexes are built CONCURRENTLY and VALIDATE reads the table under SHARE UPDATE
+            // EXCLUSIVE: an INSERT never waits for them; VALIDATE's commit takes SHARE for
+            // milliseconds (`-- pushq:commit-lock`, each try giving way after 200 ms). An INSERT
+            // of 1 s or more is a migration that held producers.
             let slowest = durations.max() ?? .zero
             #expect(slowest < .seconds(1), "slowest INSERT \(slowest) of \(durations.count), \(during) during the migration (\(ended - began))")
 

@@ -1,3 +1,4 @@
+-- pushq:commit-lock pushq.notifications
 -- pushq schema, version 5: the constraints of version 4 hold for every row.
 --
 -- Its own transaction, after version 4 committed: the UPDATEs take ROW EXCLUSIVE and lock only
@@ -16,6 +17,10 @@
 --   last_reason 'InvalidRow', released from any lease; its other columns are kept as they were.
 --   A worker that was sending it finds its write-back fenced off (the row is no longer its own).
 -- Since version 4 no INSERT or UPDATE can make an open row break them, so VALIDATE cannot fail.
+--
+-- (commit-lock: the migrator takes SHARE on pushq.notifications just before the commit, so that no
+-- INSERT is being planned when VALIDATE changes the row descriptor: see CommitLock.swift, added
+-- after these shipped; databases that applied this migration before are not affected.)
 UPDATE pushq.notifications
    SET status       = CASE WHEN expires_at = '-infinity' THEN 'expired' ELSE 'failed' END,
        last_reason  = CASE WHEN expires_at = '-infinity' THEN last_reason ELSE 'InvalidRow' END,

@@ -1,3 +1,4 @@
+-- pushq:commit-lock pushq.notifications
 -- pushq schema, version 15: the constraints of version 12 hold for every row, and
 -- pushq.enqueue_for_user takes a lane, a dedupe key and a notify channel.
 --
@@ -5,6 +6,10 @@
 -- EXCLUSIVE (PostgreSQL 15) while it reads the table, so producers keep inserting and workers
 -- keep claiming. Nothing can fail: every row before version 12 has the columns' defaults, and
 -- since version 12 every INSERT and UPDATE is checked.
+--
+-- (commit-lock: the migrator takes SHARE on pushq.notifications just before the commit, so that no
+-- INSERT is being planned when VALIDATE changes the row descriptor: see CommitLock.swift, added
+-- after these shipped; databases that applied this migration before are not affected.)
 ALTER TABLE pushq.notifications
     VALIDATE CONSTRAINT notifications_lane_name,
     VALIDATE CONSTRAINT notifications_dedupe_key_length,

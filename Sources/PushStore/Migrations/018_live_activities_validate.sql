@@ -1,3 +1,4 @@
+-- pushq:commit-lock pushq.notifications, pushq.devices
 -- pushq schema, version 18: the checks of schema 16 hold for every row, and the SQL functions
 -- that start, update and end Live Activities.
 --
@@ -8,6 +9,10 @@
 -- version 16 without the keys its event needs would be ignored by the device anyway: a waiting
 -- one (queued, retrying: what the checks look at) ends `failed` with last_reason 'InvalidRow',
 -- its data kept (as schema 5 does); rows in flight and final rows stay as they are.
+--
+-- (commit-lock: the migrator takes SHARE on pushq.notifications, pushq.devices just before the commit, so that no
+-- INSERT is being planned when VALIDATE changes the row descriptor: see CommitLock.swift, added
+-- after these shipped; databases that applied this migration before are not affected.)
 UPDATE pushq.notifications
    SET status       = 'failed',
        last_reason  = 'InvalidRow',

@@ -1,9 +1,14 @@
+-- pushq:commit-lock pushq.notifications
 -- pushq schema, version 21: the checks of version 19 hold for every row; broadcast rows take
 -- their channel's credential and environment; deleting a channel ends the rows that wait for it.
 --
 -- Its own transaction, after versions 19 and 20 committed: VALIDATE CONSTRAINT takes SHARE UPDATE
 -- EXCLUSIVE while it reads the table, so producers keep inserting and workers keep claiming.
 -- Nothing can fail: every row before version 19 has a device token and no channel.
+--
+-- (commit-lock: the migrator takes SHARE on pushq.notifications just before the commit, so that no
+-- INSERT is being planned when VALIDATE changes the row descriptor: see CommitLock.swift, added
+-- after these shipped; databases that applied this migration before are not affected.)
 ALTER TABLE pushq.notifications
     VALIDATE CONSTRAINT notifications_target,
     VALIDATE CONSTRAINT notifications_broadcast_push_type,
