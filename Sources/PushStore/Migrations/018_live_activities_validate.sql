@@ -152,7 +152,7 @@ LANGUAGE sql VOLATILE AS $$
 $$;
 
 -- Updates a Live Activity: one `update` row per valid live_activity token of activity_id that
--- was not ended, priority 5 unless given (Apple's budget: see README). Returns the new ids.
+-- was not ended, priority 5 unless given (Apple's budget: see docs/producers.md, Live Activities). Returns the new ids.
 CREATE FUNCTION pushq.update_activity(
     activity_id      text,
     content_state    json,
