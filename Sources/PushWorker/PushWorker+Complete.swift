@@ -46,7 +46,7 @@ extension PushWorker {
                 metrics.wrote(batch.tally, nanoseconds: took.seconds * 1_000_000_000 + took.attoseconds / 1_000_000_000)
             }
             report(recorded?.write)
-            wrote(batch, lifted: recorded?.write.lifted ?? [], settled: recorded != nil)
+            wrote(batch, lifted: recorded?.write.lifted ?? [], settled: recorded != nil, abandoned: Set(recorded?.abandoned ?? []))
             await deleteEndedLeases(connection)
         }
     }
@@ -101,13 +101,14 @@ extension PushWorker {
     }
 
     /// After a batch was written (`settled`) or given up: forgets its rows, counts it, and wakes
-    /// the claim loop (room in the window; a hold lifted or retries due soon).
-    private func wrote(_ batch: CompletionBatch, lifted: [HeldEndpoint], settled: Bool) {
+    /// the claim loop (room in the window; a hold lifted or retries due soon). Rows given up, and
+    /// `abandoned` ones (indexes: neither written nor ended), keep their claim's lease row.
+    private func wrote(_ batch: CompletionBatch, lifted: [HeldEndpoint], settled: Bool, abandoned: Set<Int>) {
         state.withLock { s in
             if !batch.holds.isEmpty || !lifted.isEmpty { s.holdsChanged = true }
             // Only the claim this answer belongs to: after a partition longer than the lease,
             // this worker may hold the same row again under a newer attempt.
-            for c in batch.completions { s.drop(c.claim, settled: settled) }
+            for (i, c) in batch.completions.enumerated() { s.drop(c.claim, settled: settled && !abandoned.contains(i)) }
             s.stats.sent += batch.sent
             s.stats.retried += batch.retried
             s.stats.failed += batch.failed
@@ -206,9 +207,10 @@ extension PushWorker {
     /// alone, and that row is ended (``bisect(_:after:_:)``). Once a stop is requested it gives
     /// up after ``WorkerConfiguration/shutdownRetrySeconds`` (the leases bring the rows back).
     ///
-    /// - Returns: what was written and the rows ended `failed`/`WriteBackError` (indexes into
-    ///   the batch's completions), nil when it gave up.
-    func write(_ batch: CompletionBatch, _ connection: PGConnection) async -> (write: CompletionWrite, ended: [Int])? {
+    /// - Returns: what was written, the rows ended `failed`/`WriteBackError` and the rows that
+    ///   could be neither written nor ended (indexes into the batch's completions), nil when it
+    ///   gave up.
+    func write(_ batch: CompletionBatch, _ connection: PGConnection) async -> (write: CompletionWrite, ended: [Int], abandoned: [Int])? {
         var failures = 0
         let workerID = configuration.workerID
         switch await settle(&failures, connection, {
@@ -217,7 +219,7 @@ extension PushWorker {
         }) {
         case .success(let written):
             if failures > 0 { logger.info("answers recorded after database errors", metadata: ["notifications": "\(batch.completions.count)"]) }
-            return (written, [])
+            return (written, [], [])
         case .failure(let error):
             return await bisect(batch, after: error, connection)
         case nil:

@@ -8,10 +8,11 @@ extension PushWorker {
     /// rows in parts, and ends each row whose write alone fails (`failed`/`WriteBackError`),
     /// logging its error once. Transient failures on the way are retried as in ``write(_:_:)``.
     ///
-    /// - Returns: what was written and the rows ended (indexes into `batch.completions`), nil
-    ///   when the worker gave up on the database at shutdown.
+    /// - Returns: what was written, the rows ended and the rows that could be neither written nor
+    ///   ended (indexes into `batch.completions`; their lease brings them back, so their claim's
+    ///   row of pushq.leases must stay), nil when the worker gave up on the database at shutdown.
     func bisect(_ batch: CompletionBatch, after error: any Error,
-                _ connection: PGConnection) async -> (write: CompletionWrite, ended: [Int])? {
+                _ connection: PGConnection) async -> (write: CompletionWrite, ended: [Int], abandoned: [Int])? {
         logger.debug("recording answers failed on data; writing them in parts to find the row", metadata: [
             "notifications": "\(batch.completions.count)", "pg.sqlstate": "\((error as? PGError)?.sqlState ?? "")", "error": "\(error)"])
         let workerID = configuration.workerID
@@ -24,7 +25,7 @@ extension PushWorker {
         while true {
             switch bisection.next {
             case .done:
-                return (total, ended)
+                return (total, ended, bisection.abandoned)
             case .writeExtras:
                 switch await settle(&failures, connection, {
                     try await connection.complete([], invalidations: [], holds: batch.holds, resumed: batch.resumed, workerID: workerID)

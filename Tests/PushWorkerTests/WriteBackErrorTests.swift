@@ -74,6 +74,45 @@ struct WriteBackErrorTests {
         }
     }
 
+    @Test("a row whose answer can be neither recorded nor ended stays sending, and its claim's lease row stays for the upkeep; every other lease row is deleted")
+    func unendableRowKeepsItsLease() async throws {
+        try await TestDatabase.withConnection { db in
+            try await withMock { _, apnsURL in
+                let bad = Fixtures.token(0, prefix: "d")
+                // Every write of the bad row's answer is refused, WriteBackError included.
+                try await db.execute("""
+                    CREATE FUNCTION public.refuse_all() RETURNS trigger LANGUAGE plpgsql AS $$
+                    BEGIN
+                        IF OLD.status = 'sending' AND NEW.status <> 'sending' AND NEW.device_token = '\(bad)' THEN
+                            RAISE EXCEPTION 'answer refused' USING ERRCODE = '23514';
+                        END IF;
+                        RETURN NEW;
+                    END $$;
+                    CREATE TRIGGER refuse_all BEFORE UPDATE ON pushq.notifications FOR EACH ROW EXECUTE FUNCTION public.refuse_all();
+                    """)
+                try await insertAlerts(db, count: 30, prefix: "4")
+                let id = try await db.query("INSERT INTO pushq.notifications (device_token, payload) VALUES ($1, '{\"aps\":{}}') RETURNING id", [bad])
+                    .decode(Int64.self, 0, 0)
+                try await insertAlerts(db, count: 30, prefix: "5")
+                var configuration = try workerConfiguration(databaseURL: try await databaseURL(db), apnsURL: apnsURL)
+                configuration.leaseSeconds = 600
+                configuration.claimBatchSize = 10
+                try await withWorker(configuration) { _ in
+                    let settled = try await LockWait.until(timeout: .seconds(60)) {
+                        let sent = try await scalar(db, "SELECT count(*) FROM pushq.notifications WHERE status = 'sent'")
+                        let leases = try await scalar(db, "SELECT count(*) FROM pushq.leases")
+                        return sent == 60 && leases == 1
+                    }
+                    #expect(settled, "every lease row but one deleted by the worker")
+                }
+                let lease = try await db.query("SELECT $1::int8 = ANY (ids), lease_until > now() FROM pushq.leases", [id])
+                #expect(lease.string(0, 0) == "t" && lease.string(0, 1) == "t", "the bad row's claim keeps its lease row")
+                let row = try await db.query("SELECT status FROM pushq.notifications WHERE id = $1", [id])
+                #expect(row.string(0, 0) == "sending", "its lease brings it back once it ends")
+            }
+        }
+    }
+
     @Test("an Unregistered answer whose timestamp PostgreSQL cannot hold (22008) ends that row failed/WriteBackError, token not invalidated; the rest are recorded")
     func timestampOutOfRange() async throws {
         try await TestDatabase.withConnection { db in
