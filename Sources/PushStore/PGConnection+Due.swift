@@ -1,6 +1,6 @@
 extension PGConnection {
-    /// Deletes entries of pushq.due whose row no longer waits (nor is in flight under a lease
-    /// that has ended): rows a worker of the previous release claimed through its own indexes
+    /// Deletes entries of pushq.due whose row no longer waits (nor is in flight with an entry the
+    /// upkeep gave its ended lease: one not older than the row's `locked_until`): rows a worker of the previous release claimed through its own indexes
     /// during an upgrade (it does not know pushq.due), rows written back after the upkeep gave
     /// their lapsed lease an entry, and rows deleted while they waited. The claim skips such entries, but walks over them;
     /// the upkeep deletes them here, looking at the first `limit` entries of each lane in due
@@ -15,24 +15,29 @@ extension PGConnection {
 
     static let sweepDueSQL = ClaimStatement.dueLanes + """
         , front AS MATERIALIZED (
-            SELECT f.id
+            SELECT f.id, f.due_at
               FROM waiting w
-             CROSS JOIN LATERAL (SELECT d.id FROM pushq.due d WHERE d.lane = w.lane AND d.due_at <= now()
+             CROSS JOIN LATERAL (SELECT d.id, d.due_at FROM pushq.due d WHERE d.lane = w.lane AND d.due_at <= now()
                                   ORDER BY d.due_at, d.id LIMIT $1) f
              WHERE w.lane IS NOT NULL
         ), stale AS (
-            -- Rows that exist and no longer wait (nor are a lease that has ended, which waits to
-            -- be claimed again), locked so that none of them starts waiting again (and gets its
-            -- entry back) while this deletes the entry.
+            -- Rows that exist and no longer wait (nor are in flight with an entry not older than
+            -- their lease: the upkeep's, for a lease that ended, to be claimed again), locked so
+            -- that none of them starts waiting again (and gets its entry back) while this deletes
+            -- the entry.
             SELECT n.id FROM pushq.notifications n
              WHERE n.id IN (SELECT id FROM front) AND n.status NOT IN ('queued', 'retrying')
-               AND NOT (n.status = 'sending' AND n.locked_until < now())
+               AND NOT (n.status = 'sending' AND (SELECT f.due_at FROM front f WHERE f.id = n.id) >= n.locked_until)
                FOR UPDATE OF n SKIP LOCKED
         ), gone AS (
             -- By primary key (an array: never a read of pushq.due whole): the stale entries, and
             -- those whose row is gone.
             DELETE FROM pushq.due d
-             WHERE d.id = ANY (ARRAY(SELECT s.id FROM stale s
+             -- Checked again on the entry's latest version: one the upkeep moved to the row's
+             -- lease end meanwhile (a lapsed lease to claim again) stays.
+             WHERE NOT EXISTS (SELECT 1 FROM pushq.notifications n
+                                WHERE n.id = d.id AND n.status = 'sending' AND d.due_at >= n.locked_until)
+               AND d.id = ANY (ARRAY(SELECT s.id FROM stale s
                                      UNION ALL
                                      -- (A probe per entry: LIMIT keeps it from becoming a
                                      -- join that walks the primary key across the ids' range.)

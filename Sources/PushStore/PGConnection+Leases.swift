@@ -22,8 +22,10 @@ extension PGConnection {
     /// claimed (they write no lease row) are found through `notifications_lease`, as long as
     /// that index exists.
     ///
-    /// An entry is added without locking the row: the claim checks the row again under its lock
-    /// (an entry whose row was written back meanwhile is skipped, and swept by ``sweepDue(limit:)``).
+    /// An entry is added (or an older one moved to the lease's end) without locking the row: the
+    /// claim checks the row again under its lock (an entry whose row was written back meanwhile is
+    /// skipped, and swept by ``sweepDue(limit:)``), and the sweep keeps the entry of a row in
+    /// flight that is not older than the row's lease.
     public func recoverLapsedLeases(limit: Int) throws(PGError) -> LapsedLeases {
         let r = try query(Self.recoverLapsedLeasesSQL, [limit])
         return LapsedLeases(rows: try r.decode(Int.self, 0, 0) ?? 0, leases: try r.decode(Int.self, 0, 1) ?? 0)
@@ -64,11 +66,15 @@ extension PGConnection {
              ORDER BY n.locked_until
              LIMIT $1
         ), added AS (
-            INSERT INTO pushq.due (id, lane, due_at)
+            -- An entry already there (left by an earlier claim of the row) is moved up to this
+            -- lease's end, so that the sweep, which deletes a sending row's entry only when it
+            -- is older than the row's lease, keeps it (the sweep rechecks on the entry's latest
+            -- version).
+            INSERT INTO pushq.due AS d (id, lane, due_at)
             SELECT id, lane, locked_until FROM lapsed
             UNION
             SELECT id, lane, locked_until FROM previous
-            ON CONFLICT (id) DO NOTHING
+            ON CONFLICT (id) DO UPDATE SET lane = EXCLUDED.lane, due_at = EXCLUDED.due_at WHERE d.due_at < EXCLUDED.due_at
             RETURNING 1
         ), gone AS (
             DELETE FROM pushq.leases l WHERE l.id IN (SELECT e.id FROM ended e)

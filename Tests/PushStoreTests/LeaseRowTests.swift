@@ -97,6 +97,27 @@ struct LeaseRowTests {
         }
     }
 
+    @Test("an older entry of a row in flight is the sweep's to delete; once the row's lease ends the upkeep moves it to the lease's end, and the sweep keeps it")
+    func olderEntryMovedToLeaseEnd() async throws {
+        try await TestDatabase.withConnection { c in
+            try await insert(c, 2)
+            let rows = try await claim(c, worker: "dead")
+            #expect(rows.count == 2)
+            // Entries older than the rows' leases (as a claim of the previous release leaves them).
+            try await c.query("INSERT INTO pushq.due (id, lane, due_at) SELECT id, lane, now() - interval '1 hour' FROM pushq.notifications")
+            try await c.query("UPDATE pushq.notifications SET locked_until = now() - interval '5 seconds'")
+            try await c.query("UPDATE pushq.leases SET lease_until = now() - interval '5 seconds'")
+            // One row's entry is swept before the upkeep runs: older than its lease, it is stale.
+            try await c.query("UPDATE pushq.due SET due_at = now() - interval '2 hours' WHERE id = $1", [rows[0].id])
+            #expect(try await c.sweepDue(limit: 1) == 1)
+            #expect(try await c.recoverLapsedLeases(limit: 10) == .init(rows: 2, leases: 1), "one entry added, one moved")
+            let moved = try await c.query("SELECT count(*) FILTER (WHERE d.due_at = n.locked_until), count(*) FROM pushq.due d JOIN pushq.notifications n ON n.id = d.id")
+            #expect(moved.string(0, 0) == "2" && moved.string(0, 1) == "2")
+            #expect(try await c.sweepDue(limit: 100) == 0, "entries not older than the lease stay")
+            #expect(try await claim(c, worker: "w2").count == 2)
+        }
+    }
+
     @Test("the upkeep reads at most its limit of ended leases, oldest first, and leaves leases that have not ended")
     func limitOldestFirst() async throws {
         try await TestDatabase.withConnection { c in
