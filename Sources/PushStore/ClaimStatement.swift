@@ -68,29 +68,35 @@ enum ClaimStatement {
     /// (`pushq.channel_active` is a function of cost 1, not an inline EXISTS: see migration 21.)
     static let channelReadySQL = "AND (n.channel IS NULL OR pushq.channel_active(n.channel))"
 
-    /// The conditions under which row `n` can be claimed now from pushq.due: waiting and due
-    /// with its channel ready, or in flight under a lease that has ended (the upkeep gave it an
-    /// entry again); of this worker's credentials (``ClaimRouting``, `$5`–`$8`), of a kind it
-    /// knows, and the claim's filter (``ClaimFilter``).
-    static let dueClaimableSQL = """
-        AND ((n.status IN ('queued', 'retrying') AND n.scheduled_at <= now() \(channelReadySQL))
+    /// Whether row `n` is one to take from its entry in pushq.due: waiting and due (and
+    /// `waitingAlso`), or in flight under a lease that has ended (the upkeep gave it an entry
+    /// again, ``PGConnection/recoverLapsedLeases(limit:)``). The claim's and the poison hunt's.
+    static func dueOrLapsedSQL(waitingAlso: String = "") -> String {
+        """
+        AND ((n.status IN ('queued', 'retrying') AND n.scheduled_at <= now() \(waitingAlso))
              OR (n.status = 'sending' AND n.locked_until < now()))
+        """
+    }
+
+    /// What every claimable row is besides: of this worker's credentials (``ClaimRouting``,
+    /// `$5`–`$8`), of a kind it knows, and within the claim's filter (``ClaimFilter``).
+    static let routedSQL = """
         \(ClaimRouting.sql(from: 5))
         \(PGConnection.knownRowsSQL)
         /*FILTER*/
         """
 
-    /// The conditions under which waiting row `n` can be claimed now: waiting, due, of this
-    /// worker's credentials (``ClaimRouting``, `$5`–`$8`), of a kind it knows, its channel ready,
-    /// and the claim's filter (``ClaimFilter``). (What the cap's check reads of
-    /// pushq.notifications.)
+    /// The conditions under which row `n` can be claimed now from pushq.due: waiting and due
+    /// with its channel ready, or a lapsed lease, and ``routedSQL``.
+    static let dueClaimableSQL = dueOrLapsedSQL(waitingAlso: channelReadySQL) + "\n" + routedSQL
+
+    /// The conditions under which waiting row `n` can be claimed now: waiting, due, its channel
+    /// ready, and ``routedSQL``. (What the cap's check reads of pushq.notifications.)
     static let claimableSQL = """
         AND n.status IN ('queued', 'retrying')
         AND n.scheduled_at <= now()
-        \(ClaimRouting.sql(from: 5))
-        \(PGConnection.knownRowsSQL)
         \(channelReadySQL)
-        /*FILTER*/
+        \(routedSQL)
         """
 
     /// Whether lane `n.lane` is paused (its own row of pushq.lanes, else default's).

@@ -37,11 +37,8 @@ extension CommitLock {
     /// - Throws: ``MigrationError`` naming the line when it names no table or a table that is
     ///   not pushq's, or when the migration runs outside a transaction.
     init?(of migration: Migration) throws {
-        guard let line = migration.header.first(where: { $0.hasPrefix(Self.directive + " ") || $0 == Self.directive }) else { return nil }
-        func malformed(_ why: String) -> MigrationError {
-            MigrationError(version: migration.version, name: migration.name, cause: PGError(code: .invalidValue, message: "\(line): \(why)"))
-        }
-        guard migration.isTransactional else { throw malformed("expected a migration that runs in a transaction") }
+        guard let line = try migration.directiveLine(Self.directive, transactional: true) else { return nil }
+        func malformed(_ why: String) -> MigrationError { migration.malformed(line, why) }
         let names = line.dropFirst(Self.directive.count).split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
         guard !names.isEmpty else { throw malformed("expected the tables to lock, e.g. pushq.notifications") }
         for name in names where !Self.isTableName(name) {

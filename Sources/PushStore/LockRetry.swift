@@ -27,12 +27,8 @@ extension LockRetry {
     /// - Throws: ``MigrationError`` naming the line when its settings are malformed, or when
     ///   the migration runs outside a transaction (a lock timeout needs one to roll back).
     init?(of migration: Migration) throws {
-        guard let line = migration.header.first(where: { $0 == Self.directive || $0.hasPrefix(Self.directive + " ") }) else { return nil }
-        func malformed(_ why: String) -> MigrationError {
-            MigrationError(version: migration.version, name: migration.name,
-                           cause: PGError(code: .invalidValue, message: "\(line): \(why)"))
-        }
-        guard migration.isTransactional else { throw malformed("expected a migration that runs in a transaction") }
+        guard let line = try migration.directiveLine(Self.directive, transactional: true) else { return nil }
+        func malformed(_ why: String) -> MigrationError { migration.malformed(line, why) }
         self.init()
         for setting in line.dropFirst(Self.directive.count).split(separator: " ") {
             let parts = setting.split(separator: "=", maxSplits: 1)

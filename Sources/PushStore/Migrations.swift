@@ -24,6 +24,22 @@ public struct Migration: Sendable, Equatable {
     var header: [Substring] {
         Array(sql.split(separator: "\n", omittingEmptySubsequences: false).prefix { $0.hasPrefix("--") })
     }
+
+    /// The header line of `directive` (the directive alone, or followed by a space and its
+    /// settings), nil when the header has none; a directive that needs a transaction to roll back
+    /// to (`transactional`) in a migration that runs outside one is refused.
+    ///
+    /// - Throws: ``MigrationError`` naming the line (``malformed(_:_:)``).
+    func directiveLine(_ directive: String, transactional: Bool) throws -> Substring? {
+        guard let line = header.first(where: { $0 == directive || $0.hasPrefix(directive + " ") }) else { return nil }
+        if transactional, !isTransactional { throw malformed(line, "expected a migration that runs in a transaction") }
+        return line
+    }
+
+    /// The error for a malformed directive `line` of this migration: the line, and `why`.
+    func malformed(_ line: Substring, _ why: String) -> MigrationError {
+        MigrationError(version: version, name: name, cause: PGError(code: .invalidValue, message: "\(line): \(why)"))
+    }
 }
 
 extension Migration {

@@ -89,8 +89,7 @@ extension PGConnection {
                   AND EXISTS (
                       SELECT 1 FROM pushq.notifications n
                        WHERE n.id = d.id
-                         AND ((n.status IN ('queued', 'retrying') AND n.scheduled_at <= now())
-                              OR (n.status = 'sending' AND n.locked_until < now()))
+                         \(ClaimStatement.dueOrLapsedSQL())
                          \(ClaimRouting.sql(from: 1))
                          /*FILTER*/
                          AND NOT \(ClaimStatement.lanePausedSQL))

@@ -11,6 +11,9 @@ extension PushWorker {
         var sampledAt = ContinuousClock.now - .seconds(1)
         while true {
             tick(.complete)
+            // The leases the last turn's write-back or give-back settled (before this turn may
+            // wait for answers, or end the loop).
+            await deleteEndedLeases(connection)
             if metrics.isEnabled, ContinuousClock.now - sampledAt >= .seconds(1) {
                 sampledAt = .now
                 let (senders, fcmTokens) = state.withLock { ($0.senders, $0.fcmTokens) }
@@ -26,13 +29,9 @@ extension PushWorker {
                 let localHeld = metrics.isEnabled ? local.map { s.held[$0.id] } : []
                 return (taken, local, held, localHeld, s.claimingDone && s.held.isEmpty)
             }
-            if !taken.releases.isEmpty {
-                await giveBack(taken.releases, connection)
-                await deleteEndedLeases(connection)
-            }
+            if !taken.releases.isEmpty { await giveBack(taken.releases, connection) }
             if taken.answers.isEmpty && local.isEmpty && taken.holds.isEmpty {
                 if !taken.releases.isEmpty { continue }
-                await deleteEndedLeases(connection)
                 if await nothingToWrite(finished: finished) { return }
                 continue
             }
@@ -47,7 +46,6 @@ extension PushWorker {
             }
             report(recorded?.write)
             wrote(batch, lifted: recorded?.write.lifted ?? [], settled: recorded != nil, abandoned: Set(recorded?.abandoned ?? []))
-            await deleteEndedLeases(connection)
         }
     }
 
