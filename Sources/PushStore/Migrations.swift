@@ -3,7 +3,10 @@
 /// A file's header (its leading `--` lines) may hold directives for the migrator:
 /// `-- pushq:no-transaction` as its first line runs it outside a transaction (one statement
 /// such as `CREATE INDEX CONCURRENTLY`); `-- pushq:lock-retry` runs it with a short lock
-/// timeout, trying again when a lock is not granted in time (``LockRetry``).
+/// timeout, trying again when a lock is not granted in time (``LockRetry``);
+/// `-- pushq:commit-lock <tables>` commits holding SHARE on them (``CommitLock``);
+/// `-- pushq:after-workers <version>` waits for workers of earlier releases to stop
+/// (``MigrationGate``).
 public struct Migration: Sendable, Equatable {
     /// Applied in increasing order; recorded in `pushq.schema_migrations`.
     public var version: Int
@@ -46,6 +49,18 @@ extension Migration {
     /// The highest schema version this release knows: what its workers need, and register as
     /// `schema_known` in `pushq.workers`.
     public static var latestVersion: Int { all.map(\.version).max() ?? 0 }
+
+    /// The schema version the workers and `pushq serve` of this release need: the last migration
+    /// but those gated ones that come last (``MigrationGate``: they wait for this release's
+    /// workers to replace the earlier ones, and this release works with or without them).
+    public static var requiredVersion: Int { requiredVersion(of: all) }
+
+    /// ``requiredVersion`` of `migrations`.
+    static func requiredVersion(of migrations: [Migration]) -> Int {
+        let sorted = migrations.sorted { $0.version < $1.version }
+        let trailingGated = sorted.reversed().prefix { (try? MigrationGate(of: $0)) != nil }.count
+        return sorted.dropLast(trailingGated).last?.version ?? 0
+    }
 
     /// Every migration of this release, in order. A new file in `migrations/` gets a line here
     /// (a test checks that the folder and this list agree).
@@ -95,5 +110,9 @@ extension Migration {
         Migration(version: 33, name: "due", sql: String(decoding: PackageResources._33_due_sql, as: UTF8.self)),
         Migration(version: 34, name: "due_fill", sql: String(decoding: PackageResources._34_due_fill_sql, as: UTF8.self)),
         Migration(version: 35, name: "leases", sql: String(decoding: PackageResources._35_leases_sql, as: UTF8.self)),
+        Migration(version: 36, name: "lease_recovery", sql: String(decoding: PackageResources._36_lease_recovery_sql, as: UTF8.self)),
+        Migration(version: 37, name: "leases_for_earlier_rows",
+                  sql: String(decoding: PackageResources._37_leases_for_earlier_rows_sql, as: UTF8.self)),
+        Migration(version: 38, name: "lease_index_drop", sql: String(decoding: PackageResources._38_lease_index_drop_sql, as: UTF8.self)),
     ]
 }

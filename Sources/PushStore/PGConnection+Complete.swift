@@ -83,7 +83,7 @@ extension PGConnection {
                SET status = CASE WHEN n.attempts <= 1 THEN 'queued' ELSE 'retrying' END,
                    attempts = n.attempts - 1, locked_by = NULL, locked_until = NULL
               FROM unnest($1::bigint[], $2::integer[], $4::bigint[]) AS u(id, attempt, lease)
-             WHERE n.id = u.id AND n.status = 'sending' AND n.locked_by = $3 AND n.attempts = u.attempt
+             WHERE n.id = u.id AND n.id = ANY ($1::bigint[]) AND n.status = 'sending' AND n.locked_by = $3 AND n.attempts = u.attempt
                AND (extract(epoch FROM n.locked_until) * 1000000)::bigint = u.lease
             """, [rows.map(\.id), rows.map(\.attempt), workerID, rows.map(\.lease)]).affectedRows }
     }
@@ -101,7 +101,9 @@ extension PGConnection {
     /// write-backs of 1 000 rows took 400–600 ms instead of ~15, and the drain's rate fell to a
     /// third or less for seconds at a time (docs/performance.md, "The write-back's plan after
     /// ANALYZE"). Without nested loops, the join is a hash join whatever the estimate, linear in
-    /// the batch and the rows in flight.
+    /// the batch and the rows in flight. Both also name the batch's ids (`n.id = ANY`), so that
+    /// the rows are read by primary key, not through an index of the rows in flight (schema 38
+    /// dropped `notifications_lease`) nor by reading the whole table.
     static let fencedUpdateBegin = "BEGIN; SET LOCAL enable_nestloop = off"
 
     /// Gives the rest of the write-back's transaction the server's nested-loop setting back.
@@ -135,7 +137,7 @@ extension PGConnection {
           FROM unnest($1::bigint[], $2::integer[], $3::text[], $4::smallint[], $5::text[], $6::uuid[], $7::float8[], $8::boolean[],
                       $10::text[], $11::bigint[])
                AS u(id, attempt, status, http, reason, unique_id, delay, refund, message_name, lease)
-         WHERE n.id = u.id AND n.status = 'sending' AND n.locked_by = $9 AND n.attempts = u.attempt
+         WHERE n.id = u.id AND n.id = ANY ($1::bigint[]) AND n.status = 'sending' AND n.locked_by = $9 AND n.attempts = u.attempt
            AND (extract(epoch FROM n.locked_until) * 1000000)::bigint = u.lease
         """
 

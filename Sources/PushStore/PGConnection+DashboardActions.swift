@@ -78,9 +78,9 @@ extension PGConnection {
             (failureReasonsSQL, [1_440, MinuteSeries.rowLimit, FailureReasons.reasonLimit]),
             (failedRowsSQL, ["BadDeviceToken", 1_440, dashboardListLimit, MinuteSeries.rowLimit]),
             (notificationRecordSQL, [Int64(42)]),
-            (rowsByTokenSQL, [[token, token.uppercased()], dashboardListLimit]),
-            (rowsByMetadataSQL, ["campaign", "spring", nil, metadataSearchHours, dashboardListLimit]),
-            (rowsByMetadataSQL, ["order", "42", "42", metadataSearchHours, dashboardListLimit]),
+            (rowsByTokenSQL(false), [[token, token.uppercased()], dashboardListLimit]),
+            (rowsByMetadataSQL(false), ["campaign", "spring", nil, metadataSearchHours, dashboardListLimit]),
+            (rowsByMetadataSQL(false), ["order", "42", "42", metadataSearchHours, dashboardListLimit]),
             (cancelLaneBatchSQL, ["campaign", laneCancelBatch]),
         ]
     }

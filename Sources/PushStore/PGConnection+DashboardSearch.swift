@@ -101,7 +101,7 @@ extension PGConnection {
     public func rows(forToken token: String) throws(PGError) -> (devices: [DeviceRecord], rows: [NotificationSummary]) {
         let spellings = Array(Set([token, token.lowercased(), token.uppercased()])).sorted()
         let devices = try DeviceRecord.decode(query(Self.devicesByTokenSQL, [token.lowercased(), token, Self.dashboardListLimit]))
-        return (devices, try NotificationSummary.decode(query(Self.rowsByTokenSQL, [spellings, Self.dashboardListLimit])))
+        return (devices, try NotificationSummary.decode(query(Self.rowsByTokenSQL(try leaseIndexExists()), [spellings, Self.dashboardListLimit])))
     }
 
     /// A user's devices and the newest rows sent to their tokens.
@@ -110,7 +110,7 @@ extension PGConnection {
         // APNs tokens are stored lower case in pushq.devices, and in notifications as the producer wrote them.
         let tokens = Array(Set(devices.flatMap { $0.provider == "apns" ? [$0.deviceToken, $0.deviceToken.uppercased()] : [$0.deviceToken] })).sorted()
         guard !tokens.isEmpty else { return (devices, []) }
-        return (devices, try NotificationSummary.decode(query(Self.rowsByTokenSQL, [tokens, Self.dashboardListLimit])))
+        return (devices, try NotificationSummary.decode(query(Self.rowsByTokenSQL(try leaseIndexExists()), [tokens, Self.dashboardListLimit])))
     }
 
     /// The newest rows whose `metadata` holds `key` with `value` (as a JSON string, or as the
@@ -118,7 +118,7 @@ extension PGConnection {
     /// ``metadataSearchHours`` hours and those being sent.
     public func rows(metadataKey key: String, value: String) throws(PGError) -> [NotificationSummary] {
         let scalar = Int64(value).map(String.init) ?? (value == "true" || value == "false" ? value : nil)
-        return try NotificationSummary.decode(query(Self.rowsByMetadataSQL, [key, value, scalar, Self.metadataSearchHours, Self.dashboardListLimit]))
+        return try NotificationSummary.decode(query(Self.rowsByMetadataSQL(try leaseIndexExists()), [key, value, scalar, Self.metadataSearchHours, Self.dashboardListLimit]))
     }
 
     static let notificationRecordSQL =
@@ -126,17 +126,17 @@ extension PGConnection {
 
     /// Rows of the tokens `$1`, newest first, `$2` at most: through `notifications_token_hash`
     /// (every row but those being sent, by the token's hash, schema 30; the token itself checked
-    /// on the rows it finds) and `notifications_lease` (the rows being sent).
-    static let rowsByTokenSQL = """
+    /// on the rows it finds) and ``inFlightSQL(_:)`` (the rows being sent).
+    static func rowsByTokenSQL(_ throughIndex: Bool) -> String { """
         (SELECT \(NotificationSummary.columns) FROM pushq.notifications
           WHERE hashtext(device_token) = ANY(ARRAY(SELECT hashtext(t) FROM unnest($1::text[]) t))
             AND device_token = ANY($1::text[]) AND status <> 'sending'
           ORDER BY created_at DESC, id DESC LIMIT $2)
         UNION ALL
         (SELECT \(NotificationSummary.columns) FROM pushq.notifications
-          WHERE status = 'sending' AND device_token = ANY($1::text[]))
+          WHERE \(inFlightSQL(throughIndex)) AND device_token = ANY($1::text[]))
         ORDER BY created_at DESC, id DESC LIMIT $2
-        """
+        """ }
 
     /// Devices stored with token `$1` (lower-cased, as APNs tokens are stored) or `$2` (FCM's, as given), through the key.
     static let devicesByTokenSQL = """
@@ -152,8 +152,8 @@ extension PGConnection {
 
     /// Rows whose metadata contains `{$1: $2}` (or `{$1: $3}`, $3 a JSON number or boolean): final
     /// rows of the last `$4` hours (`notifications_finished`), waiting rows scheduled since
-    /// (`notifications_due`) and rows being sent (`notifications_lease`); newest first, `$5` at most.
-    static let rowsByMetadataSQL = """
+    /// (`notifications_due`) and rows being sent (``inFlightSQL(_:)``); newest first, `$5` at most.
+    static func rowsByMetadataSQL(_ throughIndex: Bool) -> String { """
         WITH wanted AS (
             SELECT jsonb_build_object($1::text, $2::text) AS text_value,
                    CASE WHEN $3::text IS NOT NULL THEN jsonb_build_object($1::text, $3::jsonb) END AS scalar_value
@@ -169,8 +169,8 @@ extension PGConnection {
               ORDER BY scheduled_at DESC, id DESC LIMIT $5)
             UNION ALL
             (SELECT \(NotificationSummary.columns) FROM pushq.notifications, wanted
-              WHERE status = 'sending' AND (metadata @> text_value OR metadata @> scalar_value) LIMIT $5)
+              WHERE \(inFlightSQL(throughIndex)) AND (metadata @> text_value OR metadata @> scalar_value) LIMIT $5)
         )
         SELECT * FROM found ORDER BY created_at DESC, id DESC LIMIT $5
-        """
+        """ }
 }

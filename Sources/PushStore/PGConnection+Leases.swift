@@ -3,8 +3,7 @@ extension PGConnection {
     public struct LapsedLeases: Sendable, Equatable {
         /// Rows still in flight under a lease that had ended, given an entry in pushq.due again.
         public var rows: Int
-        /// Rows of pushq.leases read and deleted (each lease whose end has passed, whatever became
-        /// of its rows).
+        /// Rows of pushq.leases read (each lease whose end has passed, whatever became of its rows).
         public var leases: Int
 
         public init(rows: Int, leases: Int) {
@@ -17,10 +16,12 @@ extension PGConnection {
     /// under an ended lease (its worker died, or lost the database, before writing it back) gets
     /// an entry in pushq.due, due when its lease ended, and the claim takes it again as it takes
     /// a waiting row (in its lane's order, within its lane's rank, pause and cap). Reads at most
-    /// `limit` rows of pushq.leases whose end has passed, oldest first, and deletes them: one
-    /// written back meanwhile needs nothing more. Rows that workers of the previous release
-    /// claimed (they write no lease row) are found through `notifications_lease`, as long as
-    /// that index exists.
+    /// `limit` rows of pushq.leases whose end has passed and that it did not read before, oldest
+    /// first: one whose rows were all written back meanwhile is deleted; one with rows still in
+    /// flight is kept, marked `recovered_at`, so that they are still listed in flight
+    /// (``releaseRecoveredLeases(limit:)`` deletes it once they are not). Rows that workers
+    /// before schema 35 claimed (they write no lease row) are found through `notifications_lease`,
+    /// as long as that index exists (schema 37 gives them lease rows, and 38 drops it).
     ///
     /// An entry is added (or an older one moved to the lease's end) without locking the row: the
     /// claim checks the row again under its lock (an entry whose row was written back meanwhile is
@@ -44,10 +45,36 @@ extension PGConnection {
             """, [workerID, leases])
     }
 
+    /// Deletes the recovered leases (``recoverLapsedLeases(limit:)``) none of whose rows is still
+    /// in flight under them (each was claimed again, written back or ended): at most `limit`,
+    /// those checked longest ago first; the others are marked checked now.
+    ///
+    /// - Returns: the lease rows deleted.
+    @discardableResult
+    public func releaseRecoveredLeases(limit: Int) throws(PGError) -> Int {
+        try query(Self.releaseRecoveredLeasesSQL, [limit]).decode(Int.self, 0, 0) ?? 0
+    }
+
+    /// Whether `notifications_lease` (schemas before 38) still exists: then workers before
+    /// schema 35, which write no lease row, may hold rows in flight, and ``inFlightSQL(_:)``
+    /// reads them through it.
+    func leaseIndexExists() throws(PGError) -> Bool {
+        try query("SELECT to_regclass('pushq.notifications_lease') IS NOT NULL").decode(Bool.self, 0, 0) ?? false
+    }
+
+    /// The condition on `pushq.notifications` (unaliased) that holds for the rows in flight
+    /// (`sending`): through the ids of pushq.leases (a claim's lease row, kept after its lease
+    /// ended while its rows are in flight: ``recoverLapsedLeases(limit:)``), or through
+    /// `notifications_lease` while it exists (`throughIndex`, ``leaseIndexExists()``).
+    static func inFlightSQL(_ throughIndex: Bool) -> String {
+        throughIndex ? "status = 'sending'"
+                     : "id = ANY (ARRAY(SELECT unnest(l.ids) FROM pushq.leases l)) AND status = 'sending'"
+    }
+
     static let recoverLapsedLeasesSQL = """
         WITH ended AS MATERIALIZED (
-            SELECT l.id, l.ids FROM pushq.leases l
-             WHERE l.lease_until < now()
+            SELECT l.id, l.ids, l.lease_until FROM pushq.leases l
+             WHERE l.lease_until < now() AND l.recovered_at IS NULL
              ORDER BY l.lease_until
              LIMIT $1
                FOR UPDATE SKIP LOCKED
@@ -57,7 +84,7 @@ extension PGConnection {
              WHERE n.id = ANY (ARRAY(SELECT i FROM ended e, unnest(e.ids) i))
                AND n.status = 'sending' AND n.locked_until < now()
         ), previous AS MATERIALIZED (
-            -- Rows of workers of the previous release, which write no lease row. Read only while
+            -- Rows of workers before schema 35, which write no lease row. Read only while
             -- notifications_lease exists (a constant test, evaluated before the scan).
             SELECT n.id, n.lane, n.locked_until FROM pushq.notifications n
              WHERE to_regclass('pushq.notifications_lease') IS NOT NULL
@@ -76,10 +103,39 @@ extension PGConnection {
             SELECT id, lane, locked_until FROM previous
             ON CONFLICT (id) DO UPDATE SET lane = EXCLUDED.lane, due_at = EXCLUDED.due_at WHERE d.due_at < EXCLUDED.due_at
             RETURNING 1
+        ), held AS MATERIALIZED (
+            -- The ended leases with rows still in flight under them (not claimed again since).
+            SELECT e.id FROM ended e
+             WHERE EXISTS (SELECT 1 FROM lapsed x WHERE x.id = ANY (e.ids) AND x.locked_until <= e.lease_until)
+        ), kept AS (
+            UPDATE pushq.leases l SET recovered_at = now() WHERE l.id IN (SELECT h.id FROM held h)
+            RETURNING 1
         ), gone AS (
-            DELETE FROM pushq.leases l WHERE l.id IN (SELECT e.id FROM ended e)
+            DELETE FROM pushq.leases l WHERE l.id IN (SELECT e.id FROM ended e) AND l.id NOT IN (SELECT h.id FROM held h)
             RETURNING 1
         )
-        SELECT (SELECT count(*) FROM added)::int8, (SELECT count(*) FROM gone)::int8
+        SELECT (SELECT count(*) FROM added)::int8, (SELECT count(*) FROM kept)::int8 + (SELECT count(*) FROM gone)::int8
+        """
+
+    static let releaseRecoveredLeasesSQL = """
+        WITH checked AS MATERIALIZED (
+            SELECT l.id, l.ids, l.lease_until FROM pushq.leases l
+             WHERE l.recovered_at IS NOT NULL
+             ORDER BY l.recovered_at
+             LIMIT $1
+               FOR UPDATE SKIP LOCKED
+        ), held AS MATERIALIZED (
+            SELECT c.id FROM checked c
+             WHERE EXISTS (SELECT 1 FROM pushq.notifications n
+                            WHERE n.id = ANY (c.ids) AND n.status = 'sending' AND n.locked_until <= c.lease_until)
+        ), kept AS (
+            UPDATE pushq.leases l SET recovered_at = now() WHERE l.id IN (SELECT h.id FROM held h)
+            RETURNING 1
+        ), gone AS (
+            DELETE FROM pushq.leases l WHERE l.id IN (SELECT c.id FROM checked c) AND l.id NOT IN (SELECT h.id FROM held h)
+            RETURNING 1
+        )
+        -- kept runs whether or not it is read (a data-modifying WITH always runs to completion).
+        SELECT count(*)::int8 FROM gone
         """
 }

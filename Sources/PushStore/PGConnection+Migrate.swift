@@ -7,7 +7,8 @@ extension PGConnection {
 
     /// Applies the migrations not yet recorded in `pushq.schema_migrations`, in order,
     /// each in its own transaction, and returns the versions applied (empty when the
-    /// schema is up to date).
+    /// schema is up to date). It stops before a gated migration while live workers of an
+    /// earlier release hold it back (``MigrationGate``; ``migrationWait(_:)`` says which).
     ///
     /// Safe to run from several processes at once: a session-level advisory lock makes
     /// them take turns, and each sees what the previous one recorded. Its statements may
@@ -38,13 +39,18 @@ extension PGConnection {
                 applied_at timestamptz NOT NULL DEFAULT now()
             );
             """)
-        let rows = try query("SELECT version FROM pushq.schema_migrations")
-        var applied = Set<Int>()
-        for row in 0..<rows.count { if let v = try rows.decode(Int.self, row, 0) { applied.insert(v) } }
+        let applied = try appliedVersions()
 
         var done: [Int] = []
         for migration in migrations.sorted(by: { $0.version < $1.version }) where !applied.contains(migration.version) {
             do {
+                if let gate = try MigrationGate(of: migration), case let workers = try workersBelow(gate), !workers.isEmpty {
+                    logger.notice("migration waits for workers of an earlier release to stop", metadata: [
+                        "migration.version": "\(migration.version)", "migration.name": "\(migration.name)",
+                        "migration.workers": "\(workers.map { "\($0.host):\($0.pid)" }.joined(separator: ", "))",
+                    ])
+                    break
+                }
                 if migration.isTransactional {
                     try applyInTransaction(migration, lockRetry: try LockRetry(of: migration), commitLock: try CommitLock(of: migration),
                                            logger: logger)

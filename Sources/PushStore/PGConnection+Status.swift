@@ -56,7 +56,8 @@ extension PGConnection {
             try c.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
             try c.execute("SET LOCAL enable_seqscan = off")
             var counts = Dictionary(uniqueKeysWithValues: QueueStatus.statuses.map { ($0, 0) })
-            let open = try c.query(Self.openCountsSQL)
+            let throughIndex = try c.leaseIndexExists()
+            let open = try c.query(Self.openCountsSQL(throughIndex))
             for i in 0..<open.count { counts[open.string(i, 0) ?? "", default: 0] += try open.decode(Int.self, i, 1) ?? 0 }
             let final = try c.query(Self.finalSampleSQL, [QueueStatus.exactFinalLimit + 1])
             var sample: [String: Int] = [:]
@@ -80,7 +81,7 @@ extension PGConnection {
                 for (s, n) in sample { counts[s] = Int((Double(total) * Double(n) / Double(sampled)).rounded()) }
             }
             let oldest = try c.query(Self.oldestDueSQL)
-            let held = try c.query(Self.holdersSQL)
+            let held = try c.query(Self.holdersSQL(throughIndex))
             var holders: [(worker: String, rows: Int, lapsed: Int)] = []
             for i in 0..<held.count {
                 holders.append((held.string(i, 0) ?? "?", try held.decode(Int.self, i, 1) ?? 0, try held.decode(Int.self, i, 2) ?? 0))
@@ -105,7 +106,7 @@ extension PGConnection {
     /// very constants it runs, with example parameters: a test (`@testable`) checks their plans
     /// (no sequential scan).
     static var statusStatements: [(sql: String, parameters: [(any PGParameter)?])] {
-        [(openCountsSQL, []), (finalSampleSQL, [QueueStatus.exactFinalLimit + 1]), (holdersSQL, []), (reasonsSQL, [60]),
+        [(openCountsSQL(false), []), (finalSampleSQL, [QueueStatus.exactFinalLimit + 1]), (holdersSQL(false), []), (reasonsSQL, [60]),
          (oldestDueSQL, []), (rowsWithoutWorkerSQL, [workerLivenessSeconds]),
          (laneGaugesSQL, [dueRowsCountLimit, unconfiguredLaneLimit]), (laneSendRatesSQL, [QueueStatus.sendRateSample, QueueStatus.sendRateSeconds])]
     }
@@ -116,12 +117,13 @@ extension PGConnection {
           FROM pushq.notifications WHERE status IN ('queued', 'retrying') AND scheduled_at <= now()
         """
 
-    /// Waiting rows through `notifications_due`, held rows through `notifications_lease`.
-    static let openCountsSQL = """
+    /// Waiting rows through `notifications_due`, rows in flight through pushq.leases
+    /// (``inFlightSQL(_:)``).
+    static func openCountsSQL(_ throughIndex: Bool) -> String { """
         SELECT status, count(*) FROM pushq.notifications WHERE status IN ('queued', 'retrying') GROUP BY status
         UNION ALL
-        SELECT 'sending', count(*) FROM pushq.notifications WHERE status = 'sending'
-        """
+        SELECT 'sending', count(*) FROM pushq.notifications WHERE \(inFlightSQL(throughIndex))
+        """ }
 
     /// The newest final rows, at most `$1`, by status, through `notifications_finished`.
     static let finalSampleSQL = """
@@ -132,10 +134,11 @@ extension PGConnection {
         ) newest GROUP BY status
         """
 
-    static let holdersSQL = """
+    /// The workers holding rows in flight (``inFlightSQL(_:)``), and how many of them lapsed.
+    static func holdersSQL(_ throughIndex: Bool) -> String { """
         SELECT locked_by, count(*), sum(CASE WHEN locked_until < now() THEN 1 ELSE 0 END)
-          FROM pushq.notifications WHERE status = 'sending' GROUP BY locked_by ORDER BY 2 DESC LIMIT 10
-        """
+          FROM pushq.notifications WHERE \(inFlightSQL(throughIndex)) GROUP BY locked_by ORDER BY 2 DESC LIMIT 10
+        """ }
 
     /// Recent reasons: retrying rows (by `scheduled_at`, through `notifications_due`) and
     /// failed rows (by `finished_at`, through `notifications_finished`).

@@ -107,6 +107,8 @@ extension PushWorker {
                 logger.info("leases ended with their notifications unanswered; they are claimed again", metadata: [
                     "notifications": "\(lapsed.rows)"])
             }
+            try await connection.releaseRecoveredLeases(limit: Self.leasesPerUpkeep)
+            tick(.upkeep)
             let swept = try await connection.sweepDue(limit: chunk)
             tick(.upkeep)
             if swept > 0 {

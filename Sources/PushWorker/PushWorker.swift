@@ -215,7 +215,7 @@ public final class PushWorker: Sendable {
         for name in configuration.fcmCredentials.keys.sorted() { _ = try sender(for: .fcm(name)) }
         guard let claimConnection = await connect(purpose: "claim") else { return }
         let version = try await claimConnection.schemaVersion() ?? 0
-        let needed = Migration.latestVersion
+        let needed = Migration.requiredVersion
         guard version >= needed else {
             await claimConnection.close()
             throw WorkerError(.schema, "the database has pushq schema version \(version), this worker needs \(needed): run `pushq migrate` first")

@@ -50,7 +50,7 @@ struct Serve: AsyncParsableCommand {
         }
         let c = try await PGConnection.connect(configuration.databaseURL, logger: logger)
         let version = try await c.closing { try await $0.schemaVersion() } ?? 0
-        let needed = Migration.latestVersion
+        let needed = Migration.requiredVersion
         guard version >= needed else {
             throw CommandFailure("the database has pushq schema version \(version), serve needs \(needed): run `pushq migrate` first")
         }

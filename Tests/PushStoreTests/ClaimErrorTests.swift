@@ -1,6 +1,7 @@
 import Foundation
 import PushCore
 import PushStore
+import PushTestSupport
 import Testing
 
 /// Rows that could break the claim statement: the ones it now takes in its stride, and the
@@ -56,6 +57,7 @@ struct ClaimErrorTests {
                        ($3, '{}', 32767, 32767, 'sending', 'dead', now() - interval '1 second'),
                        ($4, '{}', 32767, 10, 'queued', NULL, NULL)
                 """, [Self.token("a"), Self.token("b"), Self.token("c"), Self.token("d")])
+            try await c.giveLeaseRows() // the claims of the workers that died
             #expect(try await c.recoverLapsedLeases(limit: 100).rows == 1)
             let rows = try await claim(c)
             // c's lease ran out for the first time: that attempt is given back and c sent again at the same count.

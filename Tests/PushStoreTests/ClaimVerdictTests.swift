@@ -1,6 +1,7 @@
 import Foundation
 import PushCore
 import PushStore
+import PushTestSupport
 import Testing
 
 /// The claim statement's verdicts beyond "send", and the holds and upkeep statements around it.
@@ -26,6 +27,7 @@ struct ClaimVerdictTests {
                        ($4, '{}', 2, 5, 'queued', NULL, NULL, NULL)
                 """, [Self.token("a"), Self.token("b"), Self.token("c"), Self.token("d")])
             // b and c are in flight under leases that ended: the upkeep gives them back to the claim.
+            try await c.giveLeaseRows() // the claims of the workers that died
             #expect(try await c.recoverLapsedLeases(limit: 100).rows == 2)
             let rows = try await claim(c)
             #expect(Dictionary(uniqueKeysWithValues: rows.map { ($0.deviceToken, $0.verdict) }) ==
@@ -49,6 +51,7 @@ struct ClaimVerdictTests {
                        ($2, '{}', 3, 3, 'sending', 'InternalServerError', 'dead', now() - interval '1 second'),
                        ($3, '{}', 3, 1, 'sending', NULL, 'dead', now() - interval '1 second')
                 """, [Self.token("b"), Self.token("e"), Self.token("f")])
+            try await c.giveLeaseRows() // the claims of the workers that died
             #expect(try await c.recoverLapsedLeases(limit: 100).rows == 3)
             let rows = try await claim(c)
             #expect(rows.allSatisfy { $0.verdict == .send } && rows.count == 3)

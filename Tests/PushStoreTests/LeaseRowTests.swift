@@ -40,7 +40,7 @@ struct LeaseRowTests {
         }
     }
 
-    @Test("once a lease ends, the upkeep gives its rows still in flight an entry in pushq.due, due when it ended, and deletes the lease; the sweep keeps those entries; the claim takes them again, LeaseExpired; rows written back meanwhile are left alone")
+    @Test("once a lease ends, the upkeep gives its rows still in flight an entry in pushq.due, due when it ended, and keeps the lease, recovered, while they are in flight; the sweep keeps those entries; the claim takes them again, LeaseExpired, and the lease row goes; rows written back meanwhile are left alone")
     func endedLeaseRowsAreClaimedAgain() async throws {
         try await TestDatabase.withConnection { c in
             try await insert(c, 3)
@@ -53,18 +53,22 @@ struct LeaseRowTests {
             #expect(try await c.complete([done], invalidations: [], holds: [], resumed: [], workerID: "dead").updated == 1)
             #expect(try await c.recoverLapsedLeases(limit: 10) == .init(rows: 0, leases: 0), "a lease that has not ended is left")
 
-            // The lease ends. Without notifications_lease (what a later schema drops), the lease row alone finds them.
+            // The lease ends. Without notifications_lease (schema 38 dropped it), the lease row alone finds them.
+            #expect(try await c.query("SELECT to_regclass('pushq.notifications_lease') IS NULL").decode(Bool.self, 0, 0) == true)
             try await c.query("UPDATE pushq.notifications SET locked_until = now() - interval '5 seconds' WHERE status = 'sending'")
             try await c.query("UPDATE pushq.leases SET lease_until = now() - interval '5 seconds'")
-            try await c.query("DROP INDEX pushq.notifications_lease")
             #expect(try await c.recoverLapsedLeases(limit: 10) == .init(rows: 2, leases: 1))
+            #expect(try await c.recoverLapsedLeases(limit: 10) == .init(rows: 0, leases: 0), "a recovered lease is read once")
             let entries = try await c.query("""
                 SELECT string_agg(d.id::text, ',' ORDER BY d.id), bool_and(d.due_at = n.locked_until AND d.lane = n.lane)
                   FROM pushq.due d JOIN pushq.notifications n ON n.id = d.id
                 """)
             #expect(entries.string(0, 0) == rows[1...].map(\.id).sorted().map(String.init).joined(separator: ","))
             #expect(entries.string(0, 1) == "t", "due when the lease ended, in the row's lane")
-            #expect(try await c.query("SELECT count(*) FROM pushq.leases").decode(Int.self, 0, 0) == 0)
+            #expect(try await c.query("SELECT count(*) FROM pushq.leases WHERE recovered_at IS NOT NULL").decode(Int.self, 0, 0) == 1,
+                    "kept while its rows are in flight, so that they are listed so")
+            #expect(try await c.queueStatus(failureMinutes: 60).counts["sending"] == 2)
+            #expect(try await c.releaseRecoveredLeases(limit: 10) == 0, "its rows are still in flight under it")
             #expect(try await c.sweepDue(limit: 100) == 0, "an entry of a lapsed lease waits to be claimed: the sweep keeps it")
 
             let again = try await claim(c, worker: "w2")
@@ -74,6 +78,10 @@ struct LeaseRowTests {
             #expect(try await c.query("SELECT count(*) FROM pushq.due").decode(Int.self, 0, 0) == 0)
             let state = try await c.query("SELECT string_agg(status || '/' || COALESCE(locked_by, '-'), ',' ORDER BY id) FROM pushq.notifications")
             #expect(state.string(0, 0) == "sent/-,sending/w2,sending/w2")
+            #expect(try await c.releaseRecoveredLeases(limit: 10) == 1, "claimed again: the recovered lease goes")
+            #expect(try await c.query("SELECT string_agg(worker, ',') FROM pushq.leases").string(0, 0) == "w2")
+            let status = try await c.queueStatus(failureMinutes: 60)
+            #expect(status.counts["sending"] == 2 && status.holders.map(\.worker) == ["w2"])
         }
     }
 
@@ -83,7 +91,7 @@ struct LeaseRowTests {
             try await insert(c, 1)
             let row = try #require(try await claim(c, worker: "slow").first)
             try await c.query("UPDATE pushq.leases SET lease_until = now() - interval '1 second'")
-            try await c.query("UPDATE pushq.notifications SET locked_until = now() - interval '1 second'")
+            try await c.query("UPDATE pushq.notifications n SET locked_until = l.lease_until FROM pushq.leases l WHERE n.id = ANY (l.ids)")
             #expect(try await c.recoverLapsedLeases(limit: 10) == .init(rows: 1, leases: 1))
             // The slow worker's answer lands after all: the row is still in flight under its claim (whose
             // lease end, the fence, this test moved back).
@@ -94,6 +102,8 @@ struct LeaseRowTests {
             #expect(try await claim(c, worker: "w2").isEmpty, "the row was answered: nothing to send again")
             #expect(try await c.sweepDue(limit: 100) == 1)
             #expect(try await c.query("SELECT count(*) FROM pushq.due").decode(Int.self, 0, 0) == 0)
+            #expect(try await c.releaseRecoveredLeases(limit: 10) == 1, "written back: its recovered lease goes")
+            #expect(try await c.query("SELECT count(*) FROM pushq.leases").decode(Int.self, 0, 0) == 0)
         }
     }
 
@@ -128,23 +138,61 @@ struct LeaseRowTests {
                 """)
             try await c.query("UPDATE pushq.notifications n SET locked_until = l.lease_until FROM pushq.leases l WHERE n.id = ANY (l.ids)")
             #expect(try await c.recoverLapsedLeases(limit: 2) == .init(rows: 2, leases: 2))
-            let left = try await c.query("SELECT string_agg(worker, ',' ORDER BY worker) FROM pushq.leases")
+            let left = try await c.query("SELECT string_agg(worker, ',' ORDER BY worker) FROM pushq.leases WHERE recovered_at IS NULL")
             #expect(left.string(0, 0) == "w1,w3", "w0 and w2 ended first")
             #expect(try await c.recoverLapsedLeases(limit: 2) == .init(rows: 1, leases: 1))
-            #expect(try await c.query("SELECT string_agg(worker, ',') FROM pushq.leases").string(0, 0) == "w3")
+            #expect(try await c.query("SELECT string_agg(worker, ',') FROM pushq.leases WHERE recovered_at IS NULL").string(0, 0) == "w3")
         }
     }
 
-    @Test("a row a worker of the previous release left in flight (no lease row) is found through notifications_lease while it exists")
-    func previousReleaseRows() async throws {
+    @Test("the recovered leases are checked longest ago first, at most the limit at a time: one still in flight is kept and checked again after the others")
+    func recoveredLeasesRotate() async throws {
         try await TestDatabase.withConnection { c in
+            try await insert(c, 3)
+            for i in 0..<3 { #expect(try await claim(c, worker: "w\(i)", limit: 1).count == 1) }
+            try await c.query("UPDATE pushq.leases SET lease_until = now() - interval '5 seconds'")
+            try await c.query("UPDATE pushq.notifications n SET locked_until = l.lease_until FROM pushq.leases l WHERE n.id = ANY (l.ids)")
+            #expect(try await c.recoverLapsedLeases(limit: 10) == .init(rows: 3, leases: 3))
+            try await c.query("""
+                UPDATE pushq.leases SET recovered_at = now() - (CASE worker WHEN 'w0' THEN 3 WHEN 'w1' THEN 2 ELSE 1 END) * interval '1 minute'
+                """)
+            // w1's row is written back (by SQL standing for its late answer); w0's and w2's stay in flight.
+            try await c.query("UPDATE pushq.notifications SET status = 'sent', locked_by = NULL, locked_until = NULL WHERE locked_by = 'w1'")
+            #expect(try await c.releaseRecoveredLeases(limit: 1) == 0, "w0's, checked longest ago, is still in flight: kept, checked now")
+            #expect(try await c.releaseRecoveredLeases(limit: 1) == 1, "then w1's: gone")
+            #expect(try await c.releaseRecoveredLeases(limit: 1) == 0, "then w2's: kept")
+            let left = try await c.query("SELECT string_agg(worker, ',' ORDER BY recovered_at) FROM pushq.leases")
+            #expect(left.string(0, 0) == "w0,w2")
+        }
+    }
+
+    @Test("a row a worker before schema 35 left in flight (no lease row) is found through notifications_lease while it exists, listed in flight; schema 37 gives it a lease row, 38 drops the index, and it is still listed, and found when its lease ends")
+    func previousReleaseRows() async throws {
+        try await TestDatabase.with(migrated: false) { url in
+            let c = try await PGConnection.connect(url, logger: TestDatabase.logger)
+            #expect(try await c.migrate(Array(Migration.all.prefix(36)), logger: TestDatabase.logger) == Array(1...36))
             try await c.query("""
                 INSERT INTO pushq.notifications (device_token, payload, status, attempts, locked_by, locked_until)
                 VALUES ($1, '{}', 'sending', 1, 'old', now() - interval '1 second'), ($2, '{}', 'sending', 1, 'old', now() + interval '1 minute')
                 """, [Self.token(1), Self.token(2)])
+            let before = try await c.queueStatus(failureMinutes: 60)
+            #expect(before.counts["sending"] == 2 && before.holders.map(\.rows) == [2], "listed in flight through notifications_lease")
             #expect(try await c.recoverLapsedLeases(limit: 10) == .init(rows: 1, leases: 0))
             #expect(try await c.recoverLapsedLeases(limit: 10) == .init(rows: 0, leases: 0), "given an entry once")
             #expect(try await claim(c, worker: "w1").map(\.deviceToken) == [Self.token(1)])
+
+            #expect(try await c.migrate(logger: TestDatabase.logger) == [37, 38])
+            #expect(try await c.query("SELECT to_regclass('pushq.notifications_lease') IS NULL").decode(Bool.self, 0, 0) == true)
+            let leases = try await c.query("SELECT worker, array_length(ids, 1) FROM pushq.leases ORDER BY worker")
+            #expect(leases.count == 2 && leases.string(0, 0) == "old" && leases.string(0, 1) == "1" && leases.string(1, 0) == "w1",
+                    "the old worker's row in flight got a lease row; w1's claim had its own")
+            let after = try await c.queueStatus(failureMinutes: 60)
+            #expect(after.counts["sending"] == 2 && Set(after.holders.map(\.worker)) == ["old", "w1"], "listed through pushq.leases")
+            try await c.query("UPDATE pushq.notifications SET locked_until = now() - interval '1 second' WHERE locked_by = 'old'")
+            try await c.query("UPDATE pushq.leases SET lease_until = now() - interval '1 second' WHERE worker = 'old'")
+            #expect(try await c.recoverLapsedLeases(limit: 10) == .init(rows: 1, leases: 1))
+            #expect(try await claim(c, worker: "w2").map(\.deviceToken) == [Self.token(2)])
+            await c.close()
         }
     }
 }

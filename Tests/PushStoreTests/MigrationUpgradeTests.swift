@@ -112,7 +112,9 @@ struct MigrationUpgradeTests {
             let before = (try await digest(notifications), try await digest(devices), try await digest(others))
             let file = try await c.query("SELECT pg_relation_filenode('pushq.notifications')::text").string(0, 0)
 
-            #expect(try await c.migrate(logger: TestDatabase.logger) == Migration.all.map(\.version).filter { $0 > 6 })
+            // worker-1, of a release before schema 35, is live: the gated migrations wait for it.
+            #expect(try await c.migrate(logger: TestDatabase.logger) == Migration.all.map(\.version).filter { $0 > 6 && $0 <= Migration.requiredVersion })
+            #expect(try await c.migrationWait()?.workers.map(\.id) == ["worker-1"])
             #expect(try await digest(notifications) == before.0, "every notification kept, column for column")
             #expect(try await digest(devices) == before.1, "every device kept, column for column")
             #expect(try await digest(others) == before.2, "holds, throttles and workers kept")
@@ -136,6 +138,11 @@ struct MigrationUpgradeTests {
             let rows = try await c.claim(limit: 10_000, workerID: "w2", leaseSeconds: 60, credentials: ["default", "other"],
                                          defaultEnvironment: .production)
             #expect(!rows.isEmpty && rows.allSatisfy { $0.provider == .apns })
+            // worker-1 stops: the gated migrations run, and its 400 rows in flight get one lease row.
+            try await c.query("DELETE FROM pushq.workers WHERE id = 'worker-1'")
+            #expect(try await c.migrate(logger: TestDatabase.logger) == Migration.all.map(\.version).filter { $0 > Migration.requiredVersion })
+            let leases = try await c.query("SELECT string_agg(worker || ':' || array_length(ids, 1), ',' ORDER BY worker) FROM pushq.leases")
+            #expect(leases.string(0, 0) == "w2:\(rows.filter { $0.verdict == .send }.count),worker-1:400")
             await c.close()
         }
     }

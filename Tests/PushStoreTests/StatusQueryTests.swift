@@ -1,6 +1,7 @@
 import Foundation
 import PushCore
 @testable import PushStore
+import PushTestSupport
 import Testing
 
 /// `pushq status` reads indexes, never the whole of pushq.notifications. The statements
@@ -21,6 +22,7 @@ struct StatusQueryTests {
             try await PruneTests.insert(c, 500, status: "cancelled", finishedAgo: nil, createdAgo: 100)
             try await PruneTests.insert(c, 300, status: "queued", finishedAgo: nil, createdAgo: 30)
             try await PruneTests.insert(c, 20, status: "sending", finishedAgo: nil, createdAgo: 30)
+            try await c.giveLeaseRows() // the lease row their claim wrote
             try await PruneTests.insert(c, 40, status: "retrying", finishedAgo: nil, createdAgo: 30)
             try await c.query("UPDATE pushq.notifications SET last_reason = 'BadDeviceToken' WHERE status = 'failed'")
             try await c.execute("VACUUM ANALYZE pushq.notifications")

@@ -77,6 +77,9 @@ struct WriteBackPlanTests {
                 let types = Self.nodeTypes(try await plan(c, batch, begin: PGConnection.fencedUpdateBegin))
                 #expect(!types.contains("Nested Loop"), "\(batch.count) rows: \(types)")
                 #expect(types.contains("Hash Join") || types.contains("Merge Join"), "\(batch.count) rows: \(types)")
+                let scans = ClaimPlanTests.nodes(try await plan(c, batch, begin: PGConnection.fencedUpdateBegin))
+                    .filter { $0["Relation Name"] as? String == "notifications" }.compactMap { $0["Node Type"] as? String }
+                #expect(!scans.isEmpty && !scans.contains("Seq Scan"), "the rows by primary key, not the whole table: \(scans)")
             }
             let write = try await c.complete(completions, invalidations: [], holds: [], resumed: [], workerID: "w1")
             #expect(write.updated == 1000)

@@ -1,0 +1,77 @@
+/// A migration whose header has `-- pushq:after-workers <version>`: `pushq migrate` applies it
+/// only once no live worker (heartbeat within ``PGConnection/workerLivenessSeconds``) registered
+/// a `schema_known` below `version` in `pushq.workers` (workers of releases before schema 35
+/// register none, and count as below every version).
+///
+/// Such a migration drops what workers of earlier releases read (an index whose loss would turn
+/// their statements into scans of the whole table). A migrator that meets it while such a worker
+/// is live applies nothing from it on, and says which workers it waits for; running it again
+/// once they are stopped applies the rest. Workers of the release that ships a gated migration
+/// do not need it: they need every migration up to the last one that is not gated
+/// (``Migration/requiredVersion``), so a rolling upgrade starts them before the gated migration
+/// runs. A gated migration must work whether or not the workers of its own release are running,
+/// and the migrations that follow it in later releases may rely on it.
+struct MigrationGate: Sendable, Equatable {
+    /// The lowest `schema_known` a live worker may have.
+    var workersKnow: Int
+
+    static let directive = "-- pushq:after-workers"
+}
+
+extension MigrationGate {
+    /// The directive of `migration`'s header; nil when it has none.
+    ///
+    /// - Throws: ``MigrationError`` naming the line when it does not name a positive version at
+    ///   most the migration's own.
+    init?(of migration: Migration) throws {
+        guard let line = try migration.directiveLine(Self.directive, transactional: false) else { return nil }
+        let value = line.dropFirst(Self.directive.count).trimmingCharacters(in: .whitespaces)
+        guard let version = Int(value), version >= 1, version <= migration.version else {
+            throw migration.malformed(line, "expected a schema version from 1 to \(migration.version), e.g. \(Self.directive) 35")
+        }
+        self.init(workersKnow: version)
+    }
+}
+
+/// A migration that `pushq migrate` did not apply because live workers of an earlier release
+/// still run (``MigrationGate``).
+public struct MigrationWait: Sendable {
+    public var version: Int
+    public var name: String
+    /// The `schema_known` each live worker must have at least.
+    public var workersKnow: Int
+    /// The live workers with a lower (or no) `schema_known`, oldest first.
+    public var workers: [WorkerRecord]
+}
+
+extension PGConnection {
+    /// The first migration of `migrations` not applied yet if it is gated and live workers hold
+    /// it back; nil when there is none.
+    public func migrationWait(_ migrations: [Migration] = Migration.all) throws -> MigrationWait? {
+        guard try schemaVersion() != nil else { return nil }
+        let applied = try appliedVersions()
+        guard let next = migrations.sorted(by: { $0.version < $1.version }).first(where: { !applied.contains($0.version) }),
+              let gate = try MigrationGate(of: next) else { return nil }
+        let workers = try workersBelow(gate)
+        return workers.isEmpty ? nil : MigrationWait(version: next.version, name: next.name, workersKnow: gate.workersKnow, workers: workers)
+    }
+
+    /// The live workers that hold `gate` closed: those whose `schema_known` is NULL or below it.
+    func workersBelow(_ gate: MigrationGate) throws -> [WorkerRecord] {
+        let known = try query("""
+            SELECT id FROM pushq.workers
+             WHERE heartbeat_at > now() - $1 * interval '1 second' AND (schema_known IS NULL OR schema_known < $2)
+            """, [Self.workerLivenessSeconds, gate.workersKnow])
+        var ids = Set<String>()
+        for row in 0..<known.count { if let id = known.string(row, 0) { ids.insert(id) } }
+        return try liveWorkers().filter { ids.contains($0.id) }
+    }
+
+    /// The versions recorded in `pushq.schema_migrations`.
+    func appliedVersions() throws -> Set<Int> {
+        let rows = try query("SELECT version FROM pushq.schema_migrations")
+        var applied = Set<Int>()
+        for row in 0..<rows.count { if let v = try rows.decode(Int.self, row, 0) { applied.insert(v) } }
+        return applied
+    }
+}

@@ -1,0 +1,16 @@
+-- pushq:lock-retry lock_timeout=200ms tries=100
+-- pushq schema, version 36: a lease whose rows the upkeep gave back stays listed until they are
+-- claimed again or written back.
+--
+-- Workers of this release find the rows in flight (for `pushq status`, the dashboard and the
+-- HTTP API) through pushq.leases, not through the row's status: an index of `status` is what keeps
+-- the claim's and the write-back's updates from being HOT, and a later schema drops them. So the
+-- upkeep no longer deletes the row of a lease that ended with rows still `sending`: it gives those
+-- rows their entry in pushq.due and sets `recovered_at`; the upkeep deletes it once none of its
+-- rows is still in flight under it. Workers of the previous release (schema 35) ignore the column
+-- and delete such a lease row as before: its rows are then not listed in flight until claimed
+-- again, for the few seconds that takes.
+--
+-- Adding a nullable column without a default takes pushq.leases' ACCESS EXCLUSIVE lock for an
+-- instant (claims wait for it), at most 200 ms at a time; nothing locks pushq.notifications.
+ALTER TABLE pushq.leases ADD COLUMN recovered_at timestamptz;

@@ -1,0 +1,13 @@
+-- pushq:no-transaction
+-- pushq:after-workers 35
+-- pushq schema, version 38: drops notifications_lease, the index of the rows in flight by their
+-- lease's end.
+--
+-- Since schema 35 the claim finds lapsed leases through pushq.due, the upkeep finds them through
+-- pushq.leases (schema 37 gave a lease row to the rows of earlier workers), and `pushq status`,
+-- the dashboard and the HTTP API list the rows in flight through pushq.leases. Workers before
+-- schema 35 read this index on every claim (without it, each claim would read the whole table),
+-- so this waits until none of them is live. One of the indexes of the row's status fewer to
+-- write on each claim; the claim and the write-back are HOT once the others are gone too.
+-- Dropped CONCURRENTLY: nothing waits for it but transactions already open on the table.
+DROP INDEX CONCURRENTLY IF EXISTS pushq.notifications_lease

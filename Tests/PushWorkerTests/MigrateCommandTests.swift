@@ -1,0 +1,47 @@
+import ChildProcess
+import Foundation
+import PushStore
+import PushTestSupport
+import Testing
+
+/// `pushq migrate` as an operator runs it during a rolling upgrade: it applies what this
+/// release's workers need, and the gated migrations once the earlier workers are gone.
+@Suite("pushq migrate")
+struct MigrateCommandTests {
+    func migrate(_ url: String) async throws -> (ChildProcess.Termination, String, String) {
+        var env = ProcessInfo.processInfo.environment
+        env["PUSHQ_DATABASE_URL"] = url
+        return try await ChildProcess.run(pushqBinary, ["migrate"], environment: env)
+    }
+
+    @Test("with a live worker of a release before schema 35: applies up to what this release's workers need, names the worker, exits 0, and again while it lives; once it is gone, the gated migrations run")
+    func waitsForEarlierWorkers() async throws {
+        try await TestDatabase.with(migrated: false) { url in
+            let c = try await PGConnection.connect(url, logger: TestDatabase.logger)
+            #expect(try await c.migrate(Array(Migration.all.prefix(34)), logger: TestDatabase.logger) == Array(1...34))
+            try await c.query("""
+                INSERT INTO pushq.workers (id, host, pid, version, credentials) VALUES ('old-1', 'host-a', 4121, '0.9.0', '[]')
+                """)
+            let (first, out, err) = try await migrate(url)
+            #expect(first == .exit(0), "\(err)")
+            #expect(out.contains("migrated to version \(Migration.requiredVersion)") && out.contains("workers of this release can run"), "\(out)")
+            let gated = try #require(Migration.all.first { $0.version == Migration.requiredVersion + 1 })
+            #expect(out.contains("Migration \(gated.version) (\(gated.name)) waits for 1 live worker(s) of an earlier release: host-a pid 4121 (0.9.0)"),
+                    "\(out)")
+            #expect(try await c.schemaVersion() == Migration.requiredVersion)
+
+            let (again, twice, _) = try await migrate(url)
+            #expect(again == .exit(0) && twice.contains("waits for 1 live worker(s)"), "still waiting: \(twice)")
+
+            // The old worker is killed: its heartbeat stops, and after the liveness window it no longer counts.
+            try await c.query("UPDATE pushq.workers SET heartbeat_at = now() - interval '31 seconds' WHERE id = 'old-1'")
+            let (last, done, lastErr) = try await migrate(url)
+            #expect(last == .exit(0), "\(lastErr)")
+            #expect(done.contains("migrated to version \(Migration.latestVersion)") && !done.contains("waits"), "\(done)")
+            #expect(try await c.query("SELECT to_regclass('pushq.notifications_lease') IS NULL").decode(Bool.self, 0, 0) == true)
+            let (_, upToDate, _) = try await migrate(url)
+            #expect(upToDate.contains("up to date (version \(Migration.latestVersion))"), "\(upToDate)")
+            await c.close()
+        }
+    }
+}
