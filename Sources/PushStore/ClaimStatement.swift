@@ -33,23 +33,8 @@ enum ClaimStatement {
     /// the ``ClaimFilter`` from `$13`.
     static let firstFilterParameter = 13
 
-    /// The lanes that have waiting rows (and one NULL): a loose scan of notifications_lane_due,
-    /// one index probe per lane. Opens the lane gauges and the poison hunt's heads, which read
-    /// pushq.notifications (the claim walks pushq.due: ``dueLanes``).
-    static let waitingLanes = """
-        WITH RECURSIVE waiting(lane) AS (
-            (SELECT n.lane FROM pushq.notifications n
-              WHERE n.status IN ('queued', 'retrying') ORDER BY n.lane LIMIT 1)
-            UNION ALL
-            SELECT (SELECT n.lane FROM pushq.notifications n
-                     WHERE n.status IN ('queued', 'retrying') AND n.lane > w.lane ORDER BY n.lane LIMIT 1)
-              FROM waiting w
-             WHERE w.lane IS NOT NULL
-        )
-        """
-
     /// The lanes that have entries in pushq.due (and one NULL): a loose scan of due_order, one
-    /// index probe per lane. Opens the claim.
+    /// index probe per lane. Opens the claim, the poison hunt's heads and the lane gauges.
     static let dueLanes = """
         WITH RECURSIVE waiting(lane) AS (
             (SELECT d.lane FROM pushq.due d ORDER BY d.lane LIMIT 1)
@@ -59,6 +44,17 @@ enum ClaimStatement {
              WHERE w.lane IS NOT NULL
         )
         """
+
+    /// The ids of the entries of pushq.due due after `since` (an SQL expression), lane by lane
+    /// (a range of due_order each), as an array for a probe by primary key. Needs ``dueLanes``'
+    /// `waiting` in the statement.
+    static func dueSinceSQL(_ since: String) -> String {
+        """
+        ARRAY(SELECT e.id FROM waiting w
+               CROSS JOIN LATERAL (SELECT d.id FROM pushq.due d WHERE d.lane = w.lane AND d.due_at > \(since)) e
+               WHERE w.lane IS NOT NULL)
+        """
+    }
 
     /// Whether row `n` can go now as far as its broadcast channel goes: a row to a device token
     /// (the one test such a row pays), or one whose channel is `active` at Apple. A broadcast row
@@ -90,14 +86,19 @@ enum ClaimStatement {
     /// with its channel ready, or a lapsed lease, and ``routedSQL``.
     static let dueClaimableSQL = dueOrLapsedSQL(waitingAlso: channelReadySQL) + "\n" + routedSQL
 
-    /// The conditions under which waiting row `n` can be claimed now: waiting, due, its channel
-    /// ready, and ``routedSQL``. (What the cap's check reads of pushq.notifications.)
-    static let claimableSQL = """
-        AND n.status IN ('queued', 'retrying')
-        AND n.scheduled_at <= now()
-        \(channelReadySQL)
-        \(routedSQL)
+    /// Whether lane `lane` has an entry in pushq.due, besides those the claim takes (`due`),
+    /// whose row can be claimed now (``dueClaimableSQL``): the first such entry in due order,
+    /// fenced by OFFSET 0 (which keeps PostgreSQL from dropping the ORDER BY of an EXISTS), a walk
+    /// of due_order that stops there. What the cap's check reads.
+    static func dueBeyondSQL(lane: String) -> String {
         """
+        SELECT 1 FROM pushq.due d
+         WHERE d.lane = \(lane) AND d.due_at <= now()
+           AND d.id NOT IN (SELECT id FROM due)
+           AND EXISTS (SELECT 1 FROM pushq.notifications n WHERE n.id = d.id \(dueClaimableSQL))
+         ORDER BY d.due_at, d.id OFFSET 0 LIMIT 1
+        """
+    }
 
     /// Whether lane `n.lane` is paused (its own row of pushq.lanes, else default's).
     static let lanePausedSQL = """
@@ -282,20 +283,10 @@ enum ClaimStatement {
                    SELECT 1 FROM queue q
                     WHERE q.budget IS NOT NULL
                       AND (SELECT count(*) FROM due WHERE due.budget = q.budget) >= q.quota
-                      AND EXISTS (SELECT 1 FROM pushq.notifications n
-                                   WHERE n.lane = q.lane
-                                     \(claimableSQL)
-                                     AND n.id NOT IN (SELECT id FROM due)))
+                      AND EXISTS (\(dueBeyondSQL(lane: "q.lane"))))
             OR ($10::text IS NOT NULL
                 AND (SELECT count(*) FROM due) < $1
                 AND (SELECT count(*) FROM due) >= COALESCE((SELECT floor(b.available) FROM budgets b WHERE b.key = $10::text), 0)
-                AND EXISTS (SELECT 1 FROM pushq.notifications n
-                             WHERE true
-                               \(claimableSQL)
-                               AND n.id NOT IN (SELECT id FROM due)
-                             -- In due order, fenced by OFFSET 0 (which keeps PostgreSQL from
-                             -- dropping the ORDER BY of an EXISTS): a walk of notifications_due
-                             -- that stops at the first row, never a scan of the table.
-                             ORDER BY n.scheduled_at, n.id OFFSET 0 LIMIT 1))
+                AND EXISTS (SELECT 1 FROM queue q WHERE EXISTS (\(dueBeyondSQL(lane: "q.lane")))))
         """
 }

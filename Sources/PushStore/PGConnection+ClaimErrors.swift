@@ -62,15 +62,28 @@ extension PGConnection {
         return ended
     }
 
-    static let lastDueSQL = """
-        SELECT n.id
-          FROM pushq.notifications n
-         WHERE n.status IN ('queued', 'retrying')
-           AND n.scheduled_at <= now()
-           \(ClaimRouting.sql(from: 1))
-           /*FILTER*/
-           AND NOT \(ClaimStatement.lanePausedSQL)
-         ORDER BY n.scheduled_at DESC, n.id DESC
+    /// The last due entry of pushq.due whose row waits (each lane's, read backwards along
+    /// due_order, then the latest of them), with the claim's routing and filters, lanes not paused.
+    static let lastDueSQL = ClaimStatement.dueLanes + """
+        SELECT l.id
+          FROM waiting w
+         CROSS JOIN LATERAL (
+               SELECT d.id, d.due_at
+                 FROM pushq.due d
+                WHERE d.lane = w.lane
+                  AND d.due_at <= now()
+                  AND EXISTS (
+                      SELECT 1 FROM pushq.notifications n
+                       WHERE n.id = d.id
+                         AND n.status IN ('queued', 'retrying')
+                         AND n.scheduled_at <= now()
+                         \(ClaimRouting.sql(from: 1))
+                         /*FILTER*/
+                         AND NOT \(ClaimStatement.lanePausedSQL))
+                ORDER BY d.due_at DESC, d.id DESC
+                LIMIT 1) l
+         WHERE w.lane IS NOT NULL
+         ORDER BY l.due_at DESC, l.id DESC
          LIMIT 1
         """
 

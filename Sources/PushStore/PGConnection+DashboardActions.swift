@@ -4,8 +4,8 @@ extension PGConnection {
     /// Rows a lane's cancellation ends per statement (each its own transaction: docs/producers.md, Cancelling).
     public static let laneCancelBatch = 10_000
 
-    /// Cancels every waiting row of `lane` in batches of ``laneCancelBatch``, through
-    /// `notifications_lane_due`; rows a worker is claiming are skipped (`SKIP LOCKED`). Each
+    /// Cancels every waiting row of `lane` in batches of ``laneCancelBatch``, through its
+    /// entries of pushq.due; rows a worker is claiming are skipped (`SKIP LOCKED`). Each
     /// batch is its own transaction with its `audit` row (`rows` the batch's), so that what is
     /// cancelled is recorded with it; one audit row with 0 rows when nothing waited.
     ///
@@ -14,17 +14,20 @@ extension PGConnection {
         var total = 0
         while true {
             let first = total == 0
-            let n = try transaction { c in
-                let n = try c.query(Self.cancelLaneBatchSQL, [lane, Self.laneCancelBatch]).affectedRows
+            let (seen, n) = try transaction { c in
+                let r = try c.query(Self.cancelLaneBatchSQL, [lane, Self.laneCancelBatch])
+                let (seen, n) = (try r.decode(Int.self, 0, 0) ?? 0, try r.decode(Int.self, 0, 1) ?? 0)
                 if n > 0 || first {
                     var entry = audit
                     entry.rows = n
                     try c.recordAudit(entry)
                 }
-                return n
+                return (seen, n)
             }
             total += n
-            if n < Self.laneCancelBatch { return total }
+            // A cancelled row's entry goes with it (notifications_due_ended): the next batch reads
+            // the next entries. Entries of rows skipped (in flight, locked by a claim) stay in front.
+            if seen < Self.laneCancelBatch || n == 0 { return total }
         }
     }
 
@@ -59,13 +62,21 @@ extension PGConnection {
         }
     }
 
-    /// One batch (`$2`) of lane `$1`'s waiting rows cancelled, through `notifications_lane_due`.
+    /// One batch of lane `$1`'s waiting rows cancelled: its first `$2` entries of pushq.due, each
+    /// row locked `SKIP LOCKED` and checked again (still waiting, still in the lane). Returns the
+    /// entries read and the rows cancelled.
     static let cancelLaneBatchSQL = """
-        WITH batch AS (
-            SELECT id FROM pushq.notifications WHERE lane = $1 AND status IN ('queued', 'retrying')
-             LIMIT $2 FOR UPDATE SKIP LOCKED
+        WITH entries AS MATERIALIZED (
+            SELECT d.id FROM pushq.due d WHERE d.lane = $1 ORDER BY d.due_at, d.id LIMIT $2
+        ), batch AS (
+            SELECT n.id FROM pushq.notifications n
+             WHERE n.id = ANY (ARRAY(SELECT e.id FROM entries e)) AND n.lane = $1 AND n.status IN ('queued', 'retrying')
+               FOR UPDATE SKIP LOCKED
+        ), ended AS (
+            UPDATE pushq.notifications n SET status = 'cancelled', finished_at = now() FROM batch WHERE n.id = batch.id
+            RETURNING 1
         )
-        UPDATE pushq.notifications n SET status = 'cancelled', finished_at = now() FROM batch WHERE n.id = batch.id
+        SELECT (SELECT count(*) FROM entries)::int8, (SELECT count(*) FROM ended)::int8
         """
 
     /// The statements of the dashboard that read `pushq.notifications`, the very constants it

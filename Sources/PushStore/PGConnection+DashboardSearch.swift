@@ -152,9 +152,9 @@ extension PGConnection {
 
     /// Rows whose metadata contains `{$1: $2}` (or `{$1: $3}`, $3 a JSON number or boolean): final
     /// rows of the last `$4` hours (`notifications_finished`), waiting rows scheduled since
-    /// (`notifications_due`) and rows being sent (``inFlightSQL(_:)``); newest first, `$5` at most.
-    static func rowsByMetadataSQL(_ throughIndex: Bool) -> String { """
-        WITH wanted AS (
+    /// (pushq.due) and rows being sent (``inFlightSQL(_:)``); newest first, `$5` at most.
+    static func rowsByMetadataSQL(_ throughIndex: Bool) -> String { ClaimStatement.dueLanes + """
+        , wanted AS (
             SELECT jsonb_build_object($1::text, $2::text) AS text_value,
                    CASE WHEN $3::text IS NOT NULL THEN jsonb_build_object($1::text, $3::jsonb) END AS scalar_value
         ), found AS (
@@ -164,7 +164,8 @@ extension PGConnection {
               ORDER BY finished_at DESC, created_at DESC LIMIT $5)
             UNION ALL
             (SELECT \(NotificationSummary.columns) FROM pushq.notifications, wanted
-              WHERE status IN ('queued', 'retrying') AND scheduled_at > now() - $4 * interval '1 hour'
+              WHERE id = ANY (\(ClaimStatement.dueSinceSQL("now() - $4 * interval '1 hour'")))
+                AND status IN ('queued', 'retrying') AND scheduled_at > now() - $4 * interval '1 hour'
                 AND (metadata @> text_value OR metadata @> scalar_value)
               ORDER BY scheduled_at DESC, id DESC LIMIT $5)
             UNION ALL

@@ -39,21 +39,21 @@ extension PGConnection {
             """, [Int(k1), Int(k2)]).decode(Bool.self, 0, 0) ?? false
     }
 
-    /// Due rows and the age of the oldest, from the `notifications_due` partial index: the count
-    /// walks at most ``dueRowsCountLimit`` index entries, the oldest is its first entry.
+    /// Due rows and the age of the oldest, from pushq.due (the rows waiting, and those in flight
+    /// under a lease that ended, ``recoverLapsedLeases(limit:)``): the count reads at most
+    /// ``dueRowsCountLimit`` entries, the oldest is the least of each lane's first entry
+    /// (``ClaimStatement/dueLanes``, one descent of due_order per lane).
     public func queueGauges() throws(PGError) -> QueueGauges {
-        let r = try query("""
-            SELECT (SELECT count(*) FROM (
-                        SELECT 1 FROM pushq.notifications
-                         WHERE status IN ('queued', 'retrying') AND scheduled_at <= now()
-                         LIMIT $1) due)::int8,
-                   COALESCE(extract(epoch FROM now() - (
-                        SELECT scheduled_at FROM pushq.notifications
-                         WHERE status IN ('queued', 'retrying') AND scheduled_at <= now()
-                         ORDER BY scheduled_at, id LIMIT 1))::float8, 0)
-            """, [Self.dueRowsCountLimit])
+        let r = try query(Self.queueGaugesSQL, [Self.dueRowsCountLimit])
         return QueueGauges(dueRows: try r.decode(Int.self, 0, 0) ?? 0, oldestDueAgeSeconds: max(0, try r.decode(Double.self, 0, 1) ?? 0))
     }
+
+    static let queueGaugesSQL = ClaimStatement.dueLanes + """
+        SELECT (SELECT count(*) FROM (SELECT 1 FROM pushq.due d WHERE d.due_at <= now() LIMIT $1) due)::int8,
+               COALESCE(extract(epoch FROM now() - (
+                   SELECT min((SELECT d.due_at FROM pushq.due d WHERE d.lane = w.lane AND d.due_at <= now() ORDER BY d.due_at LIMIT 1))
+                     FROM waiting w WHERE w.lane IS NOT NULL))::float8, 0)
+        """
 }
 
 /// One lane's waiting rows and its settings, as `pushq status` and the metrics show them.
@@ -102,12 +102,12 @@ extension PGConnection {
         return lanes
     }
 
-    /// The lanes with waiting rows are found by a loose scan of `notifications_lane_due`
-    /// (``ClaimStatement/waitingLanes``: one index descent per lane; `$2` lanes not in
-    /// `pushq.lanes` are shown at most); each lane's due
-    /// rows are a range of that index, counted up to `$1` entries, and its oldest is the range's
-    /// first entry.
-    static let laneGaugesSQL = ClaimStatement.waitingLanes + """
+    /// The lanes with waiting rows are found by a loose scan of pushq.due's `due_order`
+    /// (``ClaimStatement/dueLanes``: one index descent per lane; `$2` lanes not in
+    /// `pushq.lanes` are shown at most); each lane's due rows are a range of that index, counted
+    /// up to `$1` entries, and its oldest is the range's first entry. The entries are those of the
+    /// rows waiting and of those in flight under a lease that ended (the claim takes both).
+    static let laneGaugesSQL = ClaimStatement.dueLanes + """
         , shown AS (
             SELECT name, true AS configured, rank, max_per_second, paused FROM pushq.lanes
             UNION ALL
@@ -118,13 +118,10 @@ extension PGConnection {
         )
         SELECT l.name, l.configured, l.rank, l.max_per_second, l.paused,
                (SELECT count(*) FROM (
-                    SELECT 1 FROM pushq.notifications n
-                     WHERE n.lane = l.name AND n.status IN ('queued', 'retrying') AND n.scheduled_at <= now()
-                     LIMIT $1) due)::int8,
+                    SELECT 1 FROM pushq.due d WHERE d.lane = l.name AND d.due_at <= now() LIMIT $1) due)::int8,
                COALESCE(extract(epoch FROM now() - (
-                    SELECT n.scheduled_at FROM pushq.notifications n
-                     WHERE n.lane = l.name AND n.status IN ('queued', 'retrying') AND n.scheduled_at <= now()
-                     ORDER BY n.scheduled_at, n.id LIMIT 1))::float8, 0)
+                    SELECT d.due_at FROM pushq.due d WHERE d.lane = l.name AND d.due_at <= now()
+                     ORDER BY d.due_at LIMIT 1))::float8, 0)
           FROM shown l
          ORDER BY l.configured DESC, l.rank, l.name
         """

@@ -111,10 +111,12 @@ extension PGConnection {
          (laneGaugesSQL, [dueRowsCountLimit, unconfiguredLaneLimit]), (laneSendRatesSQL, [QueueStatus.sendRateSample, QueueStatus.sendRateSeconds])]
     }
 
-    /// Seconds since the oldest due waiting row was due, through `notifications_due`.
-    static let oldestDueSQL = """
-        SELECT round(extract(epoch FROM now() - min(scheduled_at)))::bigint
-          FROM pushq.notifications WHERE status IN ('queued', 'retrying') AND scheduled_at <= now()
+    /// Seconds since the oldest due row was due: the least of each lane's first entry of
+    /// pushq.due (as ``queueGaugesSQL``).
+    static let oldestDueSQL = ClaimStatement.dueLanes + """
+        SELECT round(extract(epoch FROM now() - min(
+                   (SELECT d.due_at FROM pushq.due d WHERE d.lane = w.lane AND d.due_at <= now() ORDER BY d.due_at LIMIT 1))))::bigint
+          FROM waiting w WHERE w.lane IS NOT NULL
         """
 
     /// Waiting rows through `notifications_due`, rows in flight through pushq.leases
@@ -140,13 +142,13 @@ extension PGConnection {
           FROM pushq.notifications WHERE \(inFlightSQL(throughIndex)) GROUP BY locked_by ORDER BY 2 DESC LIMIT 10
         """ }
 
-    /// Recent reasons: retrying rows (by `scheduled_at`, through `notifications_due`) and
+    /// Recent reasons: retrying rows (by `scheduled_at`, through pushq.due) and
     /// failed rows (by `finished_at`, through `notifications_finished`).
-    static let reasonsSQL = """
+    static let reasonsSQL = ClaimStatement.dueLanes + """
         SELECT status, last_reason, count(*) FROM (
             SELECT status, last_reason FROM pushq.notifications
-             WHERE status IN ('queued', 'retrying') AND status = 'retrying' AND last_reason IS NOT NULL
-               AND scheduled_at > now() - $1 * interval '1 minute'
+             WHERE id = ANY (\(ClaimStatement.dueSinceSQL("now() - $1 * interval '1 minute'")))
+               AND status = 'retrying' AND last_reason IS NOT NULL AND scheduled_at > now() - $1 * interval '1 minute'
             UNION ALL
             SELECT status, last_reason FROM pushq.notifications
              WHERE status = 'failed' AND last_reason IS NOT NULL AND finished_at > now() - $1 * interval '1 minute'

@@ -92,7 +92,8 @@ extension PGConnection {
         return out
     }
 
-    /// Waiting rows (through `notifications_due`) of credentials no live worker serves; `$1` is the liveness in seconds.
+    /// Waiting rows (through pushq.due, by primary key) of credentials no live worker serves;
+    /// `$1` is the liveness in seconds.
     static let rowsWithoutWorkerSQL = """
             WITH served AS (
                 SELECT DISTINCT c->>'name' AS name, COALESCE(c->>'provider', 'apns') AS provider
@@ -102,7 +103,8 @@ extension PGConnection {
             SELECT COALESCE(n.credential, 'default') || CASE WHEN n.provider = 'apns' THEN '' ELSE ' (' || n.provider || ')' END
                        AS credential, count(*)
               FROM pushq.notifications n
-             WHERE n.status IN ('queued', 'retrying')
+             WHERE n.id = ANY (ARRAY(SELECT d.id FROM pushq.due d))
+               AND n.status IN ('queued', 'retrying')
                AND (n.provider, COALESCE(n.credential, 'default')) NOT IN (SELECT provider, name FROM served WHERE name IS NOT NULL)
              GROUP BY 1 ORDER BY 2 DESC, 1
             """

@@ -168,6 +168,20 @@ struct DashboardQueryTests {
             #expect(try audited.decode(Int.self, 0, 0) == campaign && audited.decode(Int.self, 0, 1) == 3, "one audit row per batch, with its rows")
             #expect(try await c.cancelLane("campaign", audit: audit) == 0)
             #expect(try await PruneTests.counts(c)["queued"] == 30_000 - campaign, "the other lane's rows still wait")
+            // A row a claim holds locked is skipped, not waited for, and the cancellation ends.
+            let late = try await c.query("""
+                INSERT INTO pushq.notifications (device_token, payload, lane) SELECT lpad(to_hex(g), 64, 'd'), '{}', 'campaign'
+                  FROM generate_series(1, 3) g RETURNING id
+                """)
+            let held = try late.decode(Int64.self, 0, 0) ?? 0
+            let claimer = try await PGConnection.connect(url, logger: TestDatabase.logger)
+            try await claimer.execute("BEGIN")
+            try await claimer.query("SELECT 1 FROM pushq.notifications WHERE id = $1 FOR UPDATE", [held])
+            #expect(try await c.cancelLane("campaign", audit: audit) == 2)
+            try await claimer.execute("COMMIT")
+            await claimer.close()
+            #expect(try await c.query("SELECT status FROM pushq.notifications WHERE id = $1", [held]).string(0, 0) == "queued")
+            #expect(try await c.cancelLane("campaign", audit: audit) == 1)
             #expect(try await PruneTests.counts(c)["sending"] == 1)
 
             let pause = AuditEntry(actor: "ops", keyID: nil, action: "lane.pause", target: "lane campaign", rows: 0, via: "dashboard")
@@ -187,7 +201,7 @@ struct DashboardQueryTests {
             let log = try await c.query("SELECT action, rows FROM pushq.audit_log WHERE actor = 'ops' ORDER BY id")
             #expect((0..<log.count).map { "\(log.string($0, 0) ?? "") \(log.string($0, 1) ?? "")" }
                     == ["lane.cancel 10000", "lane.cancel 10000", "lane.cancel \(campaign - 20_000)", "lane.cancel 0",
-                        "lane.pause 1", "lane.pause 1", "hold.lift 1", "hold.lift 0"])
+                        "lane.cancel 2", "lane.cancel 1", "lane.pause 1", "lane.pause 1", "hold.lift 1", "hold.lift 0"])
             await c.close()
         }
     }
