@@ -122,16 +122,26 @@ extension PGConnection {
 
     /// Ends `expired` up to `limit` waiting rows whose `expires_at` has passed, whatever their
     /// credential or endpoint: rows no worker claims (a held endpoint, a credential no live
-    /// worker has) still expire on time. Walks the `notifications_expiry` index.
+    /// worker has) still expire on time. Walks pushq.due's `due_expiry` index (schemas 36–38: each
+    /// waiting row's entry carries its expiry), each row locked `SKIP LOCKED` and checked again.
     ///
     /// - Returns: the rows expired, grouped (for the metrics).
     @discardableResult
     public func expireWaiting(limit: Int) throws(PGError) -> [ExpiredRows] {
-        let r = try query("""
+        let r = try query(Self.expireWaitingSQL, [limit])
+        var out: [ExpiredRows] = []
+        for i in 0..<r.count {
+            out.append(ExpiredRows(credential: r.string(i, 0) ?? "default", environment: r.string(i, 1), lastReason: r.string(i, 2),
+                                   rows: try r.decode(Int.self, i, 3) ?? 0))
+        }
+        return out
+    }
+
+    static let expireWaitingSQL = """
             WITH gone AS (
-                SELECT id FROM pushq.notifications
-                 WHERE status IN ('queued', 'retrying') AND expires_at IS NOT NULL AND expires_at <= now()
-                 ORDER BY expires_at LIMIT $1
+                SELECT n.id FROM pushq.notifications n
+                 WHERE n.id = ANY (ARRAY(SELECT d.id FROM pushq.due d WHERE d.expires_at <= now() ORDER BY d.expires_at LIMIT $1))
+                   AND n.status IN ('queued', 'retrying') AND n.expires_at IS NOT NULL AND n.expires_at <= now()
                    FOR UPDATE SKIP LOCKED
             ), ended AS (
                 UPDATE pushq.notifications n SET status = 'expired', finished_at = now()
@@ -140,14 +150,7 @@ extension PGConnection {
                           CASE WHEN n.provider = 'fcm' THEN 'fcm' ELSE n.environment END AS environment, n.last_reason
             )
             SELECT credential, environment, last_reason, count(*) FROM ended GROUP BY 1, 2, 3
-            """, [limit])
-        var out: [ExpiredRows] = []
-        for i in 0..<r.count {
-            out.append(ExpiredRows(credential: r.string(i, 0) ?? "default", environment: r.string(i, 1), lastReason: r.string(i, 2),
-                                   rows: try r.decode(Int.self, i, 3) ?? 0))
-        }
-        return out
-    }
+            """
 
     /// Deletes token throttles that have ended.
     public func deleteEndedThrottles() throws(PGError) {

@@ -8,16 +8,16 @@ import Testing
 /// this release's workers, and swept of entries whose row no longer waits.
 @Suite("The due table")
 struct DueTableTests {
-    /// Each entry of pushq.due as `id lane due_at`, and each waiting row of pushq.notifications
-    /// the same way: the two must agree.
+    /// Each entry of pushq.due as `id lane due_at expires_at`, and each waiting row of
+    /// pushq.notifications the same way: the two must agree.
     static func entries(_ c: PGConnection) async throws -> (due: [String], waiting: [String]) {
         func list(_ sql: String) async throws -> [String] {
             let r = try await c.query(sql)
             return (0..<r.count).map { r.string($0, 0) ?? "" }
         }
-        return (try await list("SELECT concat_ws(' ', id, lane, due_at) FROM pushq.due ORDER BY id"),
+        return (try await list("SELECT concat_ws(' ', id, lane, due_at, expires_at) FROM pushq.due ORDER BY id"),
                 try await list("""
-                    SELECT concat_ws(' ', id, lane, scheduled_at) FROM pushq.notifications
+                    SELECT concat_ws(' ', id, lane, scheduled_at, expires_at) FROM pushq.notifications
                      WHERE status IN ('queued', 'retrying') ORDER BY id
                     """))
     }
@@ -139,17 +139,20 @@ struct DueTableTests {
             #expect(try await c.migrate(Array(Migration.all.prefix(32)), logger: TestDatabase.logger) == Array(1...32))
             try await c.query("INSERT INTO pushq.lanes (name, rank) VALUES ('urgent', 10)")
             try await c.query("""
-                INSERT INTO pushq.notifications (device_token, payload, lane, status, scheduled_at, attempts, locked_by, locked_until, finished_at)
+                INSERT INTO pushq.notifications (device_token, payload, lane, status, scheduled_at, attempts, locked_by, locked_until, finished_at,
+                                                 expires_at)
                 SELECT lpad(to_hex(g), 64, '0'), '{}', CASE WHEN g % 4 = 0 THEN 'urgent' ELSE 'default' END,
                        (ARRAY['queued', 'retrying', 'sending', 'sent', 'failed'])[g % 5 + 1],
                        now() - g * interval '1 second', CASE WHEN g % 5 >= 1 THEN 1 ELSE 0 END,
                        CASE WHEN g % 5 = 2 THEN 'old' END, CASE WHEN g % 5 = 2 THEN now() + interval '1 hour' END,
-                       CASE WHEN g % 5 >= 3 THEN now() END
+                       CASE WHEN g % 5 >= 3 THEN now() END,
+                       CASE WHEN g % 3 = 0 THEN now() + g * interval '1 hour' END
                   FROM generate_series(1, 100) g
                 """)
             #expect(try await c.migrate(logger: TestDatabase.logger) == Migration.all.map(\.version).filter { $0 > 32 })
             let (due, waiting) = try await Self.entries(c)
-            #expect(due.count == 40 && due == waiting)
+            #expect(due.count == 40 && due == waiting, "each entry with its row's lane, due time and expiry (schema 38 filled it)")
+            #expect(try await c.query("SELECT count(*) FROM pushq.due WHERE expires_at IS NOT NULL").decode(Int.self, 0, 0) == 13)
             let expected = try await c.query("""
                 SELECT string_agg(id::text, ',' ORDER BY lane <> 'urgent', scheduled_at, id) FROM pushq.notifications WHERE status IN ('queued', 'retrying')
                 """).string(0, 0)
@@ -179,10 +182,31 @@ struct DueTableTests {
 
     /// The statement docs/upgrading.md gives for rows written with triggers disabled.
     static let refill = """
-        INSERT INTO pushq.due (id, lane, due_at)
-        SELECT id, lane, scheduled_at FROM pushq.notifications WHERE status IN ('queued', 'retrying')
+        INSERT INTO pushq.due (id, lane, due_at, expires_at)
+        SELECT id, lane, scheduled_at, expires_at FROM pushq.notifications WHERE status IN ('queued', 'retrying')
         ON CONFLICT (id) DO NOTHING;
         """
+
+    @Test("on a large analysed table, the expiry of rows no worker claims walks due_expiry and reads rows by primary key, never a table whole; it ends only waiting rows past their expiry")
+    func expiryPlan() async throws {
+        try await TestDatabase.withConnection { c in
+            try await c.query("""
+                INSERT INTO pushq.notifications (device_token, payload, status, finished_at, expires_at)
+                SELECT lpad(to_hex(g), 64, '0'), '{}', CASE WHEN g % 10 = 0 THEN 'queued' ELSE 'sent' END,
+                       CASE WHEN g % 10 = 0 THEN NULL ELSE now() END,
+                       CASE WHEN g % 1000 = 0 THEN now() - interval '1 second' WHEN g % 7 = 0 THEN now() + interval '1 hour' END
+                  FROM generate_series(1, 100000) g
+                """)
+            try await c.query("ANALYZE pushq.notifications, pushq.due")
+            let r = try await c.query("EXPLAIN (FORMAT JSON) " + PGConnection.expireWaitingSQL, [1000])
+            let text = r.string(0, 0) ?? ""
+            let plan = try JSONSerialization.jsonObject(with: Data(text.utf8))
+            #expect(ClaimPlanTests.tableScans(plan) == [], "\(text)")
+            #expect(text.contains("due_expiry"), "\(text)")
+            #expect(try await c.expireWaiting(limit: 1000).reduce(0) { $0 + $1.rows } == 100, "the waiting rows past expiry, not the sent ones")
+            #expect(try await c.query("SELECT count(*) FROM pushq.notifications WHERE status = 'expired'").decode(Int.self, 0, 0) == 100)
+        }
+    }
 
     @Test("a row written with triggers disabled has no entry and is not claimed until docs/upgrading.md's statement gives it one")
     func triggersDisabled() async throws {

@@ -110,16 +110,17 @@ struct MigrationPopulatedTests {
         var claimed: Int { state.withLock { $0.claims.count } }
     }
 
-    @Test("upgrading a version-24 table of 2 000 000 rows to the cheap checks (25, 26), the lane statistics (27), the index by token without rows being sent (28–31), the index of invalidated tokens (32, on a registry of 500 000 devices) pushq.due (33, 34) and pushq.leases (35) while a producer inserts, another registers devices and two workers of the previous release claim and write back: no INSERT held for a second, no row lost or claimed twice, every write-back lands")
+    @Test("upgrading a version-24 table of 2 000 000 rows to the cheap checks (25, 26), the lane statistics (27), the index by token without rows being sent (28–31), the index of invalidated tokens (32, on a registry of 500 000 devices) pushq.due (33, 34), pushq.leases (35), the expiry in pushq.due (36–38) while a producer inserts, another registers devices and two live workers of the previous release claim and write back, then, once those workers stop, the gated 39 and 40 while the producer goes on: no INSERT held for a second, no row lost or claimed twice, every write-back lands")
     func upgradeWithWorkersRunning() async throws {
         try await TestDatabase.with(migrated: false) { url in
-            // Mostly final rows kept for retention, 1 in 50 due now (40 000), each with a topic:
-            // the rule that migration 25 rewrites checks them.
+            // Mostly final rows kept for retention, 1 in 50 waiting (40 000; 1 in 5 of those due in an
+            // hour, with an expiry), each with a topic: the rule that migration 25 rewrites checks them.
             let (migrator, file) = try await Self.populated(url, version: 24, """
-                INSERT INTO pushq.notifications (device_token, payload, topic, status, attempts, finished_at)
+                INSERT INTO pushq.notifications (device_token, payload, topic, status, attempts, finished_at, expires_at, scheduled_at)
                 SELECT lpad(to_hex(g), 64, 'a'), '{"aps":{"alert":"v24"}}', 'com.example.app',
                        CASE WHEN g % 50 = 0 THEN 'queued' ELSE 'sent' END, CASE WHEN g % 50 = 0 THEN 0 ELSE 1 END,
-                       CASE WHEN g % 50 = 0 THEN NULL ELSE now() END
+                       CASE WHEN g % 50 = 0 THEN NULL ELSE now() END, CASE WHEN g % 250 = 0 THEN now() + interval '1 day' END,
+                       CASE WHEN g % 250 = 0 THEN now() + interval '1 hour' ELSE now() END
                   FROM generate_series(1, 2000000) g
                 """)
             // A registry of 500 000 devices, 1 in 1 000 invalidated: what schema 32 indexes.
@@ -147,6 +148,10 @@ struct MigrationPopulatedTests {
             // its fenced write-back, batch after batch, each on its two connections, until told to stop.
             let sends = Sends()
             let sent = Disposition(status: .sent, reason: nil)
+            // They are live in pushq.workers, as workers of that release register (no schema_known).
+            try await migrator.query("""
+                INSERT INTO pushq.workers (id, host, pid, version, credentials) VALUES ('old-1', 'h', 1, 'v24', '[]'), ('old-2', 'h', 2, 'v24', '[]')
+                """)
             let workers = (1...2).map { n in
                 Task {
                     let claimer = try await PGConnection.connect(url, logger: TestDatabase.logger)
@@ -170,16 +175,22 @@ struct MigrationPopulatedTests {
             #expect(try await progress(20, 400), "the producer and the workers run before the migration starts")
             let began = ContinuousClock.now
             let applied = try await migrator.migrate(logger: TestDatabase.logger)
-            let ended = ContinuousClock.now
             #expect(try await progress(20, 400), "the producer and the workers still run after it")
+            #expect(applied == Migration.all.map(\.version).filter { $0 > 24 && $0 <= Migration.requiredVersion })
+            #expect(try await migrator.migrationWait()?.workers.map(\.id) == ["old-1", "old-2"], "the gated ones wait for the live workers")
+            // The old workers stop (a clean stop deletes their row); the producers go on.
+            sends.state.withLock { $0.stop = true }
+            for w in workers { try await w.value }
+            try await migrator.query("DELETE FROM pushq.workers WHERE id IN ('old-1', 'old-2')")
+            let gated = try await migrator.migrate(logger: TestDatabase.logger)
+            let ended = ContinuousClock.now
+            #expect(gated == Migration.all.map(\.version).filter { $0 > Migration.requiredVersion })
+            #expect(try await progress(20, 0), "the producers still run after it")
             inserts.stop()
             registrations.stop()
-            sends.state.withLock { $0.stop = true }
             try await producing.value
             try await registering.value
-            for w in workers { try await w.value }
 
-            #expect(applied == Migration.all.map(\.version).filter { $0 > 24 })
             let (durations, ends) = inserts.state.withLock { ($0.durations, $0.ends) }
             let during = zip(durations, ends).filter { $0.1 - $0.0 >= began && $0.1 <= ended }.count
             #expect(during > 0, "some INSERTs ran from start to end while the migration did (\(ended - began))")
@@ -227,12 +238,18 @@ struct MigrationPopulatedTests {
                 SELECT (SELECT count(*) FROM pushq.due),
                        (SELECT count(*) FROM pushq.notifications n WHERE n.status IN ('queued', 'retrying')),
                        (SELECT count(*) FROM pushq.notifications n JOIN pushq.due d ON d.id = n.id
-                         WHERE n.status IN ('queued', 'retrying') AND d.lane = n.lane AND d.due_at = n.scheduled_at)
+                         WHERE n.status IN ('queued', 'retrying') AND d.lane = n.lane AND d.due_at = n.scheduled_at
+                           AND d.expires_at IS NOT DISTINCT FROM n.expires_at),
+                       (SELECT count(*) FROM pushq.due WHERE expires_at IS NOT NULL),
+                       (SELECT count(*) FROM pushq.notifications n WHERE n.status IN ('queued', 'retrying') AND n.expires_at IS NOT NULL)
                 """)
             let waiting = try due.decode(Int.self, 0, 1)
             #expect(waiting == 40_000 + durations.count - claims.count, "the rows nobody claimed wait")
             #expect(try due.decode(Int.self, 0, 0) == waiting && due.decode(Int.self, 0, 2) == waiting,
-                    "pushq.due holds the waiting rows, each with its lane and due time (\(swept) entries swept)")
+                    "pushq.due holds the waiting rows, each with its lane, due time and expiry (\(swept) entries swept)")
+            #expect(try due.decode(Int.self, 0, 3) == 8_000 && due.decode(Int.self, 0, 4) == 8_000,
+                    "the expiry of the rows waiting before schema 36 copied (8 000 have one)")
+            #expect(try await migrator.query("SELECT to_regclass('pushq.notifications_lease') IS NULL").decode(Bool.self, 0, 0) == true)
             for c in [migrator, producer, registrar] { await c.close() }
         }
     }

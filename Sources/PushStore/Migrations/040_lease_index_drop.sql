@@ -1,10 +1,10 @@
 -- pushq:no-transaction
 -- pushq:after-workers 35
--- pushq schema, version 38: drops notifications_lease, the index of the rows in flight by their
+-- pushq schema, version 40: drops notifications_lease, the index of the rows in flight by their
 -- lease's end.
 --
 -- Since schema 35 the claim finds lapsed leases through pushq.due, the upkeep finds them through
--- pushq.leases (schema 37 gave a lease row to the rows of earlier workers), and `pushq status`,
+-- pushq.leases (schema 39 gave a lease row to the rows of earlier workers), and `pushq status`,
 -- the dashboard and the HTTP API list the rows in flight through pushq.leases. Workers before
 -- schema 35 read this index on every claim (without it, each claim would read the whole table),
 -- so this waits until none of them is live. One of the indexes of the row's status fewer to
