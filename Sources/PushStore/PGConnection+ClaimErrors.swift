@@ -65,25 +65,11 @@ extension PGConnection {
     /// The last due entry of pushq.due whose row waits (each lane's, read backwards along
     /// due_order, then the latest of them), with the claim's routing and filters, lanes not paused.
     static let lastDueSQL = ClaimStatement.dueLanes + """
-        SELECT l.id
+        SELECT h.id
           FROM waiting w
-         CROSS JOIN LATERAL (
-               SELECT d.id, d.due_at
-                 FROM pushq.due d
-                WHERE d.lane = w.lane
-                  AND d.due_at <= now()
-                  AND EXISTS (
-                      SELECT 1 FROM pushq.notifications n
-                       WHERE n.id = d.id
-                         AND n.status IN ('queued', 'retrying')
-                         AND n.scheduled_at <= now()
-                         \(ClaimRouting.sql(from: 1))
-                         /*FILTER*/
-                         AND NOT \(ClaimStatement.lanePausedSQL))
-                ORDER BY d.due_at DESC, d.id DESC
-                LIMIT 1) l
+         CROSS JOIN LATERAL (\(laneEntrySQL("AND n.status IN ('queued', 'retrying') AND n.scheduled_at <= now()", backwards: true))) h
          WHERE w.lane IS NOT NULL
-         ORDER BY l.due_at DESC, l.id DESC
+         ORDER BY h.due_at DESC, h.id DESC
          LIMIT 1
         """
 
@@ -94,22 +80,30 @@ extension PGConnection {
     static let headsSQL = ClaimStatement.dueLanes + """
         SELECT h.id
           FROM waiting w
-         CROSS JOIN LATERAL (
-               SELECT d.id
-                 FROM pushq.due d
-                WHERE d.lane = w.lane
-                  AND d.due_at <= now()
-                  AND EXISTS (
-                      SELECT 1 FROM pushq.notifications n
-                       WHERE n.id = d.id
-                         \(ClaimStatement.dueOrLapsedSQL())
-                         \(ClaimRouting.sql(from: 1))
-                         /*FILTER*/
-                         AND NOT \(ClaimStatement.lanePausedSQL))
-                ORDER BY d.due_at, d.id
-                LIMIT 1) h
+         CROSS JOIN LATERAL (\(laneEntrySQL(ClaimStatement.dueOrLapsedSQL(), backwards: false))) h
          WHERE w.lane IS NOT NULL
         """
+
+    /// Lane `w.lane`'s first due entry of pushq.due in due order (the last when `backwards`)
+    /// whose row meets `rowSQL`, the claim's routing (`$1`–`$4`) and filters, in a lane not
+    /// paused: its `id` and `due_at`.
+    static func laneEntrySQL(_ rowSQL: String, backwards: Bool) -> String {
+        """
+        SELECT d.id, d.due_at
+          FROM pushq.due d
+         WHERE d.lane = w.lane
+           AND d.due_at <= now()
+           AND EXISTS (
+               SELECT 1 FROM pushq.notifications n
+                WHERE n.id = d.id
+                  \(rowSQL)
+                  \(ClaimRouting.sql(from: 1))
+                  /*FILTER*/
+                  AND NOT \(ClaimStatement.lanePausedSQL))
+         ORDER BY \(backwards ? "d.due_at DESC, d.id DESC" : "d.due_at, d.id")
+         LIMIT 1
+        """
+    }
 }
 
 /// The conditions a claim adds to "due, of these credentials" (``ClaimRouting``): the held

@@ -71,6 +71,21 @@ extension PGConnection {
                      : "id = ANY (ARRAY(SELECT unnest(l.ids) FROM pushq.leases l)) AND status = 'sending'"
     }
 
+    /// The end of both statements over leases: of the lease rows `read` (a CTE of their ids), those
+    /// in `held` (rows still in flight under them) are marked recovered now (`kept`), the others
+    /// deleted (`gone`).
+    static func keptOrGoneSQL(read: String) -> String {
+        """
+        , kept AS (
+            UPDATE pushq.leases l SET recovered_at = now() WHERE l.id IN (SELECT h.id FROM held h)
+            RETURNING 1
+        ), gone AS (
+            DELETE FROM pushq.leases l WHERE l.id IN (SELECT r.id FROM \(read) r) AND l.id NOT IN (SELECT h.id FROM held h)
+            RETURNING 1
+        )
+        """
+    }
+
     static let recoverLapsedLeasesSQL = """
         WITH ended AS MATERIALIZED (
             SELECT l.id, l.ids, l.lease_until FROM pushq.leases l
@@ -107,13 +122,7 @@ extension PGConnection {
             -- The ended leases with rows still in flight under them (not claimed again since).
             SELECT e.id FROM ended e
              WHERE EXISTS (SELECT 1 FROM lapsed x WHERE x.id = ANY (e.ids) AND x.locked_until <= e.lease_until)
-        ), kept AS (
-            UPDATE pushq.leases l SET recovered_at = now() WHERE l.id IN (SELECT h.id FROM held h)
-            RETURNING 1
-        ), gone AS (
-            DELETE FROM pushq.leases l WHERE l.id IN (SELECT e.id FROM ended e) AND l.id NOT IN (SELECT h.id FROM held h)
-            RETURNING 1
-        )
+        )\(keptOrGoneSQL(read: "ended"))
         SELECT (SELECT count(*) FROM added)::int8, (SELECT count(*) FROM kept)::int8 + (SELECT count(*) FROM gone)::int8
         """
 
@@ -128,13 +137,7 @@ extension PGConnection {
             SELECT c.id FROM checked c
              WHERE EXISTS (SELECT 1 FROM pushq.notifications n
                             WHERE n.id = ANY (c.ids) AND n.status = 'sending' AND n.locked_until <= c.lease_until)
-        ), kept AS (
-            UPDATE pushq.leases l SET recovered_at = now() WHERE l.id IN (SELECT h.id FROM held h)
-            RETURNING 1
-        ), gone AS (
-            DELETE FROM pushq.leases l WHERE l.id IN (SELECT c.id FROM checked c) AND l.id NOT IN (SELECT h.id FROM held h)
-            RETURNING 1
-        )
+        )\(keptOrGoneSQL(read: "checked"))
         -- kept runs whether or not it is read (a data-modifying WITH always runs to completion).
         SELECT count(*)::int8 FROM gone
         """
