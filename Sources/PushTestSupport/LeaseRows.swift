@@ -5,8 +5,8 @@ extension PGConnection {
     /// INSERT standing for a worker that claimed it and died), one per worker and lease end:
     /// what a claim writes, and what schema 39 does for the rows of workers before schema 35.
     /// Runs schema 39's own statement.
-    public func giveLeaseRows() async throws {
+    public func giveLeaseRows() throws {
         guard let migration = Migration.all.first(where: { $0.version == 39 }) else { return }
-        try await execute(migration.sql)
+        try execute(migration.sql)
     }
 }
