@@ -111,10 +111,12 @@ extension Migration {
         Migration(version: 34, name: "due_fill", sql: String(decoding: PackageResources._34_due_fill_sql, as: UTF8.self)),
         Migration(version: 35, name: "leases", sql: String(decoding: PackageResources._35_leases_sql, as: UTF8.self)),
         Migration(version: 36, name: "lease_recovery", sql: String(decoding: PackageResources._36_lease_recovery_sql, as: UTF8.self)),
-        Migration(version: 37, name: "due_expiry_index", sql: String(decoding: PackageResources._37_due_expiry_index_sql, as: UTF8.self)),
-        Migration(version: 38, name: "due_expiry_fill", sql: String(decoding: PackageResources._38_due_expiry_fill_sql, as: UTF8.self)),
-        Migration(version: 39, name: "leases_for_earlier_rows",
-                  sql: String(decoding: PackageResources._39_leases_for_earlier_rows_sql, as: UTF8.self)),
-        Migration(version: 40, name: "lease_index_drop", sql: String(decoding: PackageResources._40_lease_index_drop_sql, as: UTF8.self)),
+        Migration(version: 37, name: "due_expiry_triggers",
+                  sql: String(decoding: PackageResources._37_due_expiry_triggers_sql, as: UTF8.self)),
+        Migration(version: 38, name: "due_expiry_index", sql: String(decoding: PackageResources._38_due_expiry_index_sql, as: UTF8.self)),
+        Migration(version: 39, name: "due_expiry_fill", sql: String(decoding: PackageResources._39_due_expiry_fill_sql, as: UTF8.self)),
+        Migration(version: 40, name: "leases_for_earlier_rows",
+                  sql: String(decoding: PackageResources._40_leases_for_earlier_rows_sql, as: UTF8.self)),
+        Migration(version: 41, name: "lease_index_drop", sql: String(decoding: PackageResources._41_lease_index_drop_sql, as: UTF8.self)),
     ]
 }

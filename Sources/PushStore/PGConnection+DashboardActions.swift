@@ -14,20 +14,17 @@ extension PGConnection {
         var total = 0
         while true {
             let first = total == 0
-            let (seen, n) = try transaction { c in
-                let r = try c.query(Self.cancelLaneBatchSQL, [lane, Self.laneCancelBatch])
-                let (seen, n) = (try r.decode(Int.self, 0, 0) ?? 0, try r.decode(Int.self, 0, 1) ?? 0)
+            let n = try transaction { c in
+                let n = try c.query(Self.cancelLaneBatchSQL, [lane, Self.laneCancelBatch]).affectedRows
                 if n > 0 || first {
                     var entry = audit
                     entry.rows = n
                     try c.recordAudit(entry)
                 }
-                return (seen, n)
+                return n
             }
             total += n
-            // A cancelled row's entry goes with it (notifications_due_ended): the next batch reads
-            // the next entries. Entries of rows skipped (in flight, locked by a claim) stay in front.
-            if seen < Self.laneCancelBatch || n == 0 { return total }
+            if n < Self.laneCancelBatch { return total }
         }
     }
 
@@ -62,21 +59,21 @@ extension PGConnection {
         }
     }
 
-    /// One batch of lane `$1`'s waiting rows cancelled: its first `$2` entries of pushq.due, each
-    /// row locked `SKIP LOCKED` and checked again (still waiting, still in the lane). Returns the
-    /// entries read and the rows cancelled.
+    /// One batch (`$2`) of lane `$1`'s waiting rows cancelled: the lane's entries of pushq.due in
+    /// due order, each row checked (still waiting, still in the lane) and locked `SKIP LOCKED` in
+    /// the walk, so that entries of rows it cannot cancel (in flight, held by a claim) are passed
+    /// over; a cancelled row's entry goes with it (notifications_due_ended).
     static let cancelLaneBatchSQL = """
-        WITH entries AS MATERIALIZED (
-            SELECT d.id FROM pushq.due d WHERE d.lane = $1 ORDER BY d.due_at, d.id LIMIT $2
-        ), batch AS (
-            SELECT n.id FROM pushq.notifications n
-             WHERE n.id = ANY (ARRAY(SELECT e.id FROM entries e)) AND n.lane = $1 AND n.status IN ('queued', 'retrying')
-               FOR UPDATE SKIP LOCKED
-        ), ended AS (
-            UPDATE pushq.notifications n SET status = 'cancelled', finished_at = now() FROM batch WHERE n.id = batch.id
-            RETURNING 1
+        WITH batch AS MATERIALIZED (
+            SELECT d.id FROM pushq.due d
+             WHERE d.lane = $1
+               AND EXISTS (SELECT 1 FROM pushq.notifications n
+                            WHERE n.id = d.id AND n.lane = d.lane AND n.status IN ('queued', 'retrying')
+                              FOR UPDATE SKIP LOCKED)
+             ORDER BY d.due_at, d.id
+             LIMIT $2
         )
-        SELECT (SELECT count(*) FROM entries)::int8, (SELECT count(*) FROM ended)::int8
+        UPDATE pushq.notifications SET status = 'cancelled', finished_at = now() WHERE id = ANY (ARRAY(SELECT b.id FROM batch b))
         """
 
     /// The statements of the dashboard that read `pushq.notifications`, the very constants it

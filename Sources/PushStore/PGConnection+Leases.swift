@@ -21,7 +21,7 @@ extension PGConnection {
     /// flight is kept, marked `recovered_at`, so that they are still listed in flight
     /// (``releaseRecoveredLeases(limit:)`` deletes it once they are not). Rows that workers
     /// before schema 35 claimed (they write no lease row) are found through `notifications_lease`,
-    /// as long as that index exists (schema 39 gives them lease rows, and 40 drops it).
+    /// as long as that index exists (schema 40 gives them lease rows, and 41 drops it).
     ///
     /// An entry is added (or an older one moved to the lease's end) without locking the row: the
     /// claim checks the row again under its lock (an entry whose row was written back meanwhile is
@@ -55,7 +55,7 @@ extension PGConnection {
         try query(Self.releaseRecoveredLeasesSQL, [limit]).decode(Int.self, 0, 0) ?? 0
     }
 
-    /// Whether `notifications_lease` (schemas before 40) still exists: then workers before
+    /// Whether `notifications_lease` (schemas before 41) still exists: then workers before
     /// schema 35, which write no lease row, may hold rows in flight, and ``inFlightSQL(_:)``
     /// reads them through it.
     func leaseIndexExists() throws(PGError) -> Bool {

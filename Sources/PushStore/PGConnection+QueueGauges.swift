@@ -40,16 +40,20 @@ extension PGConnection {
     }
 
     /// Due rows and the age of the oldest, from pushq.due (the rows waiting, and those in flight
-    /// under a lease that ended, ``recoverLapsedLeases(limit:)``): the count reads at most
-    /// ``dueRowsCountLimit`` entries, the oldest is the least of each lane's first entry
-    /// (``ClaimStatement/dueLanes``, one descent of due_order per lane).
+    /// under a lease that ended, ``recoverLapsedLeases(limit:)``), lane by lane along due_order
+    /// (``ClaimStatement/dueLanes``): the count reads at most ``dueRowsCountLimit`` due entries,
+    /// the oldest is the least of each lane's first entry.
     public func queueGauges() throws(PGError) -> QueueGauges {
         let r = try query(Self.queueGaugesSQL, [Self.dueRowsCountLimit])
         return QueueGauges(dueRows: try r.decode(Int.self, 0, 0) ?? 0, oldestDueAgeSeconds: max(0, try r.decode(Double.self, 0, 1) ?? 0))
     }
 
     static let queueGaugesSQL = ClaimStatement.dueLanes + """
-        SELECT (SELECT count(*) FROM (SELECT 1 FROM pushq.due d WHERE d.due_at <= now() LIMIT $1) due)::int8,
+        SELECT (SELECT count(*) FROM (
+                    SELECT 1 FROM waiting w
+                     CROSS JOIN LATERAL (SELECT 1 FROM pushq.due d WHERE d.lane = w.lane AND d.due_at <= now() LIMIT $1) e
+                     WHERE w.lane IS NOT NULL
+                     LIMIT $1) due)::int8,
                COALESCE(extract(epoch FROM now() - (
                    SELECT min((SELECT d.due_at FROM pushq.due d WHERE d.lane = w.lane AND d.due_at <= now() ORDER BY d.due_at LIMIT 1))
                      FROM waiting w WHERE w.lane IS NOT NULL))::float8, 0)

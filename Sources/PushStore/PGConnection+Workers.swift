@@ -122,7 +122,7 @@ extension PGConnection {
 
     /// Ends `expired` up to `limit` waiting rows whose `expires_at` has passed, whatever their
     /// credential or endpoint: rows no worker claims (a held endpoint, a credential no live
-    /// worker has) still expire on time. Walks pushq.due's `due_expiry` index (schemas 36–38: each
+    /// worker has) still expire on time. Walks pushq.due's `due_expiry` index (schemas 36–39: each
     /// waiting row's entry carries its expiry), each row locked `SKIP LOCKED` and checked again.
     ///
     /// - Returns: the rows expired, grouped (for the metrics).
@@ -138,14 +138,20 @@ extension PGConnection {
     }
 
     static let expireWaitingSQL = """
-            WITH gone AS (
-                SELECT n.id FROM pushq.notifications n
-                 WHERE n.id = ANY (ARRAY(SELECT d.id FROM pushq.due d WHERE d.expires_at <= now() ORDER BY d.expires_at LIMIT $1))
-                   AND n.status IN ('queued', 'retrying') AND n.expires_at IS NOT NULL AND n.expires_at <= now()
-                   FOR UPDATE SKIP LOCKED
+            WITH gone AS MATERIALIZED (
+                -- Each entry's row checked and locked SKIP LOCKED in the walk (a sub-select with a
+                -- lock is never made a join): entries whose row cannot expire now (gone, in flight,
+                -- expiry moved) are passed over, not counted against the limit.
+                SELECT d.id FROM pushq.due d
+                 WHERE d.expires_at <= now()
+                   AND EXISTS (SELECT 1 FROM pushq.notifications n
+                                WHERE n.id = d.id AND n.status IN ('queued', 'retrying') AND n.expires_at <= now()
+                                  FOR UPDATE SKIP LOCKED)
+                 ORDER BY d.expires_at
+                 LIMIT $1
             ), ended AS (
                 UPDATE pushq.notifications n SET status = 'expired', finished_at = now()
-                  FROM gone WHERE n.id = gone.id
+                 WHERE n.id = ANY (ARRAY(SELECT g.id FROM gone g))
                 RETURNING COALESCE(n.credential, 'default') AS credential,
                           CASE WHEN n.provider = 'fcm' THEN 'fcm' ELSE n.environment END AS environment, n.last_reason
             )

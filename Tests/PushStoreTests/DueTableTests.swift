@@ -151,7 +151,7 @@ struct DueTableTests {
                 """)
             #expect(try await c.migrate(logger: TestDatabase.logger) == Migration.all.map(\.version).filter { $0 > 32 })
             let (due, waiting) = try await Self.entries(c)
-            #expect(due.count == 40 && due == waiting, "each entry with its row's lane, due time and expiry (schema 38 filled it)")
+            #expect(due.count == 40 && due == waiting, "each entry with its row's lane, due time and expiry (schema 39 filled it)")
             #expect(try await c.query("SELECT count(*) FROM pushq.due WHERE expires_at IS NOT NULL").decode(Int.self, 0, 0) == 13)
             let expected = try await c.query("""
                 SELECT string_agg(id::text, ',' ORDER BY lane <> 'urgent', scheduled_at, id) FROM pushq.notifications WHERE status IN ('queued', 'retrying')
@@ -205,6 +205,35 @@ struct DueTableTests {
             #expect(text.contains("due_expiry"), "\(text)")
             #expect(try await c.expireWaiting(limit: 1000).reduce(0) { $0 + $1.rows } == 100, "the waiting rows past expiry, not the sent ones")
             #expect(try await c.query("SELECT count(*) FROM pushq.notifications WHERE status = 'expired'").decode(Int.self, 0, 0) == 100)
+        }
+    }
+
+    @Test("entries whose row cannot expire (deleted while waiting, in flight) ahead in expiry order are passed over: the expiry still ends the rows behind them")
+    func expiryPassesOverStaleEntries() async throws {
+        try await TestDatabase.withConnection { c in
+            // 600 rows waiting, due in two days, whose expiry passed an hour ago, then deleted: their entries stay.
+            try await c.query("""
+                INSERT INTO pushq.notifications (device_token, payload, scheduled_at, expires_at)
+                SELECT lpad(to_hex(g), 64, 'a'), '{}', now() + interval '2 days', now() - interval '1 hour' FROM generate_series(1, 600) g
+                """)
+            try await c.query("DELETE FROM pushq.notifications")
+            // 30 rows in flight whose entry (from before their claim) kept an expiry that passed.
+            try await c.query("""
+                INSERT INTO pushq.notifications (device_token, payload, status, attempts, locked_by, locked_until, expires_at)
+                SELECT lpad(to_hex(g), 64, 'b'), '{}', 'sending', 1, 'w', now() + interval '1 minute', now() - interval '30 minutes'
+                  FROM generate_series(1, 30) g
+                """)
+            try await c.query("""
+                INSERT INTO pushq.due (id, lane, due_at, expires_at)
+                SELECT id, lane, now() - interval '1 hour', expires_at FROM pushq.notifications WHERE status = 'sending'
+                """)
+            // 50 waiting rows past their expiry, later in expiry order.
+            try await c.query("""
+                INSERT INTO pushq.notifications (device_token, payload, expires_at)
+                SELECT lpad(to_hex(g), 64, 'c'), '{}', now() - interval '1 minute' FROM generate_series(1, 50) g
+                """)
+            #expect(try await c.expireWaiting(limit: 500).reduce(0) { $0 + $1.rows } == 50)
+            #expect(try await c.query("SELECT string_agg(DISTINCT status, ',') FROM pushq.notifications").string(0, 0) == "expired,sending")
         }
     }
 

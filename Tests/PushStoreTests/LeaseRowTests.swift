@@ -53,7 +53,7 @@ struct LeaseRowTests {
             #expect(try await c.complete([done], invalidations: [], holds: [], resumed: [], workerID: "dead").updated == 1)
             #expect(try await c.recoverLapsedLeases(limit: 10) == .init(rows: 0, leases: 0), "a lease that has not ended is left")
 
-            // The lease ends. Without notifications_lease (schema 40 dropped it), the lease row alone finds them.
+            // The lease ends. Without notifications_lease (schema 41 dropped it), the lease row alone finds them.
             #expect(try await c.query("SELECT to_regclass('pushq.notifications_lease') IS NULL").decode(Bool.self, 0, 0) == true)
             try await c.query("UPDATE pushq.notifications SET locked_until = now() - interval '5 seconds' WHERE status = 'sending'")
             try await c.query("UPDATE pushq.leases SET lease_until = now() - interval '5 seconds'")
@@ -166,11 +166,11 @@ struct LeaseRowTests {
         }
     }
 
-    @Test("a row a worker before schema 35 left in flight (no lease row) is found through notifications_lease while it exists, listed in flight; schema 39 gives it a lease row, 40 drops the index, and it is still listed, and found when its lease ends")
+    @Test("a row a worker before schema 35 left in flight (no lease row) is found through notifications_lease while it exists, listed in flight; schema 40 gives it a lease row, 41 drops the index, and it is still listed, and found when its lease ends")
     func previousReleaseRows() async throws {
         try await TestDatabase.with(migrated: false) { url in
             let c = try await PGConnection.connect(url, logger: TestDatabase.logger)
-            #expect(try await c.migrate(Array(Migration.all.prefix(38)), logger: TestDatabase.logger) == Array(1...38))
+            #expect(try await c.migrate(Array(Migration.all.prefix(39)), logger: TestDatabase.logger) == Array(1...39))
             try await c.query("""
                 INSERT INTO pushq.notifications (device_token, payload, status, attempts, locked_by, locked_until)
                 VALUES ($1, '{}', 'sending', 1, 'old', now() - interval '1 second'), ($2, '{}', 'sending', 1, 'old', now() + interval '1 minute')
@@ -181,7 +181,7 @@ struct LeaseRowTests {
             #expect(try await c.recoverLapsedLeases(limit: 10) == .init(rows: 0, leases: 0), "given an entry once")
             #expect(try await claim(c, worker: "w1").map(\.deviceToken) == [Self.token(1)])
 
-            #expect(try await c.migrate(logger: TestDatabase.logger) == [39, 40])
+            #expect(try await c.migrate(logger: TestDatabase.logger) == [40, 41])
             #expect(try await c.query("SELECT to_regclass('pushq.notifications_lease') IS NULL").decode(Bool.self, 0, 0) == true)
             let leases = try await c.query("SELECT worker, array_length(ids, 1) FROM pushq.leases ORDER BY worker")
             #expect(leases.count == 2 && leases.string(0, 0) == "old" && leases.string(0, 1) == "1" && leases.string(1, 0) == "w1",

@@ -110,7 +110,7 @@ struct MigrationPopulatedTests {
         var claimed: Int { state.withLock { $0.claims.count } }
     }
 
-    @Test("upgrading a version-24 table of 2 000 000 rows to the cheap checks (25, 26), the lane statistics (27), the index by token without rows being sent (28–31), the index of invalidated tokens (32, on a registry of 500 000 devices) pushq.due (33, 34), pushq.leases (35), the expiry in pushq.due (36–38) while a producer inserts, another registers devices and two live workers of the previous release claim and write back, then, once those workers stop, the gated 39 and 40 while the producer goes on: no INSERT held for a second, no row lost or claimed twice, every write-back lands")
+    @Test("upgrading a version-24 table of 2 000 000 rows to the cheap checks (25, 26), the lane statistics (27), the index by token without rows being sent (28–31), the index of invalidated tokens (32, on a registry of 500 000 devices) pushq.due (33, 34), pushq.leases (35), the expiry in pushq.due (36–39) while a producer inserts, another registers devices and two live workers of the previous release claim and write back, then, once those workers stop, the gated 40 and 41 while the producer goes on: no INSERT held for a second, no row lost or claimed twice, every write-back lands")
     func upgradeWithWorkersRunning() async throws {
         try await TestDatabase.with(migrated: false) { url in
             // Mostly final rows kept for retention, 1 in 50 waiting (40 000; 1 in 5 of those due in an
@@ -248,7 +248,7 @@ struct MigrationPopulatedTests {
             #expect(try due.decode(Int.self, 0, 0) == waiting && due.decode(Int.self, 0, 2) == waiting,
                     "pushq.due holds the waiting rows, each with its lane, due time and expiry (\(swept) entries swept)")
             #expect(try due.decode(Int.self, 0, 3) == 8_000 && due.decode(Int.self, 0, 4) == 8_000,
-                    "the expiry of the rows waiting before schema 36 copied (8 000 have one)")
+                    "the expiry of the rows waiting before schema 37 copied (8 000 have one)")
             #expect(try await migrator.query("SELECT to_regclass('pushq.notifications_lease') IS NULL").decode(Bool.self, 0, 0) == true)
             for c in [migrator, producer, registrar] { await c.close() }
         }

@@ -44,4 +44,21 @@ struct MigrateCommandTests {
             await c.close()
         }
     }
+
+    @Test("with a live worker of schema 35: the lease rows of schema 40 are given, and the index its write-back reads (41) waits for it")
+    func schema35WorkerHoldsTheIndexDrop() async throws {
+        try await TestDatabase.with(migrated: false) { url in
+            let c = try await PGConnection.connect(url, logger: TestDatabase.logger)
+            #expect(try await c.migrate(Array(Migration.all.prefix(35)), logger: TestDatabase.logger) == Array(1...35))
+            try await c.query("""
+                INSERT INTO pushq.workers (id, host, pid, version, credentials, schema_known) VALUES ('w35', 'host-b', 77, '0.9.5', '[]', 35)
+                """)
+            let (status, out, err) = try await migrate(url)
+            #expect(status == .exit(0), "\(err)")
+            #expect(out.contains("Migration 41 (lease_index_drop) waits for 1 live worker(s) of an earlier release: host-b pid 77 (0.9.5)"), "\(out)")
+            #expect(try await c.schemaVersion() == 40)
+            #expect(try await c.query("SELECT to_regclass('pushq.notifications_lease') IS NOT NULL").decode(Bool.self, 0, 0) == true)
+            await c.close()
+        }
+    }
 }

@@ -1,9 +1,9 @@
 -- pushq:after-workers 35
--- pushq schema, version 39: a lease row for every row in flight that has none.
+-- pushq schema, version 40: a lease row for every row in flight that has none.
 --
 -- Workers of releases before schema 35 wrote no lease row: the rows they left `sending` (a worker
 -- that died, or lost the database) were found by their lease's end through the index
--- notifications_lease, which schema 40 drops. This gives each such row a lease row (one per
+-- notifications_lease, which schema 41 drops. This gives each such row a lease row (one per
 -- worker and lease end), so that the upkeep finds them once their lease ends, and so that they
 -- are listed in flight. It waits until no worker of those releases is live (`pushq migrate` says
 -- which): one that still ran would keep claiming rows without lease rows.

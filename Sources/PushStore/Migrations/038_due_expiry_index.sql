@@ -1,5 +1,5 @@
 -- pushq:no-transaction
--- pushq schema, version 37: the entries of pushq.due by expiry, for the workers' expiry of rows no
+-- pushq schema, version 38: the entries of pushq.due by expiry, for the workers' expiry of rows no
 -- worker claims (a paused lane, a held endpoint, a credential no live worker has). Only entries
 -- whose row has an expiry; written when a row starts waiting, as its entry is. Built
 -- CONCURRENTLY.

@@ -1,0 +1,15 @@
+-- pushq:no-transaction
+-- pushq:after-workers 36
+-- pushq schema, version 41: drops notifications_lease, the index of the rows in flight by their
+-- lease's end.
+--
+-- Since schema 35 the claim finds lapsed leases through pushq.due, the upkeep finds them through
+-- pushq.leases (schema 40 gave a lease row to the rows of earlier workers), and `pushq status`,
+-- the dashboard and the HTTP API list the rows in flight through pushq.leases, and the write-back
+-- finds its rows by primary key. Workers before schema 35 read this index on every claim, and
+-- workers of schema 35 on every write-back (without it, each would read the whole table), and
+-- their upkeep deletes the lease rows that list rows in flight: so this waits until no worker
+-- before schema 36 is live. One of the indexes of the row's status fewer to
+-- write on each claim; the claim and the write-back are HOT once the others are gone too.
+-- Dropped CONCURRENTLY: nothing waits for it but transactions already open on the table.
+DROP INDEX CONCURRENTLY IF EXISTS pushq.notifications_lease
