@@ -50,21 +50,17 @@ extension PGConnection {
     public func migrationWait(_ migrations: [Migration] = Migration.all) throws -> MigrationWait? {
         guard try schemaVersion() != nil else { return nil }
         let applied = try appliedVersions()
-        guard let next = migrations.sorted(by: { $0.version < $1.version }).first(where: { !applied.contains($0.version) }),
-              let gate = try MigrationGate(of: next) else { return nil }
-        let workers = try workersBelow(gate)
-        return workers.isEmpty ? nil : MigrationWait(version: next.version, name: next.name, workersKnow: gate.workersKnow, workers: workers)
+        guard let next = migrations.sorted(by: { $0.version < $1.version }).first(where: { !applied.contains($0.version) }) else { return nil }
+        return try wait(for: next)
     }
 
-    /// The live workers that hold `gate` closed: those whose `schema_known` is NULL or below it.
-    func workersBelow(_ gate: MigrationGate) throws -> [WorkerRecord] {
-        let known = try query("""
-            SELECT id FROM pushq.workers
-             WHERE heartbeat_at > now() - $1 * interval '1 second' AND (schema_known IS NULL OR schema_known < $2)
-            """, [Self.workerLivenessSeconds, gate.workersKnow])
-        var ids = Set<String>()
-        for row in 0..<known.count { if let id = known.string(row, 0) { ids.insert(id) } }
-        return try liveWorkers().filter { ids.contains($0.id) }
+    /// What holds `migration` back: when it is gated, the live workers whose `schema_known` is
+    /// NULL or below its gate; nil when it is not gated or none is.
+    func wait(for migration: Migration) throws -> MigrationWait? {
+        guard let gate = try MigrationGate(of: migration) else { return nil }
+        let workers = try liveWorkers().filter { ($0.schemaKnown ?? 0) < gate.workersKnow }
+        return workers.isEmpty ? nil : MigrationWait(version: migration.version, name: migration.name, workersKnow: gate.workersKnow,
+                                                     workers: workers)
     }
 
     /// The versions recorded in `pushq.schema_migrations`.

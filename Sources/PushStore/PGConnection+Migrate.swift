@@ -44,10 +44,10 @@ extension PGConnection {
         var done: [Int] = []
         for migration in migrations.sorted(by: { $0.version < $1.version }) where !applied.contains(migration.version) {
             do {
-                if let gate = try MigrationGate(of: migration), case let workers = try workersBelow(gate), !workers.isEmpty {
+                if let wait = try wait(for: migration) {
                     logger.notice("migration waits for workers of an earlier release to stop", metadata: [
                         "migration.version": "\(migration.version)", "migration.name": "\(migration.name)",
-                        "migration.workers": "\(workers.map { "\($0.host):\($0.pid)" }.joined(separator: ", "))",
+                        "migration.workers": "\(wait.workers.map { "\($0.host):\($0.pid)" }.joined(separator: ", "))",
                     ])
                     break
                 }

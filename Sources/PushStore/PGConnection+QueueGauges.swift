@@ -54,9 +54,7 @@ extension PGConnection {
                      CROSS JOIN LATERAL (SELECT 1 FROM pushq.due d WHERE d.lane = w.lane AND d.due_at <= now() LIMIT $1) e
                      WHERE w.lane IS NOT NULL
                      LIMIT $1) due)::int8,
-               COALESCE(extract(epoch FROM now() - (
-                   SELECT min((SELECT d.due_at FROM pushq.due d WHERE d.lane = w.lane AND d.due_at <= now() ORDER BY d.due_at LIMIT 1))
-                     FROM waiting w WHERE w.lane IS NOT NULL))::float8, 0)
+               COALESCE(extract(epoch FROM now() - \(ClaimStatement.oldestDueAtSQL))::float8, 0)
         """
 }
 

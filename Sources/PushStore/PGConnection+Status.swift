@@ -114,9 +114,7 @@ extension PGConnection {
     /// Seconds since the oldest due row was due: the least of each lane's first entry of
     /// pushq.due (as ``queueGaugesSQL``).
     static let oldestDueSQL = ClaimStatement.dueLanes + """
-        SELECT round(extract(epoch FROM now() - min(
-                   (SELECT d.due_at FROM pushq.due d WHERE d.lane = w.lane AND d.due_at <= now() ORDER BY d.due_at LIMIT 1))))::bigint
-          FROM waiting w WHERE w.lane IS NOT NULL
+        SELECT round(extract(epoch FROM now() - \(ClaimStatement.oldestDueAtSQL)))::bigint
         """
 
     /// Waiting rows through `notifications_due`, rows in flight through pushq.leases

@@ -29,6 +29,9 @@ public struct WorkerRecord: Sendable {
     /// Seconds since its last heartbeat.
     public var heartbeatAge: Double
     public var credentials: [ServedCredential]
+    /// The highest schema version its release knows (schema 35); nil for workers of releases
+    /// before it, which do not register one.
+    public var schemaKnown: Int? = nil
 }
 
 extension PGConnection {
@@ -70,7 +73,7 @@ extension PGConnection {
     /// Workers whose heartbeat is recent (``workerLivenessSeconds``), oldest first.
     public func liveWorkers() throws -> [WorkerRecord] {
         let r = try query("""
-            SELECT id, host, pid, version, started_at, extract(epoch FROM now() - heartbeat_at)::float8, credentials::text
+            SELECT id, host, pid, version, started_at, extract(epoch FROM now() - heartbeat_at)::float8, credentials::text, schema_known
               FROM pushq.workers WHERE heartbeat_at > now() - $1 * interval '1 second' ORDER BY started_at, id
             """, [Self.workerLivenessSeconds])
         var out: [WorkerRecord] = []
@@ -78,7 +81,8 @@ extension PGConnection {
             let credentials = (try? JSONDecoder().decode([ServedCredential].self, from: Data((r.string(i, 6) ?? "[]").utf8))) ?? []
             out.append(WorkerRecord(id: r.string(i, 0) ?? "", host: r.string(i, 1) ?? "", pid: try r.decode(Int.self, i, 2) ?? 0,
                                     version: r.string(i, 3) ?? "", startedAt: try r.decode(Date.self, i, 4) ?? Date(),
-                                    heartbeatAge: try r.decode(Double.self, i, 5) ?? 0, credentials: credentials))
+                                    heartbeatAge: try r.decode(Double.self, i, 5) ?? 0, credentials: credentials,
+                                    schemaKnown: try r.decode(Int.self, i, 7)))
         }
         return out
     }
