@@ -280,6 +280,11 @@ enum ClaimStatement {
                       n.lane, p.rank, p.ord, p.due_at,
                       CASE WHEN n.channel IS NOT NULL THEN (SELECT c.apns_channel_id FROM pushq.channels c WHERE c.name = n.channel) END,
                       CASE WHEN n.channel IS NOT NULL THEN (SELECT c.message_storage_policy FROM pushq.channels c WHERE c.name = n.channel) END
+        ), tallied AS (
+            -- Rows the claim ends as failed (a token found invalid, attempts used up), tallied.
+            \(PGConnection.tallySQL(from: """
+                (SELECT 'failed' AS status, c.lane, c.last_reason AS reason FROM claimed c WHERE c.verdict IN ('failed', 'exhausted'))
+                """, worker: PGConnection.claimTallyWorker("$2")))
         )
         -- In claim order: lane after lane, each in due order.
         (SELECT * FROM claimed ORDER BY 20, 21, 1)

@@ -5,12 +5,13 @@
 ///
 /// Such a migration drops what workers of earlier releases read (an index whose loss would turn
 /// their statements into scans of the whole table). A migrator that meets it while such a worker
-/// is live applies nothing from it on, and says which workers it waits for; running it again
-/// once they are stopped applies the rest. Workers of the release that ships a gated migration
-/// do not need it: they need every migration up to the last one that is not gated
-/// (``Migration/requiredVersion``), so a rolling upgrade starts them before the gated migration
-/// runs. A gated migration must work whether or not the workers of its own release are running,
-/// and the migrations that follow it in later releases may rely on it.
+/// is live passes over it and over every gated migration after it (which may rely on it), applies
+/// the others, and says which workers it waits for; running it again once they are stopped
+/// applies the rest. Workers need every migration that is not gated (``Migration/requiredVersion``),
+/// and none that is, so a rolling upgrade starts them before the gated migrations run. A gated
+/// migration must work whether or not the workers of its own release are running; a migration
+/// that is not gated must not rely on a gated one (it may run before it), and a later gated one
+/// may.
 struct MigrationGate: Sendable, Equatable {
     /// The lowest `schema_known` a live worker may have.
     var workersKnow: Int
@@ -45,12 +46,13 @@ public struct MigrationWait: Sendable {
 }
 
 extension PGConnection {
-    /// The first migration of `migrations` not applied yet if it is gated and live workers hold
-    /// it back; nil when there is none.
+    /// The first gated migration of `migrations` not applied yet if live workers hold it back;
+    /// nil when there is none.
     public func migrationWait(_ migrations: [Migration] = Migration.all) throws -> MigrationWait? {
         guard try schemaVersion() != nil else { return nil }
         let applied = try appliedVersions()
-        guard let next = migrations.sorted(by: { $0.version < $1.version }).first(where: { !applied.contains($0.version) }) else { return nil }
+        let gated = try migrations.sorted(by: { $0.version < $1.version }).filter { try MigrationGate(of: $0) != nil }
+        guard let next = gated.first(where: { !applied.contains($0.version) }) else { return nil }
         return try wait(for: next)
     }
 

@@ -51,15 +51,14 @@ extension Migration {
     public static var latestVersion: Int { all.map(\.version).max() ?? 0 }
 
     /// The schema version the workers and `pushq serve` of this release need: the last migration
-    /// but those gated ones that come last (``MigrationGate``: they wait for this release's
-    /// workers to replace the earlier ones, and this release works with or without them).
+    /// that is not gated (``MigrationGate``: gated ones wait for this release's workers to replace
+    /// the earlier ones, and this release works with or without them). `pushq migrate` applies
+    /// every migration that is not gated, in order, whatever gated ones wait.
     public static var requiredVersion: Int { requiredVersion(of: all) }
 
     /// ``requiredVersion`` of `migrations`.
     static func requiredVersion(of migrations: [Migration]) -> Int {
-        let sorted = migrations.sorted { $0.version < $1.version }
-        let trailingGated = sorted.reversed().prefix { (try? MigrationGate(of: $0)) != nil }.count
-        return sorted.dropLast(trailingGated).last?.version ?? 0
+        migrations.filter { (try? MigrationGate(of: $0)) == nil }.map(\.version).max() ?? 0
     }
 
     /// Every migration of this release, in order. A new file in `migrations/` gets a line here
@@ -118,5 +117,6 @@ extension Migration {
         Migration(version: 40, name: "leases_for_earlier_rows",
                   sql: String(decoding: PackageResources._40_leases_for_earlier_rows_sql, as: UTF8.self)),
         Migration(version: 41, name: "lease_index_drop", sql: String(decoding: PackageResources._41_lease_index_drop_sql, as: UTF8.self)),
+        Migration(version: 42, name: "outcomes", sql: String(decoding: PackageResources._42_outcomes_sql, as: UTF8.self)),
     ]
 }

@@ -30,7 +30,7 @@ extension PGConnection {
     /// nil), '-infinity' has passed; `attempts` + 1 cannot overflow, as only a row with `attempts` <
     /// `max_attempts` (a smallint) is sent. A row that still makes it fail (SQLSTATE class 22 or 23)
     /// fails the whole statement: see ``claimHeads(credentials:fcmCredentials:defaultEnvironment:held:only:excluding:)``
-    /// and ``endClaimErrors(ids:)``.
+    /// and ``endClaimErrors(ids:workerID:)``.
     ///
     /// A token is invalid when `pushq.devices` has it invalid for the row's provider: an APNs
     /// row's token lower-case in the row's environment, an FCM row's token exactly (FCM tokens

@@ -43,18 +43,23 @@ extension PGConnection {
     /// Touches only rows still waiting (`queued`, `retrying`) or whose lease ran out, never a
     /// row a worker holds or a final one. It computes nothing from the rows' data and makes them
     /// final, which every constraint lets be (migration 4), so the data that broke the claim
-    /// cannot break it.
+    /// cannot break it. The rows are tallied as failures of `workerID`'s claims (pushq.outcomes).
     /// - Returns: the ids ended.
     @discardableResult
-    public func endClaimErrors(ids: [Int64]) throws(PGError) -> [Int64] {
+    public func endClaimErrors(ids: [Int64], workerID: String) throws(PGError) -> [Int64] {
         guard !ids.isEmpty else { return [] }
         let result = try query("""
+            WITH ended AS (
             UPDATE pushq.notifications
                SET status = 'failed', last_reason = 'ClaimError', locked_by = NULL, locked_until = NULL, finished_at = now()
              WHERE id = ANY ($1::bigint[])
                AND (status IN ('queued', 'retrying') OR (status = 'sending' AND locked_until < now()))
-            RETURNING id
-            """, [ids])
+            RETURNING id, status, lane, last_reason AS reason
+            ), tallied AS (
+            \(Self.tallySQL(from: "ended", worker: Self.claimTallyWorker("$2")))
+            )
+            SELECT id FROM ended
+            """, [ids, workerID])
         var ended: [Int64] = []
         for r in 0..<result.count {
             if let id = try result.decode(Int64.self, r, 0) { ended.append(id) }

@@ -43,7 +43,7 @@ extension PGConnection {
         return try transaction(begin: hasRows ? Self.fencedUpdateBegin : "BEGIN") { c in
             var write = CompletionWrite()
             if hasRows {
-                write.updated = try c.query(Self.completeSQL, rowParameters).affectedRows
+                write.updated = try c.query(Self.completeSQL, rowParameters).decode(Int.self, 0, 0) ?? 0
                 if more { try c.execute(Self.fencedUpdateEnd) }
             }
             if !invs.isEmpty {
@@ -119,7 +119,10 @@ extension PGConnection {
         ]
     }
 
+    /// The fenced update of the rows written back, and their tally (``tallySQL(from:worker:)``):
+    /// answers how many rows it updated.
     static let completeSQL = """
+        WITH done AS (
         UPDATE pushq.notifications n
            SET status = CASE WHEN u.status = 'retrying' AND n.expires_at <= now() + u.delay * interval '1 second'
                              THEN 'expired' ELSE u.status END,
@@ -139,6 +142,11 @@ extension PGConnection {
                AS u(id, attempt, status, http, reason, unique_id, delay, refund, message_name, lease)
          WHERE n.id = u.id AND n.id = ANY ($1::bigint[]) AND n.status = 'sending' AND n.locked_by = $9 AND n.attempts = u.attempt
            AND (extract(epoch FROM n.locked_until) * 1000000)::bigint = u.lease
+        RETURNING n.status, n.lane, n.last_reason AS reason
+        ), tallied AS (
+        \(tallySQL(from: "done", worker: "$9"))
+        )
+        SELECT count(*) FROM done
         """
 
     static let invalidateSQL = """

@@ -81,9 +81,6 @@ extension PGConnection {
     static var dashboardStatements: [(sql: String, parameters: [(any PGParameter)?])] {
         let token = String(repeating: "ab", count: 32)
         return [
-            (minuteSeriesSQL, [MinuteSeries.rowLimit, MinuteSeries.invalidationReasons, MinuteSeries.minutes]),
-            (failureReasonsSQL, [60, MinuteSeries.rowLimit, FailureReasons.reasonLimit]),
-            (failureReasonsSQL, [1_440, MinuteSeries.rowLimit, FailureReasons.reasonLimit]),
             (failedRowsSQL, ["BadDeviceToken", 1_440, dashboardListLimit, MinuteSeries.rowLimit]),
             (notificationRecordSQL, [Int64(42)]),
             (rowsByTokenSQL(false), [[token, token.uppercased()], dashboardListLimit]),

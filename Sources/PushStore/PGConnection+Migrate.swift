@@ -7,8 +7,9 @@ extension PGConnection {
 
     /// Applies the migrations not yet recorded in `pushq.schema_migrations`, in order,
     /// each in its own transaction, and returns the versions applied (empty when the
-    /// schema is up to date). It stops before a gated migration while live workers of an
-    /// earlier release hold it back (``MigrationGate``; ``migrationWait(_:)`` says which).
+    /// schema is up to date). It passes over a gated migration while live workers of an
+    /// earlier release hold it back, and over every gated migration after it (``MigrationGate``;
+    /// ``migrationWait(_:)`` says which workers); the migrations that are not gated still apply.
     ///
     /// Safe to run from several processes at once: a session-level advisory lock makes
     /// them take turns, and each sees what the previous one recorded. Its statements may
@@ -42,14 +43,19 @@ extension PGConnection {
         let applied = try appliedVersions()
 
         var done: [Int] = []
+        // Once a gated migration waits, every later gated one waits with it (it may rely on the
+        // first); the ungated ones still apply: they never rely on a gated migration.
+        var held = false
         for migration in migrations.sorted(by: { $0.version < $1.version }) where !applied.contains(migration.version) {
             do {
+                if try MigrationGate(of: migration) != nil, held { continue }
                 if let wait = try wait(for: migration) {
                     logger.notice("migration waits for workers of an earlier release to stop", metadata: [
                         "migration.version": "\(migration.version)", "migration.name": "\(migration.name)",
                         "migration.workers": "\(wait.workers.map { "\($0.host):\($0.pid)" }.joined(separator: ", "))",
                     ])
-                    break
+                    held = true
+                    continue
                 }
                 if migration.isTransactional {
                     try applyInTransaction(migration, lockRetry: try LockRetry(of: migration), commitLock: try CommitLock(of: migration),

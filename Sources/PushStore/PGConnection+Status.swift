@@ -32,17 +32,15 @@ public struct QueueStatus: Sendable {
     public static let statuses = ["queued", "sending", "retrying", "sent", "failed", "expired", "cancelled"]
     /// Final rows are counted exactly up to this many; above it they are estimated.
     public static let exactFinalLimit = 100_000
-    /// The send rate per lane is measured on at most this many of the newest final rows.
-    static let sendRateSample = 50_000
-    /// How far back the send rate per lane looks, in seconds.
+    /// How far back the send rate per lane looks, in seconds (pushq.outcomes' tally: the
+    /// current minute and the part of the previous one within it).
     public static let sendRateSeconds = 60
 }
 
 /// One lane in `pushq status`: its waiting rows, settings and send rate.
 public struct LaneStatus: Sendable {
     public var gauges: LaneGauges
-    /// The lane's rows sent per second over the last ``QueueStatus/sendRateSeconds``, or over
-    /// the time the newest ``QueueStatus/sendRateSample`` final rows span when more finished.
+    /// The lane's rows sent per second over the last ``QueueStatus/sendRateSeconds``.
     public var sentPerSecond: Double
 }
 
@@ -108,7 +106,7 @@ extension PGConnection {
     static var statusStatements: [(sql: String, parameters: [(any PGParameter)?])] {
         [(openCountsSQL(false), []), (finalSampleSQL, [QueueStatus.exactFinalLimit + 1]), (holdersSQL(false), []), (reasonsSQL, [60]),
          (oldestDueSQL, []), (rowsWithoutWorkerSQL, [workerLivenessSeconds]),
-         (laneGaugesSQL, [dueRowsCountLimit, unconfiguredLaneLimit]), (laneSendRatesSQL, [QueueStatus.sendRateSample, QueueStatus.sendRateSeconds])]
+         (laneGaugesSQL, [dueRowsCountLimit, unconfiguredLaneLimit])]
     }
 
     /// Seconds since the oldest due row was due: the least of each lane's first entry of
@@ -140,17 +138,17 @@ extension PGConnection {
           FROM pushq.notifications WHERE \(inFlightSQL(throughIndex)) GROUP BY locked_by ORDER BY 2 DESC LIMIT 10
         """ }
 
-    /// Recent reasons: retrying rows (by `scheduled_at`, through pushq.due) and
-    /// failed rows (by `finished_at`, through `notifications_finished`).
+    /// Recent reasons: retrying rows (by `scheduled_at`, through pushq.due) and failed rows (the
+    /// tally of the last `$1` minutes, pushq.outcomes).
     static let reasonsSQL = ClaimStatement.dueLanes + """
-        SELECT status, last_reason, count(*) FROM (
-            SELECT status, last_reason FROM pushq.notifications
-             WHERE id = ANY (\(ClaimStatement.dueSinceSQL("now() - $1 * interval '1 minute'")))
-               AND status = 'retrying' AND last_reason IS NOT NULL AND scheduled_at > now() - $1 * interval '1 minute'
-            UNION ALL
-            SELECT status, last_reason FROM pushq.notifications
-             WHERE status = 'failed' AND last_reason IS NOT NULL AND finished_at > now() - $1 * interval '1 minute'
-        ) recent
-         GROUP BY 1, 2 ORDER BY 3 DESC, 2 LIMIT 15
+        SELECT status, last_reason, count(*)::int8 FROM pushq.notifications
+         WHERE id = ANY (\(ClaimStatement.dueSinceSQL("now() - $1 * interval '1 minute'")))
+           AND status = 'retrying' AND last_reason IS NOT NULL AND scheduled_at > now() - $1 * interval '1 minute'
+         GROUP BY 1, 2
+        UNION ALL
+        SELECT 'failed', reason, sum(rows)::int8 FROM pushq.outcomes
+         WHERE status = 'failed' AND reason <> '' AND minute > date_trunc('minute', now()) - $1 * interval '1 minute'
+         GROUP BY 2
+         ORDER BY 3 DESC, 2 LIMIT 15
         """
 }

@@ -14,10 +14,16 @@ extension PGConnection {
     @discardableResult
     public func endWriteBackError(_ row: RowClaim, workerID: String) throws(PGError) -> Bool {
         try query("""
+            WITH ended AS (
             UPDATE pushq.notifications
                SET status = 'failed', last_reason = $4, locked_by = NULL, locked_until = NULL, finished_at = now()
              WHERE id = $1 AND status = 'sending' AND locked_by = $2 AND attempts = $3
                AND (extract(epoch FROM locked_until) * 1000000)::bigint = $5
-            """, [row.id, workerID, row.attempt, Self.writeBackErrorReason, row.lease]).affectedRows == 1
+            RETURNING status, lane, last_reason AS reason
+            ), tallied AS (
+            \(Self.tallySQL(from: "ended", worker: "$2"))
+            )
+            SELECT count(*) FROM ended
+            """, [row.id, workerID, row.attempt, Self.writeBackErrorReason, row.lease]).decode(Int.self, 0, 0) == 1
     }
 }

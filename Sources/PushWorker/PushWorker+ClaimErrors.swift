@@ -87,7 +87,7 @@ extension PushWorker {
                     }
                     hunt.claimed(rows: count)
                 case .isolate(let suspects):
-                    let ended = Set(try await connection.endClaimErrors(ids: suspects.map(\.id)))
+                    let ended = Set(try await connection.endClaimErrors(ids: suspects.map(\.id), workerID: configuration.workerID))
                     for s in suspects where ended.contains(s.id) {
                         logger.error("a notification made every claim fail; ended failed/ClaimError", metadata: [
                             "notification.id": "\(s.id)", "error": "\(s.error)"])

@@ -117,6 +117,7 @@ extension PushWorker {
             }
             if full {
                 try await connection.deleteEndedThrottles()
+                if try await connection.deleteOldOutcomes(limit: chunk) == chunk { more = true }
                 try await readQueueGauges(connection)
             }
         } catch {

@@ -41,8 +41,8 @@ struct DashboardPageTests {
         let summary = NotificationSummary(id: 7, provider: h, deviceToken: h, channel: nil, lane: h, status: h, lastReason: h, attempts: 1,
                                           createdAt: Date(), finishedAt: nil)
         Self.expectInert(Self.page.failedRows(reason: h, minutes: 60, rows: [summary]))
-        Self.expectInert(Self.page.failures(hour: FailureReasons(minutes: 60, reasons: [.init(reason: h, rows: 3)], truncated: false),
-                                            day: FailureReasons(minutes: 1_440, reasons: [], truncated: false)))
+        Self.expectInert(Self.page.failures(hour: FailureReasons(minutes: 60, reasons: [.init(reason: h, rows: 3)]),
+                                            day: FailureReasons(minutes: 1_440, reasons: [])))
         let device = DeviceRecord(deviceToken: h, environment: h, provider: h, kind: h, userRef: h, topic: h, registeredAt: nil,
                                   invalidatedAt: nil, invalidReason: h, activity: h)
         Self.expectInert(Self.page.userPage(h, devices: [device], rows: [summary]))
@@ -52,7 +52,7 @@ struct DashboardPageTests {
         Self.expectInert(Self.page.refused(h))
         Self.expectInert(Self.page.confirm(.cancelLane(h)))
         Self.expectInert(Self.page.confirm(.liftHold(credential: h, environment: h)))
-        Self.expectInert(Self.page.overview(Self.status(hostile: h), series: MinuteSeries(minutes: [], truncated: false), notice: h))
+        Self.expectInert(Self.page.overview(Self.status(hostile: h), series: MinuteSeries(minutes: []), notice: h))
     }
 
     static func status(hostile h: String) -> QueueStatus {
@@ -118,7 +118,7 @@ struct DashboardPageTests {
         status.counts = Dictionary(uniqueKeysWithValues: QueueStatus.statuses.enumerated().map { ($1, $0 * 10) })
         let start = Date(timeIntervalSince1970: 1_767_225_600)
         let minutes = (0..<60).map { MinuteSeries.Minute(start: start + Double($0 * 60), sent: $0, failed: $0 % 7, invalidated: $0 % 3) }
-        let html = Self.page.overview(status, series: MinuteSeries(minutes: minutes, truncated: false)).rendered
+        let html = Self.page.overview(status, series: MinuteSeries(minutes: minutes)).rendered
         for (i, s) in QueueStatus.statuses.enumerated() { #expect(html.contains("id=\"count-\(s)\">\(i * 10)<")) }
         #expect(html.contains("id=\"hour-sent\">1770<") && html.contains("data-refresh=\"5\""))
         #expect(html.contains(">00:00<") && html.contains(">00:59 UTC<"), "the first and last minute on the axis")
@@ -127,7 +127,7 @@ struct DashboardPageTests {
             #expect(points.split(separator: " ").count == 60)
         }
         #expect(html.contains(">Pause<") && html.contains(">Lift hold<") && html.contains(">Cancel waiting rows<"))
-        let viewer = DashboardPage(layout: Self.page.layout, canCancel: false, canOperate: false).overview(status, series: MinuteSeries(minutes: minutes, truncated: false))
+        let viewer = DashboardPage(layout: Self.page.layout, canCancel: false, canOperate: false).overview(status, series: MinuteSeries(minutes: minutes))
         #expect(!viewer.rendered.contains("/dashboard/confirm"), "a read key sees no action")
         #expect(MinuteChart.niceCeiling(0) == 1 && MinuteChart.niceCeiling(7) == 10 && MinuteChart.niceCeiling(11) == 20 && MinuteChart.niceCeiling(120) == 200 && MinuteChart.niceCeiling(500) == 500)
     }

@@ -50,6 +50,11 @@ struct DashboardRouteTests {
         try await ServeHarness.with { serve, db in
             try await Self.insert(db, 4)
             try await Self.insert(db, 3, status: "sent")
+            // As the worker that sent them tallied them (pushq.outcomes): the chart's sends.
+            try await db.query("""
+                INSERT INTO pushq.outcomes (status, minute, lane, worker, reason, rows)
+                VALUES ('sent', date_trunc('minute', now()), 'default', 'w', '', 3)
+                """)
             let anonymous = try await HTTPAnswer.request(port: serve.port, "GET", "/dashboard", headers: ["Accept": "text/html"])
             #expect(anonymous.status == 303 && anonymous.headers["location"]?.hasPrefix("/login") == true)
             let page = try await serve.call("GET", "/dashboard", key: "read", headers: ["Accept": "text/html"])

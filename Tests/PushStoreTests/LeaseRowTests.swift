@@ -1,6 +1,6 @@
 import Foundation
 import PushCore
-import PushStore
+@testable import PushStore
 import Testing
 
 /// Leases as rows of pushq.leases (schema 35): written by the claim, read by the upkeep once
@@ -170,7 +170,9 @@ struct LeaseRowTests {
     func previousReleaseRows() async throws {
         try await TestDatabase.with(migrated: false) { url in
             let c = try await PGConnection.connect(url, logger: TestDatabase.logger)
-            #expect(try await c.migrate(Array(Migration.all.prefix(39)), logger: TestDatabase.logger) == Array(1...39))
+            // What this release's workers need (40 and 41 wait for the old worker).
+            let ungated = Migration.all.filter { (try? MigrationGate(of: $0)) == nil }
+            #expect(try await c.migrate(ungated, logger: TestDatabase.logger) == ungated.map(\.version))
             try await c.query("""
                 INSERT INTO pushq.notifications (device_token, payload, status, attempts, locked_by, locked_until)
                 VALUES ($1, '{}', 'sending', 1, 'old', now() - interval '1 second'), ($2, '{}', 'sending', 1, 'old', now() + interval '1 minute')

@@ -36,7 +36,7 @@ struct MigrationGateTests {
         #expect(Migration.requiredVersion(of: [plain, gated, gatedToo]) == 40)
         #expect(Migration.requiredVersion(of: [gatedToo, plain, gated]) == 40, "in the order of their versions")
         let later = Self.migration(43, "SELECT 1;")
-        #expect(Migration.requiredVersion(of: [plain, gated, later]) == 43, "a gated migration followed by another is needed")
+        #expect(Migration.requiredVersion(of: [plain, gated, later]) == 43, "every migration that is not gated is needed, wherever it comes")
         #expect(Migration.requiredVersion(of: [plain]) == 40)
         let required = Migration.all.first { $0.version == Migration.requiredVersion }
         #expect(required != nil && (try? MigrationGate(of: required!)) == nil, "the shipped workers need an ungated migration")
@@ -45,7 +45,7 @@ struct MigrationGateTests {
         }
     }
 
-    @Test("a live worker of an earlier release (no schema_known, or a lower one) holds a gated migration and what follows it; a worker that knows it, or one gone, does not")
+    @Test("a live worker of an earlier release (no schema_known, or a lower one) holds a gated migration and the gated ones after it, not those that are not gated; a worker that knows it, or one gone, does not")
     func waitsForWorkers() async throws {
         try await TestDatabase.with { url in
             let c = try await PGConnection.connect(url, logger: TestDatabase.logger)
@@ -55,6 +55,15 @@ struct MigrationGateTests {
                 CREATE TABLE pushq.gate_test (id integer);
                 """)
             let after = Migration(version: next + 1, name: "after_gate", sql: "CREATE TABLE pushq.after_gate_test (id integer);")
+            // Gated on a version every live worker knows, but after a gated migration that waits.
+            let gatedAfter = Self.migration(next + 2, """
+                -- pushq:after-workers 1
+                CREATE TABLE pushq.gated_after_test (id integer);
+                """)
+            let all = Migration.all + [gated, after, gatedAfter]
+            func exists(_ table: String) async throws -> Bool {
+                try await c.query("SELECT to_regclass($1) IS NOT NULL", ["pushq." + table]).decode(Bool.self, 0, 0) == true
+            }
             try await c.query("""
                 INSERT INTO pushq.workers (id, host, pid, version, credentials, schema_known) VALUES
                     ('old', 'host-a', 11, '0.9.0', '[]', NULL), ('older', 'host-b', 12, '0.8.0', '[]', $1),
@@ -62,22 +71,24 @@ struct MigrationGateTests {
                 """, [Migration.latestVersion - 1, Migration.latestVersion])
             try await c.query("UPDATE pushq.workers SET heartbeat_at = now() - interval '31 seconds' WHERE id = 'gone'")
 
-            #expect(try await c.migrate(Migration.all + [gated, after], logger: TestDatabase.logger) == [])
-            #expect(try await c.schemaVersion() == Migration.latestVersion)
-            #expect(try await c.query("SELECT to_regclass('pushq.gate_test') IS NULL").decode(Bool.self, 0, 0) == true)
-            let wait = try await c.migrationWait(Migration.all + [gated, after])
+            #expect(try await c.migrate(all, logger: TestDatabase.logger) == [next + 1], "the one that is not gated applies")
+            #expect(try await c.schemaVersion() == next + 1)
+            let (gate, after1, gatedAfter1) = (try await exists("gate_test"), try await exists("after_gate_test"), try await exists("gated_after_test"))
+            #expect(!gate && after1 && !gatedAfter1)
+            let wait = try await c.migrationWait(all)
             #expect(wait?.version == next && wait?.workersKnow == Migration.latestVersion)
             #expect(wait?.workers.map(\.id).sorted() == ["old", "older"], "not the one that knows it, nor the one gone")
 
             try await c.query("DELETE FROM pushq.workers WHERE id = 'old'")
-            #expect(try await c.migrate(Migration.all + [gated, after], logger: TestDatabase.logger) == [])
-            #expect(try await c.migrationWait(Migration.all + [gated, after])?.workers.map(\.id) == ["older"])
+            #expect(try await c.migrate(all, logger: TestDatabase.logger) == [])
+            #expect(try await c.migrationWait(all)?.workers.map(\.id) == ["older"])
 
             try await c.query("UPDATE pushq.workers SET heartbeat_at = now() - interval '31 seconds' WHERE id = 'older'")
-            #expect(try await c.migrationWait(Migration.all + [gated, after]).map(\.version) == nil)
-            #expect(try await c.migrate(Migration.all + [gated, after], logger: TestDatabase.logger) == [next, next + 1])
-            #expect(try await c.query("SELECT to_regclass('pushq.gate_test') IS NOT NULL").decode(Bool.self, 0, 0) == true)
-            #expect(try await c.migrationWait(Migration.all + [gated, after]).map(\.version) == nil)
+            #expect(try await c.migrationWait(all).map(\.version) == nil)
+            #expect(try await c.migrate(all, logger: TestDatabase.logger) == [next, next + 2])
+            let (gate2, gatedAfter2) = (try await exists("gate_test"), try await exists("gated_after_test"))
+            #expect(gate2 && gatedAfter2)
+            #expect(try await c.migrationWait(all).map(\.version) == nil)
             await c.close()
         }
     }

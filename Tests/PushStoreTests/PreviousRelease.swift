@@ -1,14 +1,33 @@
 import Foundation
-import PushStore
+@testable import PushStore
 
-/// A worker of the previous release (schema 32, before pushq.due): its claim, as its worker sent
-/// it (`Fixtures/previous-claim.sql`), which walks the status indexes of pushq.notifications and
-/// knows nothing of pushq.due. Its write-back is this release's, which did not change.
+/// A worker of an earlier release: its claim as a worker of schema 32 (before pushq.due) sent it
+/// (`Fixtures/previous-claim.sql`), which walks the status indexes of pushq.notifications and
+/// knows nothing of pushq.due, and its write-back as a worker of schema 41 sent it
+/// (`Fixtures/previous-complete.sql`), which knows nothing of pushq.outcomes (schema 42).
 enum PreviousRelease {
-    /// The statement, read once; if it cannot be read, every claim throws why.
-    static let claimSQL = Result {
-        try String(contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/previous-claim.sql"),
+    /// The statements, read once; if one cannot be read, every use throws why.
+    static let claimSQL = Result { try fixture("previous-claim.sql") }
+    static let completeSQL = Result { try fixture("previous-complete.sql") }
+
+    static func fixture(_ name: String) throws -> String {
+        try String(contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/" + name),
                    encoding: .utf8)
+    }
+
+    /// Writes back `completions` as its worker `workerID` did (in the fenced write-back's
+    /// transaction, without nested loops); returns the rows updated.
+    static func complete(_ c: PGConnection, _ completions: [RowCompletion], workerID: String) async throws -> Int {
+        let sql = try completeSQL.get()
+        try await c.execute(PGConnection.fencedUpdateBegin)
+        do {
+            let n = try await c.query(sql, PGConnection.completeParameters(completions, workerID: workerID)).affectedRows
+            try await c.execute("COMMIT")
+            return n
+        } catch {
+            try? await c.execute("ROLLBACK")
+            throw error
+        }
     }
 
     /// A row it claimed: what its write-back needs.

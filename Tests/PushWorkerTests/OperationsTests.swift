@@ -137,6 +137,11 @@ struct OperationsTests {
             try await insert(db, 1, "cancelled", ago: 60)
             try await insert(db, 4, "queued", ago: 5)
             try await db.query("UPDATE pushq.notifications SET last_reason = 'BadDeviceToken' WHERE status = 'failed'")
+            // As the worker that failed them tallied them (pushq.outcomes).
+            try await db.query("""
+                INSERT INTO pushq.outcomes (status, minute, lane, worker, reason, rows)
+                VALUES ('failed', date_trunc('minute', now()), 'default', 'w', 'BadDeviceToken', 2)
+                """)
             let (status, out, err) = try await pushq(["status", "--json"], databaseURL: url)
             #expect(status == .exit(0), "\(err)")
             let object = try JSONSerialization.jsonObject(with: Data(out.utf8)) as? [String: Any]

@@ -24,8 +24,7 @@ extension DashboardPage {
             let link = DashboardFormat.url(DashboardLayout.root + "/failures/rows", [("reason", r.reason), ("minutes", String(failures.minutes))])
             return "<tr><td>\(r.reason.isEmpty ? "(none)" : r.reason)</td><td class=\"n\"><a href=\"\(link)\">\(r.rows)</a></td></tr>"
         }
-        let partial: HTML = failures.truncated ? "<p class=\"muted\">Counted on the newest \(MinuteSeries.rowLimit) final rows only.</p>" : ""
-        return "<table><tr><th>reason</th><th class=\"n\">rows</th></tr>\(rows)</table>\(partial)"
+        return "<table><tr><th>reason</th><th class=\"n\">rows</th></tr>\(rows)</table>"
     }
 
     /// Rows in a table, each linking to its page; tokens shortened.

@@ -21,13 +21,12 @@ extension DashboardPage {
         let oldest: HTML = status.oldestDueSeconds.map { "<p>Oldest due row waits for <strong id=\"oldest-due\">\(DashboardFormat.age(seconds: Double($0)))</strong>.</p>" }
             ?? "<p id=\"oldest-due\">No row is due.</p>"
         let totals = series.minutes.reduce((0, 0, 0)) { ($0.0 + $1.sent, $0.1 + $1.failed, $0.2 + $1.invalidated) }
-        let truncated: HTML = series.truncated ? "<p class=\"muted\">More than \(MinuteSeries.rowLimit) rows finished this hour: its oldest minutes show the newest rows only.</p>" : ""
         return layout.page(title: "Overview", refreshing: true, notice: notice, """
             <div class="grid">
             <section><h2>Rows by status</h2><table>\(counts)</table>\(estimate)\(oldest)</section>
             <section><h2>Last hour</h2>
             <p class="legend"><span class="sent">■ sent <strong id="hour-sent">\(totals.0)</strong></span><span class="failed">■ failed <strong id="hour-failed">\(totals.1)</strong></span><span class="invalidated">■ tokens invalidated <strong id="hour-invalidated">\(totals.2)</strong></span></p>
-            \(MinuteChart.svg(series))\(truncated)</section>
+            \(MinuteChart.svg(series))</section>
             </div>
             <section><h2>Lanes</h2>\(lanes(status.lanes))</section>
             <section><h2>Holds</h2>\(holds(status.holds))</section>

@@ -1,0 +1,19 @@
+UPDATE pushq.notifications n
+   SET status = CASE WHEN u.status = 'retrying' AND n.expires_at <= now() + u.delay * interval '1 second'
+                     THEN 'expired' ELSE u.status END,
+       attempts = n.attempts - CASE WHEN u.refund THEN 1 ELSE 0 END,
+       last_status = u.http,
+       last_reason = u.reason,
+       apns_unique_id = COALESCE(u.unique_id, n.apns_unique_id),
+       fcm_message_name = COALESCE(u.message_name, n.fcm_message_name),
+       sent_at = CASE WHEN u.status = 'sent' THEN now() ELSE n.sent_at END,
+       finished_at = CASE WHEN u.status = 'retrying' AND (n.expires_at IS NULL OR n.expires_at > now() + u.delay * interval '1 second')
+                          THEN NULL ELSE now() END,
+       scheduled_at = CASE WHEN u.status = 'retrying' THEN now() + u.delay * interval '1 second' ELSE n.scheduled_at END,
+       locked_by = NULL,
+       locked_until = NULL
+  FROM unnest($1::bigint[], $2::integer[], $3::text[], $4::smallint[], $5::text[], $6::uuid[], $7::float8[], $8::boolean[],
+              $10::text[], $11::bigint[])
+       AS u(id, attempt, status, http, reason, unique_id, delay, refund, message_name, lease)
+ WHERE n.id = u.id AND n.id = ANY ($1::bigint[]) AND n.status = 'sending' AND n.locked_by = $9 AND n.attempts = u.attempt
+   AND (extract(epoch FROM n.locked_until) * 1000000)::bigint = u.lease
