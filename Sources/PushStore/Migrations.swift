@@ -118,5 +118,7 @@ extension Migration {
                   sql: String(decoding: PackageResources._40_leases_for_earlier_rows_sql, as: UTF8.self)),
         Migration(version: 41, name: "lease_index_drop", sql: String(decoding: PackageResources._41_lease_index_drop_sql, as: UTF8.self)),
         Migration(version: 42, name: "outcomes", sql: String(decoding: PackageResources._42_outcomes_sql, as: UTF8.self)),
+        Migration(version: 43, name: "due_retrying", sql: String(decoding: PackageResources._43_due_retrying_sql, as: UTF8.self)),
+        Migration(version: 44, name: "due_retrying_fill", sql: String(decoding: PackageResources._44_due_retrying_fill_sql, as: UTF8.self)),
     ]
 }

@@ -112,11 +112,13 @@ extension PGConnection {
             -- lease's end, so that the sweep, which deletes a sending row's entry only when it
             -- is older than the row's lease, keeps it (the sweep rechecks on the entry's latest
             -- version).
+            -- Its `retrying` is NULL: the row is in flight (schema 43).
             INSERT INTO pushq.due AS d (id, lane, due_at)
             SELECT id, lane, locked_until FROM lapsed
             UNION
             SELECT id, lane, locked_until FROM previous
-            ON CONFLICT (id) DO UPDATE SET lane = EXCLUDED.lane, due_at = EXCLUDED.due_at WHERE d.due_at < EXCLUDED.due_at
+            ON CONFLICT (id) DO UPDATE SET lane = EXCLUDED.lane, due_at = greatest(d.due_at, EXCLUDED.due_at), retrying = NULL
+             WHERE d.due_at < EXCLUDED.due_at OR d.retrying IS NOT NULL
             RETURNING 1
         ), held AS MATERIALIZED (
             -- The ended leases with rows still in flight under them (not claimed again since).

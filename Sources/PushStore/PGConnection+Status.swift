@@ -55,8 +55,14 @@ extension PGConnection {
             try c.execute("SET LOCAL enable_seqscan = off")
             var counts = Dictionary(uniqueKeysWithValues: QueueStatus.statuses.map { ($0, 0) })
             let throughIndex = try c.leaseIndexExists()
-            let open = try c.query(Self.openCountsSQL(throughIndex))
-            for i in 0..<open.count { counts[open.string(i, 0) ?? "", default: 0] += try open.decode(Int.self, i, 1) ?? 0 }
+            // pushq.due read whole: the one statement that may (the setting is the transaction's).
+            try c.execute("SET LOCAL enable_seqscan = on")
+            let waiting = try c.query(Self.waitingCountsSQL)
+            try c.execute("SET LOCAL enable_seqscan = off")
+            let sending = try c.query(Self.sendingCountSQL(throughIndex))
+            for open in [waiting, sending] {
+                for i in 0..<open.count { counts[open.string(i, 0) ?? "", default: 0] += try open.decode(Int.self, i, 1) ?? 0 }
+            }
             let final = try c.query(Self.finalSampleSQL, [QueueStatus.exactFinalLimit + 1])
             var sample: [String: Int] = [:]
             for i in 0..<final.count { sample[final.string(i, 0) ?? "", default: 0] += try final.decode(Int.self, i, 1) ?? 0 }
@@ -104,7 +110,7 @@ extension PGConnection {
     /// very constants it runs, with example parameters: a test (`@testable`) checks their plans
     /// (no sequential scan).
     static var statusStatements: [(sql: String, parameters: [(any PGParameter)?])] {
-        [(openCountsSQL(false), []), (finalSampleSQL, [QueueStatus.exactFinalLimit + 1]), (holdersSQL(false), []), (reasonsSQL, [60]),
+        [(waitingCountsSQL, []), (sendingCountSQL(false), []), (finalSampleSQL, [QueueStatus.exactFinalLimit + 1]), (holdersSQL(false), []), (reasonsSQL, [60]),
          (oldestDueSQL, []), (rowsWithoutWorkerSQL, [workerLivenessSeconds]),
          (laneGaugesSQL, [dueRowsCountLimit, unconfiguredLaneLimit])]
     }
@@ -115,13 +121,20 @@ extension PGConnection {
         SELECT round(extract(epoch FROM now() - \(ClaimStatement.oldestDueAtSQL)))::bigint
         """
 
-    /// Waiting rows through `notifications_due`, rows in flight through pushq.leases
-    /// (``inFlightSQL(_:)``).
-    static func openCountsSQL(_ throughIndex: Bool) -> String { """
-        SELECT status, count(*) FROM pushq.notifications WHERE status IN ('queued', 'retrying') GROUP BY status
-        UNION ALL
-        SELECT 'sending', count(*) FROM pushq.notifications WHERE \(inFlightSQL(throughIndex))
-        """ }
+    /// Waiting rows from pushq.due (each entry's `retrying`, schema 43; the row's status when it
+    /// is not known, read by primary key): pushq.due is read whole (an entry is some 60 bytes).
+    static let waitingCountsSQL = """
+        SELECT e.status, count(*) FROM (
+            SELECT CASE d.retrying WHEN true THEN 'retrying' WHEN false THEN 'queued'
+                                   ELSE (SELECT n.status FROM pushq.notifications n WHERE n.id = d.id) END AS status
+              FROM pushq.due d) e
+         WHERE e.status IN ('queued', 'retrying') GROUP BY e.status
+        """
+
+    /// The rows in flight (``inFlightSQL(_:)``).
+    static func sendingCountSQL(_ throughIndex: Bool) -> String {
+        "SELECT 'sending', count(*) FROM pushq.notifications WHERE \(inFlightSQL(throughIndex))"
+    }
 
     /// The newest final rows, at most `$1`, by status, through `notifications_finished`.
     static let finalSampleSQL = """

@@ -8,16 +8,19 @@ import Testing
 /// this release's workers, and swept of entries whose row no longer waits.
 @Suite("The due table")
 struct DueTableTests {
-    /// Each entry of pushq.due as `id lane due_at expires_at`, and each waiting row of
-    /// pushq.notifications the same way: the two must agree.
+    /// Each entry of pushq.due as `id lane due_at expires_at status` (its `retrying`, schema 43),
+    /// and each waiting row of pushq.notifications the same way: the two must agree.
     static func entries(_ c: PGConnection) async throws -> (due: [String], waiting: [String]) {
         func list(_ sql: String) async throws -> [String] {
             let r = try await c.query(sql)
             return (0..<r.count).map { r.string($0, 0) ?? "" }
         }
-        return (try await list("SELECT concat_ws(' ', id, lane, due_at, expires_at) FROM pushq.due ORDER BY id"),
+        return (try await list("""
+                    SELECT concat_ws(' ', id, lane, due_at, expires_at, CASE retrying WHEN true THEN 'retrying' WHEN false THEN 'queued' END)
+                      FROM pushq.due ORDER BY id
+                    """),
                 try await list("""
-                    SELECT concat_ws(' ', id, lane, scheduled_at, expires_at) FROM pushq.notifications
+                    SELECT concat_ws(' ', id, lane, scheduled_at, expires_at, status) FROM pushq.notifications
                      WHERE status IN ('queued', 'retrying') ORDER BY id
                     """))
     }
@@ -182,8 +185,8 @@ struct DueTableTests {
 
     /// The statement docs/upgrading.md gives for rows written with triggers disabled.
     static let refill = """
-        INSERT INTO pushq.due (id, lane, due_at, expires_at)
-        SELECT id, lane, scheduled_at, expires_at FROM pushq.notifications WHERE status IN ('queued', 'retrying')
+        INSERT INTO pushq.due (id, lane, due_at, expires_at, retrying)
+        SELECT id, lane, scheduled_at, expires_at, status = 'retrying' FROM pushq.notifications WHERE status IN ('queued', 'retrying')
         ON CONFLICT (id) DO NOTHING;
         """
 
