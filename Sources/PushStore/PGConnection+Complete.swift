@@ -43,7 +43,8 @@ extension PGConnection {
         return try transaction(begin: hasRows ? Self.fencedUpdateBegin : "BEGIN") { c in
             var write = CompletionWrite()
             if hasRows {
-                write.updated = try c.query(Self.completeSQL, rowParameters).decode(Int.self, 0, 0) ?? 0
+                // Prepared: planned once per session (with nested loops off, as every time it runs).
+                write.updated = try c.preparedQuery(Self.completeSQL, rowParameters).decode(Int.self, 0, 0) ?? 0
                 if more { try c.execute(Self.fencedUpdateEnd) }
             }
             if !invs.isEmpty {
