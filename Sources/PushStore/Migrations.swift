@@ -56,6 +56,13 @@ extension Migration {
     /// every migration that is not gated, in order, whatever gated ones wait.
     public static var requiredVersion: Int { requiredVersion(of: all) }
 
+    /// Why `program` (of this release) refuses a database whose gated migrations need workers that
+    /// know schema `floor` (``PGConnection/workerFloor()``), above ``latestVersion``.
+    public static func floorRefusal(floor: Int, program: String) -> String {
+        "the database's pushq schema dropped what releases that know less than schema \(floor) read, and \(program) knows "
+            + "schema \(latestVersion): run the release that migrated it, or a later one"
+    }
+
     /// ``requiredVersion`` of `migrations`.
     static func requiredVersion(of migrations: [Migration]) -> Int {
         migrations.filter { (try? MigrationGate(of: $0)) == nil }.map(\.version).max() ?? 0
@@ -120,5 +127,6 @@ extension Migration {
         Migration(version: 42, name: "outcomes", sql: String(decoding: PackageResources._42_outcomes_sql, as: UTF8.self)),
         Migration(version: 43, name: "due_retrying", sql: String(decoding: PackageResources._43_due_retrying_sql, as: UTF8.self)),
         Migration(version: 44, name: "due_retrying_fill", sql: String(decoding: PackageResources._44_due_retrying_fill_sql, as: UTF8.self)),
+        Migration(version: 45, name: "worker_floor", sql: String(decoding: PackageResources._45_worker_floor_sql, as: UTF8.self)),
     ]
 }

@@ -77,6 +77,7 @@ extension PGConnection {
             } catch let error as PGError {
                 throw MigrationError(version: migration.version, name: migration.name, cause: error)
             }
+            if let gate = try MigrationGate(of: migration) { try recordFloor(gate, of: migration) }
             logger.info("applied migration", metadata: ["migration.version": "\(migration.version)", "migration.name": "\(migration.name)"])
             done.append(migration.version)
         }
@@ -110,6 +111,29 @@ extension PGConnection {
                             metadata: ["migration.version": "\(migration.version)", "migration.try": "\(attempt)"])
             }
         }
+    }
+
+    /// Records in `pushq.schema_migrations.workers_know` (schema 45) the schema that the workers
+    /// of a gated migration just applied must know; before schema 45, schema 45 records it.
+    private func recordFloor(_ gate: MigrationGate, of migration: Migration) throws {
+        guard try hasWorkerFloor() else { return }
+        try query("UPDATE pushq.schema_migrations SET workers_know = $2 WHERE version = $1", [migration.version, gate.workersKnow])
+    }
+
+    /// The highest schema that a gated migration applied to this database needs its workers to
+    /// know (``MigrationGate``, schema 45); 0 when none, or before schema 45. A worker or
+    /// `pushq serve` that knows less must not run on it (``Migration/latestVersion``).
+    public func workerFloor() throws -> Int {
+        guard try hasWorkerFloor() else { return 0 }
+        return try query("SELECT COALESCE(max(workers_know), 0) FROM pushq.schema_migrations").decode(Int.self, 0, 0) ?? 0
+    }
+
+    /// Whether `pushq.schema_migrations` has schema 45's `workers_know`.
+    private func hasWorkerFloor() throws -> Bool {
+        try query("""
+            SELECT EXISTS (SELECT 1 FROM pg_attribute
+                            WHERE attrelid = 'pushq.schema_migrations'::regclass AND attname = 'workers_know' AND NOT attisdropped)
+            """).decode(Bool.self, 0, 0) ?? false
     }
 
     /// The highest migration version recorded, or nil when the schema was never migrated.

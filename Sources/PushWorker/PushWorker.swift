@@ -220,6 +220,11 @@ public final class PushWorker: Sendable {
             await claimConnection.close()
             throw WorkerError(.schema, "the database has pushq schema version \(version), this worker needs \(needed): run `pushq migrate` first")
         }
+        let floor = try await claimConnection.workerFloor()
+        guard floor <= Migration.latestVersion else {
+            await claimConnection.close()
+            throw WorkerError(.schema, Migration.floorRefusal(floor: floor, program: "this worker"))
+        }
         guard let completeConnection = await connect(purpose: "complete") else {
             await claimConnection.close()
             return

@@ -39,7 +39,7 @@ struct DueRetryingTests {
             try await c.query("INSERT INTO pushq.due (id, lane, due_at) VALUES ($1, 'default', now() - interval '1 second')", [id[5]])
             #expect(try await c.query("SELECT count(*) FROM pushq.due").decode(Int.self, 0, 0) == 6)
 
-            #expect(try await c.migrate(logger: TestDatabase.logger) == [43, 44])
+            #expect(try await c.migrate(logger: TestDatabase.logger) == Migration.all.map(\.version).filter { $0 > 42 })
             #expect(try await Self.flags(c) == ["\(id[0]) false", "\(id[1]) false", "\(id[2]) false", "\(id[3]) true", "\(id[4]) true", "\(id[5]) -"])
             var status = try await c.queueStatus(failureMinutes: 60)
             #expect(status.counts["queued"] == 3 && status.counts["retrying"] == 2 && status.counts["sending"] == 1 && status.counts["sent"] == 1,

@@ -183,7 +183,9 @@ struct LeaseRowTests {
             #expect(try await c.recoverLapsedLeases(limit: 10) == .init(rows: 0, leases: 0), "given an entry once")
             #expect(try await claim(c, worker: "w1").map(\.deviceToken) == [Self.token(1)])
 
+            #expect(try await c.workerFloor() == 0, "no gated migration applied yet")
             #expect(try await c.migrate(logger: TestDatabase.logger) == [40, 41])
+            #expect(try await c.workerFloor() == 36, "applied after schema 45, each recorded the schema its workers must know")
             #expect(try await c.query("SELECT to_regclass('pushq.notifications_lease') IS NULL").decode(Bool.self, 0, 0) == true)
             let leases = try await c.query("SELECT worker, array_length(ids, 1) FROM pushq.leases ORDER BY worker")
             #expect(leases.count == 2 && leases.string(0, 0) == "old" && leases.string(0, 1) == "1" && leases.string(1, 0) == "w1",

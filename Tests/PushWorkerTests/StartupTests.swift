@@ -1,3 +1,4 @@
+import ChildProcess
 import Foundation
 import MockPush
 import PushCore
@@ -40,6 +41,37 @@ struct StartupTests {
             let worker = PushWorker(configuration: configuration, logger: quietLogger)
             let error = await #expect(throws: WorkerError.self) { try await worker.run() }
             #expect(error?.description.contains(missing) == true)
+        }
+    }
+
+    @Test("a database whose gated migrations dropped what this release reads (a later release's, recorded in workers_know) stops the worker and pushq serve with a message naming both schemas; the floor of this release's own gated migrations does not")
+    func laterReleasesGatedSchemaStopsTheWorker() async throws {
+        try await TestDatabase.with { url in
+            let c = try await PGConnection.connect(url, logger: quietLogger)
+            #expect(try await c.workerFloor() == 36, "schemas 40 and 41 need workers that know 35 and 36")
+            let later = Migration.latestVersion + 1
+            try await c.query("INSERT INTO pushq.schema_migrations (version, name, workers_know) VALUES ($1, 'later_gated', $1)", [later])
+            #expect(try await c.workerFloor() == later)
+            await c.close()
+            let configuration = try workerConfiguration(databaseURL: url, apnsURL: "https://127.0.0.1:1")
+            let worker = PushWorker(configuration: configuration, logger: quietLogger)
+            let error = await #expect(throws: WorkerError.self) { try await worker.run() }
+            #expect(error?.code == .schema)
+            #expect(error?.description.contains("less than schema \(later)") == true && error?.description.contains("knows schema \(Migration.latestVersion)") == true,
+                    "\(String(describing: error))")
+            var env = ProcessInfo.processInfo.environment
+            env["PUSHQ_DATABASE_URL"] = url
+            env["PUSHQ_HTTP_ADDR"] = "127.0.0.1:0"
+            let errFile = NSTemporaryDirectory() + "serve-floor-\(UUID().uuidString).err"
+            defer { unlink(errFile) }
+            let serve = try ChildProcess(pushqBinary, ["serve"], environment: env, stdout: .null, stderr: .file(errFile))
+            // It refuses before it listens; should it not, it is stopped rather than left running.
+            let reaped = Task { await serve.wait() }
+            let exited = try await LockWait.until(timeout: .seconds(60)) { serve.hasExited }
+            if !exited { serve.kill(SIGKILL) }
+            _ = await reaped.value
+            let err = (try? String(contentsOfFile: errFile, encoding: .utf8)) ?? ""
+            #expect(exited && err.contains("serve knows schema \(Migration.latestVersion)"), "\(err)")
         }
     }
 
