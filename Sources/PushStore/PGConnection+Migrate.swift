@@ -132,7 +132,7 @@ extension PGConnection {
     private func hasWorkerFloor() throws -> Bool {
         try query("""
             SELECT EXISTS (SELECT 1 FROM pg_attribute
-                            WHERE attrelid = 'pushq.schema_migrations'::regclass AND attname = 'workers_know' AND NOT attisdropped)
+                            WHERE attrelid = to_regclass('pushq.schema_migrations') AND attname = 'workers_know' AND NOT attisdropped)
             """).decode(Bool.self, 0, 0) ?? false
     }
 
