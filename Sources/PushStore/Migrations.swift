@@ -56,13 +56,6 @@ extension Migration {
     /// every migration that is not gated, in order, whatever gated ones wait.
     public static var requiredVersion: Int { requiredVersion(of: all) }
 
-    /// Why `program` (of this release) refuses a database whose gated migrations need workers that
-    /// know schema `floor` (``PGConnection/workerFloor()``), above ``latestVersion``.
-    public static func floorRefusal(floor: Int, program: String) -> String {
-        "the database's pushq schema dropped what releases that know less than schema \(floor) read, and \(program) knows "
-            + "schema \(latestVersion): run the release that migrated it, or a later one"
-    }
-
     /// ``requiredVersion`` of `migrations`.
     static func requiredVersion(of migrations: [Migration]) -> Int {
         migrations.filter { (try? MigrationGate(of: $0)) == nil }.map(\.version).max() ?? 0

@@ -47,8 +47,10 @@ extension PGConnection {
         // first); the ungated ones still apply: they never rely on a gated migration.
         var held = false
         for migration in migrations.sorted(by: { $0.version < $1.version }) where !applied.contains(migration.version) {
+            let gate: MigrationGate?
             do {
-                if try MigrationGate(of: migration) != nil, held { continue }
+                gate = try MigrationGate(of: migration)
+                if gate != nil, held { continue }
                 if let wait = try wait(for: migration) {
                     logger.notice("migration waits for workers of an earlier release to stop", metadata: [
                         "migration.version": "\(migration.version)", "migration.name": "\(migration.name)",
@@ -77,7 +79,7 @@ extension PGConnection {
             } catch let error as PGError {
                 throw MigrationError(version: migration.version, name: migration.name, cause: error)
             }
-            if let gate = try MigrationGate(of: migration) { try recordFloor(gate, of: migration) }
+            if let gate { try recordFloor(gate, of: migration) }
             logger.info("applied migration", metadata: ["migration.version": "\(migration.version)", "migration.name": "\(migration.name)"])
             done.append(migration.version)
         }
@@ -120,10 +122,26 @@ extension PGConnection {
         try query("UPDATE pushq.schema_migrations SET workers_know = $2 WHERE version = $1", [migration.version, gate.workersKnow])
     }
 
+    /// Why `program` of this release (a worker, `pushq serve`) must not run on this database, or
+    /// nil when it may: a schema older than it needs (``Migration/requiredVersion``), or gated
+    /// migrations applied that need workers knowing a later schema than it knows
+    /// (``workerFloor()`` above ``Migration/latestVersion``: what it reads is gone).
+    public func schemaRefusal(program: String) throws -> String? {
+        let version = try schemaVersion() ?? 0
+        guard version >= Migration.requiredVersion else {
+            return "the database has pushq schema version \(version), \(program) needs \(Migration.requiredVersion): run `pushq migrate` first"
+        }
+        let floor = try workerFloor()
+        guard floor <= Migration.latestVersion else {
+            return "the database's pushq schema dropped what releases that know less than schema \(floor) read, and \(program) knows "
+                + "schema \(Migration.latestVersion): run the release that migrated it, or a later one"
+        }
+        return nil
+    }
+
     /// The highest schema that a gated migration applied to this database needs its workers to
-    /// know (``MigrationGate``, schema 45); 0 when none, or before schema 45. A worker or
-    /// `pushq serve` that knows less must not run on it (``Migration/latestVersion``).
-    public func workerFloor() throws -> Int {
+    /// know (``MigrationGate``, schema 45); 0 when none, or before schema 45.
+    func workerFloor() throws -> Int {
         guard try hasWorkerFloor() else { return 0 }
         return try query("SELECT COALESCE(max(workers_know), 0) FROM pushq.schema_migrations").decode(Int.self, 0, 0) ?? 0
     }

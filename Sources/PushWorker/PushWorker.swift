@@ -214,16 +214,9 @@ public final class PushWorker: Sendable {
         if configuration.serves(firstAPNs) { _ = try sender(for: firstAPNs) }
         for name in configuration.fcmCredentials.keys.sorted() { _ = try sender(for: .fcm(name)) }
         guard let claimConnection = await connect(purpose: "claim") else { return }
-        let version = try await claimConnection.schemaVersion() ?? 0
-        let needed = Migration.requiredVersion
-        guard version >= needed else {
+        if let refusal = try await claimConnection.schemaRefusal(program: "this worker") {
             await claimConnection.close()
-            throw WorkerError(.schema, "the database has pushq schema version \(version), this worker needs \(needed): run `pushq migrate` first")
-        }
-        let floor = try await claimConnection.workerFloor()
-        guard floor <= Migration.latestVersion else {
-            await claimConnection.close()
-            throw WorkerError(.schema, Migration.floorRefusal(floor: floor, program: "this worker"))
+            throw WorkerError(.schema, refusal)
         }
         guard let completeConnection = await connect(purpose: "complete") else {
             await claimConnection.close()

@@ -49,12 +49,7 @@ struct Serve: AsyncParsableCommand {
             throw CommandFailure(error.description)
         }
         let c = try await PGConnection.connect(configuration.databaseURL, logger: logger)
-        let (version, floor) = try await c.closing { (try await $0.schemaVersion() ?? 0, try await $0.workerFloor()) }
-        let needed = Migration.requiredVersion
-        guard version >= needed else {
-            throw CommandFailure("the database has pushq schema version \(version), serve needs \(needed): run `pushq migrate` first")
-        }
-        guard floor <= Migration.latestVersion else { throw CommandFailure(Migration.floorRefusal(floor: floor, program: "serve")) }
+        if let refusal = try await c.closing({ try await $0.schemaRefusal(program: "serve") }) { throw CommandFailure(refusal) }
         let group = ServiceGroup(configuration: .init(services: [.init(service: application.service())],
                                                       gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()

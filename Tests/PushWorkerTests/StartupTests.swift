@@ -2,7 +2,7 @@ import ChildProcess
 import Foundation
 import MockPush
 import PushCore
-import PushStore
+@testable import PushStore
 import PushTestSupport
 import PushTransport
 @testable import PushWorker
