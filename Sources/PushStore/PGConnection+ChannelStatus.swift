@@ -63,7 +63,8 @@ public struct ChannelScope: Sendable, Hashable {
 
 extension PGConnection {
     /// Broadcast channels: counts per status, the channels that are not `deleted` (with their
-    /// waiting rows, through `notifications_channel_waiting`), and the reconciliations.
+    /// waiting rows, through `notifications_channel_created`: each of the channel's rows kept), and
+    /// the reconciliations.
     public func channelsStatus() throws(PGError) -> ChannelsStatus {
         var counts = Dictionary(uniqueKeysWithValues: ChannelsStatus.statuses.map { ($0, 0) })
         let c = try query("SELECT status, count(*) FROM pushq.channels GROUP BY status")

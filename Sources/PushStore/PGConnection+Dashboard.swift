@@ -27,7 +27,7 @@ public struct MinuteSeries: Sendable, Equatable {
 
     /// How many minutes the chart covers.
     public static let minutes = 60
-    /// At most this many final rows are read for a list of failed rows (the newest).
+    /// At most this many rows (the newest by `created_at`) are read for a list of failed rows.
     public static let rowLimit = 500_000
     /// The reasons a failed row ends with when its answer invalidated the token: APNs' 410 and
     /// `BadDeviceToken` (`PushCore/Policy/Outcome.swift`), FCM's `UNREGISTERED`
@@ -76,9 +76,9 @@ extension PGConnection {
     }
 
     /// The newest rows that failed with `reason` in the last `minutes` minutes, at most `limit`
-    /// (among the newest ``MinuteSeries/rowLimit`` final rows of the window).
+    /// (among the newest ``MinuteSeries/rowLimit`` rows of the table).
     public func failedRows(reason: String, minutes: Int, limit: Int) throws(PGError) -> [NotificationSummary] {
-        try NotificationSummary.decode(query(Self.failedRowsSQL, [reason, minutes, limit, MinuteSeries.rowLimit]))
+        try NotificationSummary.decode(readThroughIndexes(Self.failedRowsSQL, [reason, minutes, limit, MinuteSeries.rowLimit]))
     }
 
     /// The tally of every minute of the chart's window (`$2` minutes, the current one last):
@@ -102,15 +102,13 @@ extension PGConnection {
          GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT $2
         """
 
-    /// Failed rows of reason `$1` among the newest final rows of the last `$2` minutes (at most
-    /// ``MinuteSeries/rowLimit``, `$4`), newest first, `$3` at most: `notifications_finished` is
-    /// read backwards until `$3` are found.
+    /// Rows that failed with reason `$1` in the last `$2` minutes, among the newest
+    /// ``MinuteSeries/rowLimit`` rows (`$4`, whatever their status) by `created_at`
+    /// (`notifications_created`, read backwards until `$3` are found), newest first.
     static let failedRowsSQL = """
         SELECT \(NotificationSummary.columns) FROM (
-            SELECT \(NotificationSummary.columns) FROM pushq.notifications
-             WHERE status IN ('sent', 'failed', 'expired', 'cancelled') AND finished_at > now() - $2 * interval '1 minute'
-             ORDER BY finished_at DESC, created_at DESC LIMIT $4
+            SELECT \(NotificationSummary.columns) FROM pushq.notifications ORDER BY created_at DESC, id DESC LIMIT $4
         ) newest
-         WHERE status = 'failed' AND COALESCE(last_reason, '') = $1 LIMIT $3
+         WHERE status = 'failed' AND COALESCE(last_reason, '') = $1 AND finished_at > now() - $2 * interval '1 minute' LIMIT $3
         """
 }

@@ -77,16 +77,17 @@ extension PGConnection {
         """
 
     /// The statements of the dashboard that read `pushq.notifications`, the very constants it
-    /// runs, with example parameters: a test (`@testable`) checks their plans on a large table.
-    static var dashboardStatements: [(sql: String, parameters: [(any PGParameter)?])] {
+    /// runs, with example parameters, and whether it runs them with sequential scans off
+    /// (``readThroughIndexes(_:_:)``): a test (`@testable`) checks their plans on a large table.
+    static var dashboardStatements: [(sql: String, parameters: [(any PGParameter)?], seqscanOff: Bool)] {
         let token = String(repeating: "ab", count: 32)
         return [
-            (failedRowsSQL, ["BadDeviceToken", 1_440, dashboardListLimit, MinuteSeries.rowLimit]),
-            (notificationRecordSQL, [Int64(42)]),
-            (rowsByTokenSQL(false), [[token, token.uppercased()], dashboardListLimit]),
-            (rowsByMetadataSQL(false), ["campaign", "spring", nil, metadataSearchHours, dashboardListLimit]),
-            (rowsByMetadataSQL(false), ["order", "42", "42", metadataSearchHours, dashboardListLimit]),
-            (cancelLaneBatchSQL, ["campaign", laneCancelBatch]),
+            (failedRowsSQL, ["BadDeviceToken", 1_440, dashboardListLimit, MinuteSeries.rowLimit], true),
+            (notificationRecordSQL, [Int64(42)], false),
+            (rowsByTokenSQL, [[token, token.uppercased()], dashboardListLimit], true),
+            (rowsByMetadataSQL, ["campaign", "spring", nil, metadataSearchHours, dashboardListLimit], true),
+            (rowsByMetadataSQL, ["order", "42", "42", metadataSearchHours, dashboardListLimit], true),
+            (cancelLaneBatchSQL, ["campaign", laneCancelBatch], false),
         ]
     }
 }

@@ -86,7 +86,7 @@ public struct DeviceRecord: Sendable, Equatable {
 extension PGConnection {
     /// How many rows a search, a token's or a user's page lists at most.
     public static let dashboardListLimit = 100
-    /// How far back a search by metadata looks, in hours: rows that finished, or were scheduled, since.
+    /// How far back a search by metadata looks, in hours: rows created since.
     public static let metadataSearchHours = 24
 
     /// Every column of notification `id`, nil when there is no such row.
@@ -101,7 +101,7 @@ extension PGConnection {
     public func rows(forToken token: String) throws(PGError) -> (devices: [DeviceRecord], rows: [NotificationSummary]) {
         let spellings = Array(Set([token, token.lowercased(), token.uppercased()])).sorted()
         let devices = try DeviceRecord.decode(query(Self.devicesByTokenSQL, [token.lowercased(), token, Self.dashboardListLimit]))
-        return (devices, try NotificationSummary.decode(query(Self.rowsByTokenSQL(try leaseIndexExists()), [spellings, Self.dashboardListLimit])))
+        return (devices, try NotificationSummary.decode(readThroughIndexes(Self.rowsByTokenSQL, [spellings, Self.dashboardListLimit])))
     }
 
     /// A user's devices and the newest rows sent to their tokens.
@@ -110,33 +110,45 @@ extension PGConnection {
         // APNs tokens are stored lower case in pushq.devices, and in notifications as the producer wrote them.
         let tokens = Array(Set(devices.flatMap { $0.provider == "apns" ? [$0.deviceToken, $0.deviceToken.uppercased()] : [$0.deviceToken] })).sorted()
         guard !tokens.isEmpty else { return (devices, []) }
-        return (devices, try NotificationSummary.decode(query(Self.rowsByTokenSQL(try leaseIndexExists()), [tokens, Self.dashboardListLimit])))
+        return (devices, try NotificationSummary.decode(readThroughIndexes(Self.rowsByTokenSQL, [tokens, Self.dashboardListLimit])))
     }
 
     /// The newest rows whose `metadata` holds `key` with `value` (as a JSON string, or as the
-    /// JSON number or boolean it spells), among those finished or scheduled in the last
-    /// ``metadataSearchHours`` hours and those being sent.
+    /// JSON number or boolean it spells), among those created in the last ``metadataSearchHours``
+    /// hours.
     public func rows(metadataKey key: String, value: String) throws(PGError) -> [NotificationSummary] {
         let scalar = Int64(value).map(String.init) ?? (value == "true" || value == "false" ? value : nil)
-        return try NotificationSummary.decode(query(Self.rowsByMetadataSQL(try leaseIndexExists()), [key, value, scalar, Self.metadataSearchHours, Self.dashboardListLimit]))
+        return try NotificationSummary.decode(readThroughIndexes(Self.rowsByMetadataSQL, [key, value, scalar, Self.metadataSearchHours, Self.dashboardListLimit]))
+    }
+
+    /// Runs `sql`, a read of `pushq.notifications` bounded by a walk of one of its indexes (the
+    /// newest rows by `created_at`, a token's rows), in a read-only transaction with sequential
+    /// scans off: on a table that holds little more than the walk's window the planner would
+    /// rather read it whole, and the cost would then grow with every row kept.
+    func readThroughIndexes(_ sql: String, _ parameters: [(any PGParameter)?]) throws(PGError) -> PGResult {
+        try execute("BEGIN READ ONLY")
+        do {
+            try execute("SET LOCAL enable_seqscan = off")
+            let r = try query(sql, parameters)
+            try execute("COMMIT")
+            return r
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
     }
 
     static let notificationRecordSQL =
         "SELECT " + NotificationRecord.names.map { "\($0)::text" }.joined(separator: ", ") + " FROM pushq.notifications WHERE id = $1"
 
-    /// Rows of the tokens `$1`, newest first, `$2` at most: through `notifications_token_hash`
-    /// (every row but those being sent, by the token's hash, schema 30; the token itself checked
-    /// on the rows it finds) and ``inFlightSQL(_:)`` (the rows being sent).
-    static func rowsByTokenSQL(_ throughIndex: Bool) -> String { """
-        (SELECT \(NotificationSummary.columns) FROM pushq.notifications
-          WHERE hashtext(device_token) = ANY(ARRAY(SELECT hashtext(t) FROM unnest($1::text[]) t))
-            AND device_token = ANY($1::text[]) AND status <> 'sending'
-          ORDER BY created_at DESC, id DESC LIMIT $2)
-        UNION ALL
-        (SELECT \(NotificationSummary.columns) FROM pushq.notifications
-          WHERE \(inFlightSQL(throughIndex)) AND device_token = ANY($1::text[]))
-        ORDER BY created_at DESC, id DESC LIMIT $2
-        """ }
+    /// Rows of the tokens `$1`, newest first, `$2` at most: through `notifications_token_created`
+    /// (every row, by the token's hash, schema 47; the token itself checked on the rows it finds).
+    static let rowsByTokenSQL = """
+        SELECT \(NotificationSummary.columns) FROM pushq.notifications
+         WHERE hashtext(device_token) = ANY(ARRAY(SELECT hashtext(t) FROM unnest($1::text[]) t))
+           AND device_token = ANY($1::text[])
+         ORDER BY created_at DESC, id DESC LIMIT $2
+        """
 
     /// Devices stored with token `$1` (lower-cased, as APNs tokens are stored) or `$2` (FCM's, as given), through the key.
     static let devicesByTokenSQL = """
@@ -150,28 +162,16 @@ extension PGConnection {
          ORDER BY registered_at DESC NULLS LAST LIMIT $2
         """
 
-    /// Rows whose metadata contains `{$1: $2}` (or `{$1: $3}`, $3 a JSON number or boolean): final
-    /// rows of the last `$4` hours (`notifications_finished`), waiting rows scheduled since
-    /// (pushq.due) and rows being sent (``inFlightSQL(_:)``); newest first, `$5` at most.
-    static func rowsByMetadataSQL(_ throughIndex: Bool) -> String { ClaimStatement.dueLanes + """
-        , wanted AS (
+    /// Rows created in the last `$4` hours whose metadata contains `{$1: $2}` (or `{$1: $3}`, $3 a
+    /// JSON number or boolean), whatever their status: newest first through
+    /// `notifications_created`, `$5` at most.
+    static let rowsByMetadataSQL = """
+        WITH wanted AS (
             SELECT jsonb_build_object($1::text, $2::text) AS text_value,
                    CASE WHEN $3::text IS NOT NULL THEN jsonb_build_object($1::text, $3::jsonb) END AS scalar_value
-        ), found AS (
-            (SELECT \(NotificationSummary.columns) FROM pushq.notifications, wanted
-              WHERE status IN ('sent', 'failed', 'expired', 'cancelled') AND finished_at > now() - $4 * interval '1 hour'
-                AND (metadata @> text_value OR metadata @> scalar_value)
-              ORDER BY finished_at DESC, created_at DESC LIMIT $5)
-            UNION ALL
-            (SELECT \(NotificationSummary.columns) FROM pushq.notifications, wanted
-              WHERE id = ANY (\(ClaimStatement.dueSinceSQL("now() - $4 * interval '1 hour'")))
-                AND status IN ('queued', 'retrying') AND scheduled_at > now() - $4 * interval '1 hour'
-                AND (metadata @> text_value OR metadata @> scalar_value)
-              ORDER BY scheduled_at DESC, id DESC LIMIT $5)
-            UNION ALL
-            (SELECT \(NotificationSummary.columns) FROM pushq.notifications, wanted
-              WHERE \(inFlightSQL(throughIndex)) AND (metadata @> text_value OR metadata @> scalar_value) LIMIT $5)
         )
-        SELECT * FROM found ORDER BY created_at DESC, id DESC LIMIT $5
-        """ }
+        SELECT \(NotificationSummary.columns) FROM pushq.notifications, wanted
+         WHERE created_at > now() - $4 * interval '1 hour' AND (metadata @> text_value OR metadata @> scalar_value)
+         ORDER BY created_at DESC, id DESC LIMIT $5
+        """
 }

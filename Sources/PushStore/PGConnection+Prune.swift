@@ -1,30 +1,26 @@
 import PushCore
 
 extension PrunePass {
-    /// The rows of this pass older than `$1` seconds. Every condition names final statuses
-    /// only, and implies the predicate of the partial index `notifications_finished`
-    /// (migration 6), which the pruner walks: a row that is not final cannot be reached.
+    /// The rows of this pass past their retention of `$1` seconds: final, aged from `finished_at`
+    /// (from `created_at` without one).
     fileprivate var condition: String {
-        switch self {
-        case .sent:
-            "status = 'sent' AND finished_at < now() - $1 * interval '1 second'"
-        case .ended:
-            "status IN ('failed', 'expired', 'cancelled') AND finished_at < now() - $1 * interval '1 second'"
-        case .sentUnstamped:
-            "status = 'sent' AND finished_at IS NULL AND created_at < now() - $1 * interval '1 second'"
-        case .endedUnstamped:
-            "status IN ('failed', 'expired', 'cancelled') AND finished_at IS NULL AND created_at < now() - $1 * interval '1 second'"
+        let status = switch self {
+        case .sent: "status = 'sent'"
+        case .ended: "status IN ('failed', 'expired', 'cancelled')"
         }
+        return status + " AND COALESCE(finished_at, created_at) < now() - $1 * interval '1 second'"
     }
+}
 
-    /// The statuses again, for the outer `DELETE`: a row whose status changed since it was
-    /// picked is left alone.
-    fileprivate var statusCondition: String {
-        switch self {
-        case .sent, .sentUnstamped: "status = 'sent'"
-        case .ended, .endedUnstamped: "status IN ('failed', 'expired', 'cancelled')"
-        }
-    }
+/// One step of a pass of the pruner (``PGConnection/prune(_:olderThan:limit:after:)``).
+public struct PruneStep: Sendable, Equatable {
+    /// Rows deleted.
+    public var deleted: Int
+    /// Rows read of the walk, deleted or skipped: fewer than the limit when the walk reached the
+    /// pass's cutoff.
+    public var walked: Int
+    /// The last row read; nil when none was.
+    public var last: PrunePosition?
 }
 
 extension PGConnection {
@@ -45,23 +41,40 @@ extension PGConnection {
         try query("SELECT pg_advisory_unlock($1)", [Self.pruneLockKey])
     }
 
-    /// Deletes up to `limit` rows of `pass` older than `seconds`, oldest first, in one
-    /// statement (one short transaction). Rows locked by another session are skipped.
+    /// One step of `pass`'s walk: the next `limit` rows created more than `seconds` ago, after
+    /// `after` (from the first row when nil), by (`created_at`, `id`) through
+    /// `notifications_created`; of those, deletes the rows of the pass past their retention, in
+    /// one statement (one short transaction). Rows locked by another session are skipped.
     ///
-    /// - Returns: the rows deleted.
-    public func prune(_ pass: PrunePass, olderThan seconds: Double, limit: Int) throws(PGError) -> Int {
-        let order = pass == .sent || pass == .ended ? "ORDER BY finished_at" : ""
-        return try query("""
-            DELETE FROM pushq.notifications
-             WHERE id = ANY(ARRAY(SELECT id FROM pushq.notifications WHERE \(pass.condition)
-                                   \(order) LIMIT $2 FOR UPDATE SKIP LOCKED))
-               AND \(pass.statusCondition)
-            """, [seconds, limit]).affectedRows
+    /// The walk reads rows created before the cutoff only: a row finishes after it was created,
+    /// so no row created since can be past its retention.
+    public func prune(_ pass: PrunePass, olderThan seconds: Double, limit: Int, after: PrunePosition?) throws(PGError) -> PruneStep {
+        let r = try query("""
+            WITH walked AS MATERIALIZED (
+                SELECT id, created_at FROM pushq.notifications
+                 WHERE created_at < now() - $1 * interval '1 second' AND (created_at, id) > ($3::timestamptz, $4::int8)
+                 ORDER BY created_at, id LIMIT $2
+            ), gone AS (
+                DELETE FROM pushq.notifications
+                 WHERE id = ANY (ARRAY(SELECT n.id FROM pushq.notifications n
+                                        WHERE n.id = ANY (ARRAY(SELECT w.id FROM walked w)) AND \(pass.condition)
+                                        FOR UPDATE SKIP LOCKED))
+                   AND \(pass.condition)
+                RETURNING 1
+            ), last AS (SELECT created_at, id FROM walked ORDER BY created_at DESC, id DESC LIMIT 1)
+            SELECT (SELECT count(*) FROM gone), (SELECT count(*) FROM walked), (SELECT created_at::text FROM last),
+                   (SELECT id FROM last)
+            """, [seconds, limit, after?.createdAt ?? "-infinity", after?.id ?? Int64.min])
+        var last: PrunePosition?
+        if let createdAt = r.string(0, 2), let id = try r.decode(Int64.self, 0, 3) { last = PrunePosition(createdAt: createdAt, id: id) }
+        return PruneStep(deleted: try r.decode(Int.self, 0, 0) ?? 0, walked: try r.decode(Int.self, 0, 1) ?? 0, last: last)
     }
 
-    /// The rows of `pass` older than `seconds`: what ``prune(_:olderThan:limit:)`` would
-    /// delete (`pushq prune --dry-run`). Counted through the index of final rows.
+    /// The rows of `pass` older than `seconds`: what a walk from the first row would delete
+    /// (`pushq prune --dry-run`), through `notifications_created`.
     public func pruneCandidates(_ pass: PrunePass, olderThan seconds: Double) throws(PGError) -> Int {
-        try query("SELECT count(*) FROM pushq.notifications WHERE \(pass.condition)", [seconds]).decode(Int.self, 0, 0) ?? 0
+        try query("""
+            SELECT count(*) FROM pushq.notifications WHERE created_at < now() - $1 * interval '1 second' AND \(pass.condition)
+            """, [seconds]).decode(Int.self, 0, 0) ?? 0
     }
 }

@@ -3,9 +3,10 @@ import Foundation
 /// The state of the queue, as `pushq status` shows it.
 ///
 /// Every figure comes from an index, never from reading the whole of `pushq.notifications`:
-/// the rows that are not final are counted exactly (through the indexes of waiting and held
-/// rows); the final ones exactly up to ``QueueStatus/exactFinalLimit`` rows (through the
-/// index of final rows), above that estimated from the table's size and statistics.
+/// the rows that are not final are counted exactly (through `pushq.due` and `pushq.leases`); the
+/// final ones exactly up to ``QueueStatus/exactFinalLimit`` rows (the newest rows by
+/// `created_at`, through `notifications_created`), above that estimated from the table's size
+/// and statistics.
 public struct QueueStatus: Sendable {
     /// Rows per status, all seven statuses present.
     public var counts: [String: Int]
@@ -32,6 +33,10 @@ public struct QueueStatus: Sendable {
     public static let statuses = ["queued", "sending", "retrying", "sent", "failed", "expired", "cancelled"]
     /// Final rows are counted exactly up to this many; above it they are estimated.
     public static let exactFinalLimit = 100_000
+    /// The newest rows read to count the final ones, at most: ``exactFinalLimit`` and the rows
+    /// that are not final, up to this many. With more rows not final than this allows, final
+    /// counts are estimates.
+    public static let finalWalkLimit = 500_000
     /// How far back the send rate per lane looks, in seconds (pushq.outcomes' tally: the
     /// current minute and the part of the previous one within it).
     public static let sendRateSeconds = 60
@@ -60,14 +65,23 @@ extension PGConnection {
             let waiting = try c.query(Self.waitingCountsSQL)
             try c.execute("SET LOCAL enable_seqscan = off")
             let sending = try c.query(Self.sendingCountSQL(throughIndex))
-            for open in [waiting, sending] {
-                for i in 0..<open.count { counts[open.string(i, 0) ?? "", default: 0] += try open.decode(Int.self, i, 1) ?? 0 }
+            for part in [waiting, sending] {
+                for i in 0..<part.count { counts[part.string(i, 0) ?? "", default: 0] += try part.decode(Int.self, i, 1) ?? 0 }
             }
-            let final = try c.query(Self.finalSampleSQL, [QueueStatus.exactFinalLimit + 1])
+            // The newest rows by created_at: enough to hold every row that is not final and
+            // one final row more than are counted exactly.
+            let open = counts["queued", default: 0] + counts["sending", default: 0] + counts["retrying", default: 0]
+            let walk = min(QueueStatus.exactFinalLimit + 1 + open, QueueStatus.finalWalkLimit)
+            let newest = try c.query(Self.finalSampleSQL, [walk])
             var sample: [String: Int] = [:]
-            for i in 0..<final.count { sample[final.string(i, 0) ?? "", default: 0] += try final.decode(Int.self, i, 1) ?? 0 }
+            var walked = 0
+            for i in 0..<newest.count {
+                let n = try newest.decode(Int.self, i, 1) ?? 0
+                walked += n
+                if let s = newest.string(i, 0), !["queued", "sending", "retrying"].contains(s) { sample[s, default: 0] += n }
+            }
             let sampled = sample.values.reduce(0, +)
-            let exact = sampled <= QueueStatus.exactFinalLimit
+            let exact = walked < walk
             if exact {
                 for (s, n) in sample { counts[s] = n }
             } else {
@@ -80,8 +94,7 @@ extension PGConnection {
                                 ELSE COALESCE((SELECT n_live_tup FROM pg_stat_user_tables WHERE relid = c.oid), 0) END
                       FROM pg_class c WHERE c.oid = 'pushq.notifications'::regclass
                     """)
-                let openRows = counts["queued", default: 0] + counts["sending", default: 0] + counts["retrying", default: 0]
-                let total = max(sampled, (try live.decode(Int.self, 0, 0) ?? 0) - openRows)
+                let total = max(sampled, (try live.decode(Int.self, 0, 0) ?? 0) - open)
                 for (s, n) in sample { counts[s] = Int((Double(total) * Double(n) / Double(sampled)).rounded()) }
             }
             let oldest = try c.query(Self.oldestDueSQL)
@@ -136,12 +149,10 @@ extension PGConnection {
         "SELECT 'sending', count(*) FROM pushq.notifications WHERE \(inFlightSQL(throughIndex))"
     }
 
-    /// The newest final rows, at most `$1`, by status, through `notifications_finished`.
+    /// The newest rows by `created_at`, at most `$1`, by status, through `notifications_created`.
     static let finalSampleSQL = """
         SELECT status, count(*) FROM (
-            SELECT status FROM pushq.notifications
-             WHERE status IN ('sent', 'failed', 'expired', 'cancelled')
-             ORDER BY finished_at DESC, created_at DESC LIMIT $1
+            SELECT status FROM pushq.notifications ORDER BY created_at DESC, id DESC LIMIT $1
         ) newest GROUP BY status
         """
 

@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import PushCore
 import PushStore
@@ -7,9 +8,10 @@ import PushStore
 ///
 /// One pruner at a time across every worker and `pushq prune`: a round first takes the
 /// session-level advisory lock ``PGConnection/pruneLockKey`` and does nothing if another
-/// session holds it. Each batch is one `DELETE` of at most ``RetentionPolicy/batchSize`` rows
-/// (one short transaction) through the partial index of final rows; rows that are not final
-/// cannot be reached. Then it retires, in batches of the same size, the `live_activity` tokens
+/// session holds it. Each pass walks the rows created before its cutoff by `created_at`
+/// (``PruneWalk``): each batch reads the next ``RetentionPolicy/batchSize`` rows of the walk and
+/// deletes, in one `DELETE` (one short transaction), those that are final and past their
+/// retention. Then it retires, in batches of the same size, the `live_activity` tokens
 /// registered longer ago than ``LiveActivityLimits/tokenLifetimeSeconds``
 /// (``PGConnection/retireAgedActivityTokens(olderThan:limit:)``). Between full batches the pruner
 /// rests twice as long as the batch took (at most 1 s).
@@ -29,16 +31,19 @@ public struct Pruner: Sendable {
         self.policy = policy
     }
 
-    /// One round: if elected, every pass until it has nothing older left, or `isStopped`.
+    /// One round: if elected, every pass until its walk reaches its cutoff, or `isStopped`.
     ///
     /// - Parameters:
     ///   - connection: the session that takes the lock and deletes.
+    ///   - walk: where each pass resumes; updated as the passes go.
+    ///   - now: seconds on a monotonic clock (``PruneWalk/beginRound(at:)``).
     ///   - isStopped: checked before each batch; true ends the round early.
     ///   - rest: waits the given seconds between full batches (returns early on a stop).
     /// - Throws: `PGError` from a statement; the lock is released first when possible.
-    public func round(_ connection: PGConnection, isStopped: @Sendable () -> Bool = { false },
+    public func round(_ connection: PGConnection, walk: inout PruneWalk, now: Double, isStopped: @Sendable () -> Bool = { false },
                       rest: @Sendable (Double) async -> Void) async throws -> Outcome {
         guard try await connection.tryLockPruner() else { return .notElected }
+        walk.beginRound(at: now)
         var deleted: [PrunePass: Int] = [:]
         var batches = 0
         var retired = 0
@@ -46,14 +51,18 @@ public struct Pruner: Sendable {
             for (pass, age) in policy.passes {
                 deleted[pass] = 0
                 while !isStopped() {
-                    let n = try await batch(rest: rest) { try await connection.prune(pass, olderThan: age, limit: policy.batchSize) }
+                    let after = walk.positions[pass]
+                    let step = try await batch(rest: rest, walked: \.walked) {
+                        try await connection.prune(pass, olderThan: age, limit: policy.batchSize, after: after)
+                    }
                     batches += 1
-                    deleted[pass, default: 0] += n
-                    if n < policy.batchSize { break }
+                    deleted[pass, default: 0] += step.deleted
+                    if let last = step.last { walk.positions[pass] = last }
+                    if step.walked < policy.batchSize { break }
                 }
             }
             while !isStopped() {
-                let n = try await batch(rest: rest) {
+                let n = try await batch(rest: rest, walked: \.self) {
                     try await connection.retireAgedActivityTokens(olderThan: LiveActivityLimits.tokenLifetimeSeconds, limit: policy.batchSize)
                 }
                 batches += 1
@@ -68,16 +77,18 @@ public struct Pruner: Sendable {
         return .pruned(deleted: deleted, batches: batches, retiredTokens: retired)
     }
 
-    /// Runs one batch and, when it was full, rests as ``RetentionPolicy/restSeconds(afterBatchOf:took:)`` says.
+    /// Runs one batch and, when it was full (`walked` of its result), rests as
+    /// ``RetentionPolicy/restSeconds(afterBatchOf:took:)`` says.
     ///
-    /// - Returns: the rows the batch touched.
-    private func batch(rest: @Sendable (Double) async -> Void, _ body: () async throws -> Int) async throws -> Int {
+    /// - Returns: what the batch returned.
+    private func batch<Result>(rest: @Sendable (Double) async -> Void, walked: KeyPath<Result, Int>,
+                               _ body: () async throws -> Result) async throws -> Result {
         let started = ContinuousClock.now
-        let n = try await body()
+        let result = try await body()
         let took = ContinuousClock.now - started
         let seconds = Double(took.components.seconds) + Double(took.components.attoseconds) / 1e18
-        if let pause = policy.restSeconds(afterBatchOf: n, took: seconds) { await rest(pause) }
-        return n
+        if let pause = policy.restSeconds(afterBatchOf: result[keyPath: walked], took: seconds) { await rest(pause) }
+        return result
     }
 }
 
@@ -88,14 +99,15 @@ extension PushWorker {
         guard let connection = await connect(purpose: "prune") else { return }
         let pruner = Pruner(policy: configuration.retention)
         let every = Duration.milliseconds(Int(configuration.heartbeatSeconds * 1000))
+        var walk = PruneWalk()
         while !stopRequested {
             do {
-                let outcome = try await pruner.round(connection, isStopped: { [self] in stopRequested },
+                let outcome = try await pruner.round(connection, walk: &walk, now: ProcessInfo.processInfo.systemUptime, isStopped: { [self] in stopRequested },
                                                      rest: { [self] s in await stopWake.wait(timeout: .milliseconds(Int(s * 1000))) })
                 if case .pruned(let deleted, let batches, let retired) = outcome, deleted.values.reduce(0, +) + retired > 0 {
                     logger.info("deleted final notifications past their retention", metadata: [
-                        "prune.sent": "\(deleted[.sent, default: 0] + deleted[.sentUnstamped, default: 0])",
-                        "prune.ended": "\(deleted[.ended, default: 0] + deleted[.endedUnstamped, default: 0])",
+                        "prune.sent": "\(deleted[.sent, default: 0])",
+                        "prune.ended": "\(deleted[.ended, default: 0])",
                         "prune.activity_tokens_retired": "\(retired)",
                         "prune.batches": "\(batches)",
                     ])

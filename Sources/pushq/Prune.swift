@@ -42,7 +42,8 @@ struct Prune: AsyncParsableCommand {
             return
         }
         let started = ContinuousClock.now
-        switch try await Pruner(policy: policy).round(c, rest: { s in try? await Task.sleep(for: .milliseconds(Int(s * 1000))) }) {
+        var walk = PruneWalk()
+        switch try await Pruner(policy: policy).round(c, walk: &walk, now: 0, rest: { s in try? await Task.sleep(for: .milliseconds(Int(s * 1000))) }) {
         case .notElected:
             print("another pruner is running (a worker or another pushq prune); deleted nothing")
         case .pruned(let deleted, let batches, let retired):
@@ -54,8 +55,8 @@ struct Prune: AsyncParsableCommand {
 
     /// "N rows: S sent, E failed/expired/cancelled".
     static func summary(_ counts: [PrunePass: Int]) -> String {
-        let sent = counts[.sent, default: 0] + counts[.sentUnstamped, default: 0]
-        let ended = counts[.ended, default: 0] + counts[.endedUnstamped, default: 0]
+        let sent = counts[.sent, default: 0]
+        let ended = counts[.ended, default: 0]
         return "\(sent + ended) rows: \(sent) sent, \(ended) failed/expired/cancelled"
     }
 }

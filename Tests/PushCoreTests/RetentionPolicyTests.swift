@@ -9,8 +9,8 @@ struct RetentionPolicyTests {
         #expect(p.sentSeconds == 86_400)
         #expect(p.finalSeconds == 604_800)
         #expect(p.batchSize == 1000)
-        #expect(p.passes.map { $0.pass } == [.sent, .ended, .sentUnstamped, .endedUnstamped])
-        #expect(p.passes.map { $0.olderThanSeconds } == [86_400, 604_800, 86_400, 604_800])
+        #expect(p.passes.map { $0.pass } == [.sent, .ended])
+        #expect(p.passes.map { $0.olderThanSeconds } == [86_400, 604_800])
     }
 
     @Test("passes cover every final status and none other", arguments: PrunePass.allCases)
@@ -31,5 +31,21 @@ struct RetentionPolicyTests {
     ])
     func rest(deleted: Int, took: Double, expected: Double?) {
         #expect(RetentionPolicy(batchSize: 1000).restSeconds(afterBatchOf: deleted, took: took) == expected)
+    }
+
+    @Test("a round goes on from each pass's position; the walks start from the first row again after rescanSeconds, or when the clock is behind")
+    func walkRescan() {
+        var walk = PruneWalk()
+        walk.beginRound(at: 1_000)
+        #expect(walk.startedAt == 1_000 && walk.positions.isEmpty)
+        let p = PrunePosition(createdAt: "2026-11-20 10:00:00+00", id: 7)
+        walk.positions[.sent] = p
+        walk.beginRound(at: 1_000 + PruneWalk.rescanSeconds - 1)
+        #expect(walk.positions == [.sent: p] && walk.startedAt == 1_000, "within the interval: resumed")
+        walk.beginRound(at: 1_000 + PruneWalk.rescanSeconds)
+        #expect(walk.positions.isEmpty && walk.startedAt == 1_000 + PruneWalk.rescanSeconds, "after it: from the first row")
+        walk.positions[.ended] = p
+        walk.beginRound(at: 5)
+        #expect(walk.positions.isEmpty && walk.startedAt == 5, "a clock behind the start: from the first row")
     }
 }

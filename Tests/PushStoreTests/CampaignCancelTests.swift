@@ -105,7 +105,7 @@ struct CampaignCancelTests {
         }
     }
 
-    @Test("the batch walks the lane's entries of pushq.due and reads rows by primary key, not the table, on a table of mostly other rows, analysed: also without the indexes of waiting rows (as a later schema drops them)")
+    @Test("the batch walks the lane's entries of pushq.due and reads rows by primary key, not the table, on a table of mostly other rows, analysed, without the indexes of waiting rows (dropped by schemas 49 and 50)")
     func indexBacked() async throws {
         try await TestDatabase.withConnection { c in
             try await PruneTests.insert(c, 40_000, status: "sent", finishedAgo: 3_600)
@@ -113,16 +113,13 @@ struct CampaignCancelTests {
             try await Self.insert(c, 2_000, lane: "default", status: "queued", campaign: nil)
             try await c.execute("VACUUM ANALYZE pushq.notifications")
             try await c.execute("ANALYZE pushq.due")
-            for dropped in [false, true] {
-                try await c.execute("BEGIN")
-                if dropped { try await c.execute("DROP INDEX pushq.notifications_lane_due, pushq.notifications_due") }
-                for metadata in [nil, #"{"campaign":"spring"}"#] {
-                    let r = try await c.query("EXPLAIN " + Self.cancelBatch, ["spring_sale", metadata, 10_000])
-                    let plan = (0..<r.count).map { r.string($0, 0) ?? "" }.joined(separator: "\n")
-                    #expect(plan.contains("due_order") && plan.contains("notifications_pkey"), "\(plan)")
-                    #expect(!plan.contains("Seq Scan on notifications") && !plan.contains("notifications_lane_due"), "\(plan)")
-                }
-                try await c.execute("ROLLBACK")
+            #expect(try await c.query("SELECT to_regclass('pushq.notifications_lane_due') IS NULL AND to_regclass('pushq.notifications_due') IS NULL")
+                .decode(Bool.self, 0, 0) == true, "schemas 49 and 50 dropped the indexes of waiting rows")
+            for metadata in [nil, #"{"campaign":"spring"}"#] {
+                let r = try await c.query("EXPLAIN " + Self.cancelBatch, ["spring_sale", metadata, 10_000])
+                let plan = (0..<r.count).map { r.string($0, 0) ?? "" }.joined(separator: "\n")
+                #expect(plan.contains("due_order") && plan.contains("notifications_pkey"), "\(plan)")
+                #expect(!plan.contains("Seq Scan on notifications"), "\(plan)")
             }
         }
     }

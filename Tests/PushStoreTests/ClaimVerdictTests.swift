@@ -1,6 +1,6 @@
 import Foundation
 import PushCore
-import PushStore
+@testable import PushStore
 import PushTestSupport
 import Testing
 
@@ -194,11 +194,8 @@ struct ClaimVerdictTests {
                     == ["default - - 1", "nobody-has-it - - 1"])
             let r = try await c.query("SELECT string_agg(status, ',' ORDER BY device_token) FROM pushq.notifications")
             #expect(r.string(0, 0) == "expired,expired,queued,sending,queued")
-            let plan = try await c.query("""
-                EXPLAIN SELECT id FROM pushq.notifications
-                 WHERE status IN ('queued', 'retrying') AND expires_at IS NOT NULL AND expires_at <= now() ORDER BY expires_at LIMIT 1000
-                """)
-            #expect((0..<plan.count).contains { plan.string($0, 0)?.contains("notifications_expiry") == true }, "walks the expiry index")
+            let plan = try await c.query("EXPLAIN " + PGConnection.expireWaitingSQL, [1000])
+            #expect((0..<plan.count).contains { plan.string($0, 0)?.contains("due_expiry") == true }, "walks pushq.due's expiry index")
         }
     }
 

@@ -125,7 +125,7 @@ struct DedupeKeyTests {
     func freedByRetention() async throws {
         try await TestDatabase.withConnection { c in
             let id = try await c.query(Self.insertOnce, [Self.token, "daily-digest-2026-11-24"]).decode(Int64.self, 0, 0)
-            try await c.query("UPDATE pushq.notifications SET status = 'sent', sent_at = now(), finished_at = now() - interval '2 days' WHERE id = $1", [id])
+            try await c.query("UPDATE pushq.notifications SET status = 'sent', sent_at = now(), finished_at = now() - interval '2 days', created_at = now() - interval '2 days' WHERE id = $1", [id])
             #expect(try await c.query(Self.insertOnce, [Self.token, "daily-digest-2026-11-24"]).count == 0, "a final row still holds its key")
             #expect(try await PruneTests.pruneAll(c, RetentionPolicy()) == 1)
             let again = try await c.query(Self.insertOnce, [Self.token, "daily-digest-2026-11-24"])

@@ -184,8 +184,12 @@ struct LeaseRowTests {
             #expect(try await claim(c, worker: "w1").map(\.deviceToken) == [Self.token(1)])
 
             #expect(try await c.workerFloor() == 0, "no gated migration applied yet")
-            #expect(try await c.migrate(logger: TestDatabase.logger) == [40, 41])
-            #expect(try await c.workerFloor() == 36, "applied after schema 45, each recorded the schema its workers must know")
+            #expect(try await c.migrate(logger: TestDatabase.logger) == [40, 41] + Array(49...55))
+            #expect(try await c.workerFloor() == 48, "applied after schema 45, each recorded the schema its workers must know")
+            let floors = try await c.query("""
+                SELECT max(workers_know) FILTER (WHERE version = 41), min(workers_know) FILTER (WHERE version >= 49) FROM pushq.schema_migrations
+                """)
+            #expect(floors.string(0, 0) == "36" && floors.string(0, 1) == "48")
             #expect(try await c.query("SELECT to_regclass('pushq.notifications_lease') IS NULL").decode(Bool.self, 0, 0) == true)
             let leases = try await c.query("SELECT worker, array_length(ids, 1) FROM pushq.leases ORDER BY worker")
             #expect(leases.count == 2 && leases.string(0, 0) == "old" && leases.string(0, 1) == "1" && leases.string(1, 0) == "w1",

@@ -31,13 +31,16 @@ struct PruneTests {
         return out
     }
 
+    /// Every pass walked from the first row to its cutoff, as a round of the pruner does.
     static func pruneAll(_ c: PGConnection, _ policy: RetentionPolicy) async throws -> Int {
         var total = 0
         for (pass, age) in policy.passes {
+            var after: PrunePosition?
             while true {
-                let n = try await c.prune(pass, olderThan: age, limit: policy.batchSize)
-                total += n
-                if n < policy.batchSize { break }
+                let step = try await c.prune(pass, olderThan: age, limit: policy.batchSize, after: after)
+                total += step.deleted
+                after = step.last ?? after
+                if step.walked < policy.batchSize { break }
             }
         }
         return total
@@ -79,30 +82,55 @@ struct PruneTests {
         }
     }
 
-    @Test("a batch deletes at most its limit, oldest first, through notifications_finished and no sequential scan")
+    @Test("a batch reads at most its limit of the walk, oldest created first, through notifications_created and no sequential scan")
     func batchBound() async throws {
         try await TestDatabase.withConnection { c in
-            try await Self.insert(c, 2500, status: "sent", finishedAgo: 2 * 86_400)
-            try await Self.insert(c, 10, status: "sent", finishedAgo: 10 * 86_400)
+            try await Self.insert(c, 2500, status: "sent", finishedAgo: 2 * 86_400, createdAgo: 3 * 86_400)
+            try await Self.insert(c, 10, status: "sent", finishedAgo: 10 * 86_400, createdAgo: 11 * 86_400)
             try await c.execute("ANALYZE pushq.notifications")
-            func scans() async throws -> (table: Int, finished: Int) {
+            func scans() async throws -> (table: Int, created: Int) {
                 try await c.query("SELECT pg_stat_force_next_flush()")
                 let r = try await c.query("""
                     SELECT t.seq_scan, i.idx_scan FROM pg_stat_user_tables t, pg_stat_user_indexes i
-                     WHERE t.relid = 'pushq.notifications'::regclass AND i.indexrelname = 'notifications_finished'
+                     WHERE t.relid = 'pushq.notifications'::regclass AND i.indexrelname = 'notifications_created'
                     """)
                 return (try r.decode(Int.self, 0, 0) ?? -1, try r.decode(Int.self, 0, 1) ?? -1)
             }
             let before = try await scans()
-            #expect(try await c.prune(.sent, olderThan: 86_400, limit: 1000) == 1000)
+            let first = try await c.prune(.sent, olderThan: 86_400, limit: 1000, after: nil)
+            #expect(first.deleted == 1000 && first.walked == 1000)
             let after = try await scans()
             #expect(after.table == before.table, "no sequential scan of notifications")
-            #expect(after.finished > before.finished, "the batch walked notifications_finished")
-            let oldest = try await c.query("SELECT count(*) FROM pushq.notifications WHERE finished_at < now() - interval '9 days'")
+            #expect(after.created > before.created, "the batch walked notifications_created")
+            let oldest = try await c.query("SELECT count(*) FROM pushq.notifications WHERE created_at < now() - interval '9 days'")
             #expect(try oldest.decode(Int.self, 0, 0) == 0, "the oldest rows go first")
-            #expect(try await c.prune(.sent, olderThan: 86_400, limit: 1000) == 1000)
-            #expect(try await c.prune(.sent, olderThan: 86_400, limit: 1000) == 510)
-            #expect(try await c.prune(.sent, olderThan: 86_400, limit: 1000) == 0)
+            let second = try await c.prune(.sent, olderThan: 86_400, limit: 1000, after: first.last)
+            let third = try await c.prune(.sent, olderThan: 86_400, limit: 1000, after: second.last)
+            #expect([second.deleted, second.walked, third.deleted, third.walked] == [1000, 1000, 510, 510] as [Int])
+            let fourth = try await c.prune(.sent, olderThan: 86_400, limit: 1000, after: third.last)
+            #expect(fourth.deleted == 0 && fourth.walked == 0 && fourth.last == nil)
+        }
+    }
+
+    @Test("the walk reads past rows it may not delete, and goes on from where it stopped: rows before the position are not read")
+    func walkResumes() async throws {
+        try await TestDatabase.withConnection { c in
+            // In the walk's order: 1 500 waiting rows, 300 failed ones (.ended keeps them 7 days), 500 sent.
+            try await Self.insert(c, 1500, status: "queued", finishedAgo: nil, createdAgo: 5 * 86_400)
+            try await Self.insert(c, 300, status: "failed", finishedAgo: 2 * 86_400, createdAgo: 4 * 86_400)
+            try await Self.insert(c, 500, status: "sent", finishedAgo: 2 * 86_400, createdAgo: 3 * 86_400)
+            let first = try await c.prune(.sent, olderThan: 86_400, limit: 1000, after: nil)
+            #expect(first.deleted == 0 && first.walked == 1000, "only waiting rows in the first thousand")
+            let second = try await c.prune(.sent, olderThan: 86_400, limit: 1000, after: first.last)
+            #expect(second.deleted == 200 && second.walked == 1000, "500 waiting, 300 failed, then 200 sent")
+            let third = try await c.prune(.sent, olderThan: 86_400, limit: 1000, after: second.last)
+            #expect(third.walked == 300 && third.deleted == 300, "the rest of the sent rows, and the end of the walk")
+            #expect(try await Self.counts(c) == ["queued": 1500, "failed": 300])
+            // Rows that become deletable behind a position are left to the next walk from the first row.
+            try await c.execute("UPDATE pushq.notifications SET status = 'sent' WHERE status = 'queued'")
+            let resumed = try await c.prune(.sent, olderThan: 86_400, limit: 1000, after: third.last)
+            #expect(resumed.deleted == 0 && resumed.walked == 0 && resumed.last == nil)
+            #expect(try await Self.pruneAll(c, RetentionPolicy(batchSize: 1000)) == 1500)
         }
     }
 
@@ -125,11 +153,13 @@ struct PruneTests {
                 defer { done.value.withLock { $0 = true } }
                 var total = 0
                 var batches = 0
+                var after: PrunePosition?
                 while true {
-                    let n = try await pruner.prune(.sent, olderThan: 86_400, limit: 1000)
-                    total += n
+                    let step = try await pruner.prune(.sent, olderThan: 86_400, limit: 1000, after: after)
+                    total += step.deleted
                     batches += 1
-                    if n < 1000 { return (total, batches) }
+                    after = step.last ?? after
+                    if step.walked < 1000 { return (total, batches) }
                 }
             }
             var longest = Duration.zero
@@ -147,7 +177,7 @@ struct PruneTests {
             }
             let (total, batches) = try await pruning.value
             #expect(total == 19_999, "every old sent row but the locked one")
-            #expect(batches == 20)
+            #expect(batches == 21, "20 full batches, then one that reads nothing")
             #expect(claims > 1)
             #expect(longest < .seconds(1), "longest claim: \(longest)")
             try await holder.execute("COMMIT")

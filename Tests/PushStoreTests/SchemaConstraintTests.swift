@@ -1,5 +1,5 @@
 import Foundation
-import PushStore
+@testable import PushStore
 import Testing
 
 /// Bad rows are refused at INSERT with a constraint that names the problem;
@@ -117,12 +117,60 @@ struct SchemaConstraintTests {
         }
     }
 
-    @Test("every waiting row is covered by the claim index")
-    func claimIndexExists() async throws {
+    /// The columns the `UPDATE pushq.notifications … SET` clauses of `sql` assign: the name
+    /// before each `=` at the clause's top level, up to its `FROM`, `WHERE` or `RETURNING`.
+    static func assignedColumns(_ sql: String) -> [String] {
+        var out: [String] = []
+        var rest = Substring(sql)
+        while let update = rest.range(of: #"UPDATE pushq\.notifications( \w+)?\s+SET\s"#, options: .regularExpression) {
+            rest = rest[update.upperBound...]
+            var depth = 0
+            var item = ""
+            var items: [String] = []
+            var i = rest.startIndex
+            scan: while i < rest.endIndex {
+                let ch = rest[i]
+                if depth == 0 {
+                    for end in ["FROM ", "WHERE ", "RETURNING "] where rest[i...].hasPrefix(end) && (item.last?.isWhitespace ?? true) { break scan }
+                }
+                if ch == "(" { depth += 1 } else if ch == ")" { depth -= 1 }
+                if ch == "," && depth == 0 { items.append(item); item = "" } else { item.append(ch) }
+                i = rest.index(after: i)
+            }
+            items.append(item)
+            out += items.compactMap { $0.split(separator: "=").first?.trimmingCharacters(in: .whitespacesAndNewlines) }
+            rest = rest[i...]
+        }
+        return out
+    }
+
+    @Test("no index of pushq.notifications holds a column the claim or the write-back sets (in its key, expressions or predicate), so that both can be HOT; the table keeps room on its pages (fillfactor 33)")
+    func claimAndWriteBackCanBeHOT() async throws {
         try await TestDatabase.withConnection { c in
-            let r = try await c.query("SELECT indexdef FROM pg_indexes WHERE schemaname = 'pushq' AND indexname = 'notifications_due'")
-            let def = try #require(try r.decode(String.self, 0, 0))
-            #expect(def.contains("WHERE (status = ANY (ARRAY['queued'::text, 'retrying'::text]))"))
+            // Every column the claim and the write-back assign (`name = ` in their SQL).
+            let statements = [ClaimStatement.bound(limit: 10, workerID: "w", leaseSeconds: 60, credentials: ["default"], fcmCredentials: [],
+                                                   defaultEnvironment: .production, held: [], only: nil, row: nil, excluding: [],
+                                                   rotation: 0, budget: nil, belowRank: nil).sql,
+                              PGConnection.completeSQL]
+            let columns = try await c.query("""
+                SELECT attname FROM pg_attribute WHERE attrelid = 'pushq.notifications'::regclass AND attnum > 0 AND NOT attisdropped
+                """)
+            let names = Set((0..<columns.count).compactMap { columns.string($0, 0) })
+            let set = Set(statements.flatMap(Self.assignedColumns)).intersection(names)
+            #expect(set.isSuperset(of: ["status", "attempts", "locked_by", "locked_until", "scheduled_at", "finished_at", "last_reason"]), "\(set.sorted())")
+            let indexed = try await c.query("""
+                SELECT DISTINCT a.attname FROM pg_index i
+                  JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum > 0
+                 WHERE i.indrelid = 'pushq.notifications'::regclass
+                   AND (a.attnum = ANY (i.indkey::int2[])
+                        OR pg_get_expr(i.indexprs, i.indrelid) ~ ('\\m' || a.attname || '\\M')
+                        OR pg_get_expr(i.indpred, i.indrelid) ~ ('\\m' || a.attname || '\\M'))
+                """)
+            let indexedNames = Set((0..<indexed.count).compactMap { indexed.string($0, 0) })
+            #expect(indexedNames.isDisjoint(with: set), "indexed and set by the hot path: \(indexedNames.intersection(set).sorted())")
+            #expect(indexedNames.contains("created_at") && indexedNames.contains("device_token"), "\(indexedNames.sorted())")
+            let options = try await c.query("SELECT array_to_string(reloptions, ',') FROM pg_class WHERE oid = 'pushq.notifications'::regclass")
+            #expect(options.string(0, 0)?.split(separator: ",").contains("fillfactor=33") == true, "\(options.string(0, 0) ?? "")")
         }
     }
 

@@ -144,7 +144,9 @@ struct DocumentationTests {
             let dropped = Set(Migration.all.flatMap { m in
                 m.sql.matches(of: #/DROP INDEX (?:CONCURRENTLY )?(?:IF EXISTS )?pushq\.([a-z0-9_]+)/#).map { String($0.1) }
             })
-            #expect(dropped == ["notifications_device_token", "notifications_device_token_settled", "notifications_lease"])
+            #expect(dropped == ["notifications_device_token", "notifications_device_token_settled", "notifications_lease", "notifications_due",
+                                "notifications_lane_due", "notifications_expiry", "notifications_finished", "notifications_channel_waiting",
+                                "notifications_token_hash"])
             for (name, paths) in try Self.names("`((?:notifications|devices|credential_pauses)_[a-z0-9_]+)`") {
                 #expect(objects.contains(name) || constraints.contains(name) || dropped.contains(name),
                         "\(name), named in \(paths.sorted()), is neither a constraint, an index nor a trigger of the schema")

@@ -110,7 +110,8 @@ struct LiveActivityEndToEndTests {
                   ($2, 'live_activity', 'old', now() - interval '11 hours 59 minutes'),
                   ($3, 'push_to_start', NULL, now() - interval '30 days')
                 """, [t(1), t(2), t(3)])
-            let outcome = try await Pruner(policy: RetentionPolicy()).round(db, rest: { _ in })
+            var walk = PruneWalk()
+            let outcome = try await Pruner(policy: RetentionPolicy()).round(db, walk: &walk, now: 0, rest: { _ in })
             guard case .pruned(_, _, let retired) = outcome else { Issue.record("not elected"); return }
             #expect(retired == 1)
             #expect(try await Self.retirement(db, t(1)) == "AgeLimit")

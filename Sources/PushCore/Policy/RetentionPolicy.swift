@@ -4,7 +4,7 @@
 /// `failed`, `expired` and `cancelled` rows ``finalSeconds`` (`PUSHQ_RETAIN_FINAL_SECONDS`,
 /// default seven days), counted from `finished_at` (from `created_at` for a final row without
 /// one, e.g. cancelled by a producer that left it NULL). Rows that are not final are never
-/// deleted, whatever their age.
+/// deleted, whatever their age. The pruner walks rows by `created_at` (``PruneWalk``).
 ///
 /// The pruner deletes at most ``batchSize`` rows per statement (one short transaction each)
 /// and rests between batches twice as long as the last batch took, at most 1 s
@@ -34,38 +34,77 @@ public struct RetentionPolicy: Sendable, Hashable {
 
     /// The passes of one pruning round, in order, each with the age past which its rows go.
     public var passes: [(pass: PrunePass, olderThanSeconds: Double)] {
-        [(.sent, sentSeconds), (.ended, finalSeconds), (.sentUnstamped, sentSeconds), (.endedUnstamped, finalSeconds)]
+        [(.sent, sentSeconds), (.ended, finalSeconds)]
     }
 
     /// What the pruner does after a batch: the next batch after a rest, or the next pass.
     ///
     /// - Parameters:
-    ///   - deleted: rows the batch deleted.
+    ///   - walked: rows the batch read of the pass's walk (those it deleted and those it skipped).
     ///   - took: seconds the batch took.
     /// - Returns: the seconds to rest before the next batch of the same pass, or nil when the
-    ///   pass is done (the batch was not full: nothing older is left).
-    public func restSeconds(afterBatchOf deleted: Int, took: Double) -> Double? {
-        guard deleted >= batchSize else { return nil }
+    ///   pass is done (the batch was not full: the walk reached the pass's cutoff).
+    public func restSeconds(afterBatchOf walked: Int, took: Double) -> Double? {
+        guard walked >= batchSize else { return nil }
         return min(max(took, 0) * 2, 1)
     }
 }
 
-/// One kind of final row the pruner deletes, by status and by the time its age counts from.
+/// One kind of final row the pruner deletes, by status. Its age counts from `finished_at`, or from
+/// `created_at` for a final row without one.
 public enum PrunePass: String, Sendable, Hashable, CaseIterable {
-    /// `sent` rows, aged from `finished_at`.
+    /// `sent` rows.
     case sent
-    /// `failed`, `expired` and `cancelled` rows, aged from `finished_at`.
+    /// `failed`, `expired` and `cancelled` rows.
     case ended
-    /// `sent` rows without `finished_at`, aged from `created_at`.
-    case sentUnstamped
-    /// `failed`, `expired` and `cancelled` rows without `finished_at`, aged from `created_at`.
-    case endedUnstamped
 
     /// The statuses of its rows.
     public var statuses: [String] {
         switch self {
-        case .sent, .sentUnstamped: ["sent"]
-        case .ended, .endedUnstamped: ["failed", "expired", "cancelled"]
+        case .sent: ["sent"]
+        case .ended: ["failed", "expired", "cancelled"]
         }
+    }
+}
+
+/// A row of the pruner's walk of `pushq.notifications` by (`created_at`, `id`): where a pass
+/// stopped. `createdAt` is PostgreSQL's text of the timestamp, given back as it came.
+public struct PrunePosition: Sendable, Hashable {
+    public var createdAt: String
+    public var id: Int64
+
+    public init(createdAt: String, id: Int64) {
+        self.createdAt = createdAt
+        self.id = id
+    }
+}
+
+/// Where each pass of the pruner resumes its walk of rows by `created_at`.
+///
+/// A pass walks the rows created before its cutoff, oldest first, and deletes those that are
+/// final and past their retention; it skips the others (rows still waiting or in flight, rows of
+/// the other pass kept longer). A round continues each pass from where the previous round
+/// stopped, so that the rows it skipped are not read again every few seconds; every
+/// ``rescanSeconds`` the walks start again from the first row, which deletes the skipped rows
+/// that have since become final and aged.
+///
+/// Pure: the time is given.
+public struct PruneWalk: Sendable, Equatable {
+    /// Where each pass stopped; a pass without one starts from the first row.
+    public var positions: [PrunePass: PrunePosition] = [:]
+    /// When (seconds on a monotonic clock) the walks last started from the first row.
+    public var startedAt: Double?
+
+    /// Seconds between walks from the first row.
+    public static let rescanSeconds: Double = 600
+
+    public init() {}
+
+    /// Starts a round at `now`: the walks start from the first row again if they never did or
+    /// did ``rescanSeconds`` ago or more.
+    public mutating func beginRound(at now: Double) {
+        if let startedAt, now - startedAt < Self.rescanSeconds, now >= startedAt { return }
+        positions = [:]
+        startedAt = now
     }
 }

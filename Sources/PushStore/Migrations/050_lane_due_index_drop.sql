@@ -1,0 +1,12 @@
+-- pushq:no-transaction
+-- pushq:after-workers 48
+-- pushq schema, version 50: drops notifications_lane_due, the waiting rows by lane in due order.
+-- The claim walks pushq.due since schema 35; workers before it walked this index, and the lane
+-- cancel of earlier docs.
+--
+-- One of the six indexes whose predicate names the row's status (with 49-54): while any is left,
+-- no claim or write-back is HOT. Workers of earlier releases read some of the six (their claim,
+-- expiry, retention or status statements), workers of schema 48 and later none: this waits until
+-- no worker before schema 48 is live. Dropped CONCURRENTLY: nothing waits for it but
+-- transactions already open on the table.
+DROP INDEX CONCURRENTLY IF EXISTS pushq.notifications_lane_due

@@ -1,0 +1,12 @@
+-- pushq:no-transaction
+-- pushq:after-workers 48
+-- pushq schema, version 52: drops notifications_finished, the final rows by finished_at.
+-- Retention, pushq status and the dashboard read notifications_created (schema 46) instead, and
+-- what finished recently from pushq.outcomes (schema 42).
+--
+-- One of the six indexes whose predicate names the row's status (with 49-54): while any is left,
+-- no claim or write-back is HOT. Workers of earlier releases read some of the six (their claim,
+-- expiry, retention or status statements), workers of schema 48 and later none: this waits until
+-- no worker before schema 48 is live. Dropped CONCURRENTLY: nothing waits for it but
+-- transactions already open on the table.
+DROP INDEX CONCURRENTLY IF EXISTS pushq.notifications_finished

@@ -1,0 +1,11 @@
+-- pushq:no-transaction
+-- pushq:after-workers 48
+-- pushq schema, version 54: drops notifications_token_hash, the rows not in flight by their
+-- token's hash. The dashboard's search by token reads notifications_token_created (schema 47).
+--
+-- One of the six indexes whose predicate names the row's status (with 49-54): while any is left,
+-- no claim or write-back is HOT. Workers of earlier releases read some of the six (their claim,
+-- expiry, retention or status statements), workers of schema 48 and later none: this waits until
+-- no worker before schema 48 is live. Dropped CONCURRENTLY: nothing waits for it but
+-- transactions already open on the table.
+DROP INDEX CONCURRENTLY IF EXISTS pushq.notifications_token_hash

@@ -1,0 +1,12 @@
+-- pushq:after-workers 48
+-- pushq schema, version 55: pushq.notifications keeps a third of each page for the new versions
+-- of its rows (fillfactor 33, PostgreSQL's default is 100, pushq's 80 before).
+--
+-- With the indexes of the row's status gone (49-54), no column the claim or the write-back sets
+-- is indexed, so each of their updates can be HOT: the new version goes on the row's own page,
+-- and no index gets an entry for it. It needs room on that page for the row's two new versions;
+-- at 80 a third of the updates found it, at 33 all of them (docs/performance.md). Pages written
+-- from now on are filled to a third; rows already stored stay where they are. Kept rows take ~2.4
+-- times the space. Gated after the drops, as it gains nothing without them. Takes SHARE UPDATE
+-- EXCLUSIVE on the table for an instant: inserts and updates go on.
+ALTER TABLE pushq.notifications SET (fillfactor = 33);
