@@ -118,7 +118,8 @@ extension PGConnection {
     /// hours.
     public func rows(metadataKey key: String, value: String) throws(PGError) -> [NotificationSummary] {
         let scalar = Int64(value).map(String.init) ?? (value == "true" || value == "false" ? value : nil)
-        return try NotificationSummary.decode(readThroughIndexes(Self.rowsByMetadataSQL, [key, value, scalar, Self.metadataSearchHours, Self.dashboardListLimit]))
+        return try NotificationSummary.decode(readThroughIndexes(Self.rowsByMetadataSQL,
+                                                                 [key, value, scalar, Self.metadataSearchHours, Self.dashboardListLimit]))
     }
 
     /// Runs `sql`, a read of `pushq.notifications` bounded by a walk of one of its indexes (the

@@ -14,7 +14,7 @@ import PushStore
 /// retention. Then it retires, in batches of the same size, the `live_activity` tokens
 /// registered longer ago than ``LiveActivityLimits/tokenLifetimeSeconds``
 /// (``PGConnection/retireAgedActivityTokens(olderThan:limit:)``). Between full batches the pruner
-/// rests twice as long as the batch took (at most 1 s).
+/// rests four times as long as the batch took (at most 1 s).
 public struct Pruner: Sendable {
     /// What a round did.
     public enum Outcome: Sendable, Equatable {
@@ -102,7 +102,8 @@ extension PushWorker {
         var walk = PruneWalk()
         while !stopRequested {
             do {
-                let outcome = try await pruner.round(connection, walk: &walk, now: ProcessInfo.processInfo.systemUptime, isStopped: { [self] in stopRequested },
+                let outcome = try await pruner.round(connection, walk: &walk, now: ProcessInfo.processInfo.systemUptime,
+                                                     isStopped: { [self] in stopRequested },
                                                      rest: { [self] s in await stopWake.wait(timeout: .milliseconds(Int(s * 1000))) })
                 if case .pruned(let deleted, let batches, let retired) = outcome, deleted.values.reduce(0, +) + retired > 0 {
                     logger.info("deleted final notifications past their retention", metadata: [

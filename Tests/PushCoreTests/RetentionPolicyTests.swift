@@ -20,10 +20,11 @@ struct RetentionPolicyTests {
         #expect(Set(PrunePass.allCases.flatMap(\.statuses)) == final)
     }
 
-    @Test("a full batch rests twice as long as it took (at most 1 s); a short one ends the pass", arguments: [
-        (1000, 0.05, 0.1 as Double?),
-        (1000, 0.4, 0.8),
+    @Test("a full batch rests four times as long as it took (at most 1 s); a short one ends the pass", arguments: [
+        (1000, 0.05, 0.2 as Double?),
+        (1000, 0.2, 0.8),
         (1000, 0.0, 0.0),
+        (1000, 0.4, 1.0),
         (1000, 3.0, 1.0),
         (1000, -1.0, 0.0),
         (999, 0.05, nil),
