@@ -36,20 +36,20 @@ public struct Pruner: Sendable {
     /// - Parameters:
     ///   - connection: the session that takes the lock and deletes.
     ///   - walk: where each pass resumes; updated as the passes go.
-    ///   - now: seconds on a monotonic clock (``PruneWalk/beginRound(at:)``).
+    ///   - now: seconds on a monotonic clock (``PruneWalk/begin(_:retention:at:)``).
     ///   - isStopped: checked before each batch; true ends the round early.
     ///   - rest: waits the given seconds between full batches (returns early on a stop).
     /// - Throws: `PGError` from a statement; the lock is released first when possible.
     public func round(_ connection: PGConnection, walk: inout PruneWalk, now: Double, isStopped: @Sendable () -> Bool = { false },
                       rest: @Sendable (Double) async -> Void) async throws -> Outcome {
         guard try await connection.tryLockPruner() else { return .notElected }
-        walk.beginRound(at: now)
         var deleted: [PrunePass: Int] = [:]
         var batches = 0
         var retired = 0
         do {
             for (pass, age) in policy.passes {
                 deleted[pass] = 0
+                walk.begin(pass, retention: age, at: now)
                 while !isStopped() {
                     let after = walk.positions[pass]
                     let step = try await batch(rest: rest, walked: \.walked) {

@@ -34,19 +34,30 @@ struct RetentionPolicyTests {
         #expect(RetentionPolicy(batchSize: 1000).restSeconds(afterBatchOf: deleted, took: took) == expected)
     }
 
-    @Test("a round goes on from each pass's position; the walks start from the first row again after rescanSeconds, or when the clock is behind")
+    @Test("a pass goes on from its position; it starts from the first row again once its last start is as old as its retention or rescanSeconds (the smaller), or the clock is behind")
     func walkRescan() {
         var walk = PruneWalk()
-        walk.beginRound(at: 1_000)
-        #expect(walk.startedAt == 1_000 && walk.positions.isEmpty)
         let p = PrunePosition(createdAt: "2026-11-20 10:00:00+00", id: 7)
+        walk.begin(.sent, retention: 86_400, at: 1_000)
+        #expect(walk.startedAt == [.sent: 1_000] && walk.positions.isEmpty)
         walk.positions[.sent] = p
-        walk.beginRound(at: 1_000 + PruneWalk.rescanSeconds - 1)
-        #expect(walk.positions == [.sent: p] && walk.startedAt == 1_000, "within the interval: resumed")
-        walk.beginRound(at: 1_000 + PruneWalk.rescanSeconds)
-        #expect(walk.positions.isEmpty && walk.startedAt == 1_000 + PruneWalk.rescanSeconds, "after it: from the first row")
+        walk.begin(.sent, retention: 86_400, at: 1_000 + PruneWalk.rescanSeconds - 1)
+        #expect(walk.positions == [.sent: p] && walk.startedAt[.sent] == 1_000, "within rescanSeconds: resumed")
+        walk.begin(.sent, retention: 86_400, at: 1_000 + PruneWalk.rescanSeconds)
+        #expect(walk.positions.isEmpty && walk.startedAt[.sent] == 1_000 + PruneWalk.rescanSeconds, "after it: from the first row")
+        // A retention shorter than rescanSeconds: as often as the retention; 0, every round.
         walk.positions[.ended] = p
-        walk.beginRound(at: 5)
-        #expect(walk.positions.isEmpty && walk.startedAt == 5, "a clock behind the start: from the first row")
+        walk.begin(.ended, retention: 60, at: 2_000)
+        walk.positions[.ended] = p
+        walk.begin(.ended, retention: 60, at: 2_059)
+        #expect(walk.positions[.ended] == p, "within its retention: resumed")
+        walk.begin(.ended, retention: 60, at: 2_060)
+        #expect(walk.positions[.ended] == nil && walk.startedAt[.ended] == 2_060)
+        walk.positions[.ended] = p
+        walk.begin(.ended, retention: 0, at: 2_060)
+        #expect(walk.positions[.ended] == nil, "retention 0: from the first row every round")
+        walk.positions[.sent] = p
+        walk.begin(.sent, retention: 86_400, at: 5)
+        #expect(walk.positions[.sent] == nil && walk.startedAt[.sent] == 5, "a clock behind the start: from the first row")
     }
 }

@@ -67,6 +67,31 @@ struct OperationsTests {
         }
     }
 
+    @Test("rows a round passed over while they waited are deleted by a later round once final and aged: with retention 0, the next round; with a day, not before the walk starts again")
+    func passedOverRowsAreDeletedLater() async throws {
+        try await TestDatabase.withConnection { c in
+            try await insert(c, 5, "queued", ago: 60)
+            try await insert(c, 3, "sent", ago: 30)
+            var walk = PruneWalk()
+            let now = Pruner(policy: RetentionPolicy(sentSeconds: 0, finalSeconds: 0, batchSize: 10))
+            #expect(try await now.round(c, walk: &walk, now: 0, rest: { _ in }) == .pruned(deleted: [.sent: 3, .ended: 0], batches: 3, retiredTokens: 0))
+            try await c.query("UPDATE pushq.notifications SET status = 'sent', finished_at = now() - interval '1 minute' WHERE status = 'queued'")
+            #expect(try await now.round(c, walk: &walk, now: 1, rest: { _ in }) == .pruned(deleted: [.sent: 5, .ended: 0], batches: 3, retiredTokens: 0),
+                    "retention 0: each round walks from the first row")
+            #expect(try await statusCounts(c) == [:])
+
+            try await insert(c, 5, "queued", ago: 2 * 86_400)
+            var dayWalk = PruneWalk()
+            let day = Pruner(policy: RetentionPolicy(batchSize: 10))
+            #expect(try await day.round(c, walk: &dayWalk, now: 0, rest: { _ in }) == .pruned(deleted: [.sent: 0, .ended: 0], batches: 3, retiredTokens: 0))
+            try await c.query("UPDATE pushq.notifications SET status = 'sent', finished_at = now() - interval '2 days' WHERE status = 'queued'")
+            #expect(try await day.round(c, walk: &dayWalk, now: 1, rest: { _ in }) == .pruned(deleted: [.sent: 0, .ended: 0], batches: 3, retiredTokens: 0),
+                    "a day's retention: the walk goes on past them")
+            #expect(try await day.round(c, walk: &dayWalk, now: 1 + PruneWalk.rescanSeconds, rest: { _ in })
+                    == .pruned(deleted: [.sent: 5, .ended: 0], batches: 3, retiredTokens: 0), "and deletes them when it starts again")
+        }
+    }
+
     @Test("a worker prunes what it sent once retention passes, but not while another session holds the pruner's lock")
     func workerPrunes() async throws {
         try await TestDatabase.withConnection { db in
