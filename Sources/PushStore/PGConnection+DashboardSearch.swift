@@ -127,16 +127,7 @@ extension PGConnection {
     /// scans off: on a table that holds little more than the walk's window the planner would
     /// rather read it whole, and the cost would then grow with every row kept.
     func readThroughIndexes(_ sql: String, _ parameters: [(any PGParameter)?]) throws(PGError) -> PGResult {
-        try execute("BEGIN READ ONLY")
-        do {
-            try execute("SET LOCAL enable_seqscan = off")
-            let r = try query(sql, parameters)
-            try execute("COMMIT")
-            return r
-        } catch {
-            try? execute("ROLLBACK")
-            throw error
-        }
+        try typedTransaction(begin: "BEGIN READ ONLY; SET LOCAL enable_seqscan = off") { c throws(PGError) in try c.query(sql, parameters) }
     }
 
     static let notificationRecordSQL =
