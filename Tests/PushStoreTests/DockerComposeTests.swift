@@ -279,6 +279,28 @@ struct DockerComposeTests {
         #expect(dockerfile.contains("libpq-dev") && dockerfile.contains("libcurl4-openssl-dev") && dockerfile.contains("libssl-dev"))
         #expect(runtime.contains("COPY --from=build"))
     }
+
+    /// The manifest's linker flags name files by `\(Context.packageDirectory)/…` (the order of the
+    /// worker's functions): a build stage that does not copy one fails at the link.
+    @Test("the image's build stage copies every file the manifest's flags name")
+    func dockerfileCopiesManifestFiles() throws {
+        let manifest = try Self.load("Package.swift")
+        let marker = "\\(Context.packageDirectory)/"
+        let named = manifest.components(separatedBy: marker).dropFirst().map { rest in
+            String(rest.prefix { $0 != "\"" && $0 != " " })
+        }
+        #expect(named.contains("scripts/function-order.txt"), "the manifest no longer names scripts/function-order.txt: \(named)")
+        let copies = try Self.load("Dockerfile").split(separator: "\n").filter { $0.hasPrefix("COPY ") && !$0.contains("--from") }
+        for path in named {
+            #expect(FileManager.default.fileExists(atPath: repositoryRoot.appendingPathComponent(path).path), "\(path) is missing")
+            let copied = copies.contains { line in
+                line.split(separator: " ").dropFirst().dropLast().contains { source in
+                    path == source || path.hasPrefix(source.hasSuffix("/") ? String(source) : source + "/")
+                }
+            }
+            #expect(copied, "the Dockerfile's build stage does not COPY \(path)")
+        }
+    }
 }
 
 /// The services of a compose file, parsed by Yams.
