@@ -23,14 +23,11 @@ RUN swift package resolve
 COPY Sources ./Sources
 COPY Tests ./Tests
 COPY bench ./bench
-# The order the release link places the worker's functions in (Package.swift, the `pushq` target).
-COPY scripts/function-order.txt ./scripts/
-# Every function in a section of its own, dependencies' too, so that the link can place the ones
-# a worker runs next to each other: ~1 MB less resident code than with pushq's order alone
-# (docs/performance.md, "Functions in the order a worker runs them").
-RUN swift build -c release --product pushq --static-swift-stdlib \
-        -Xswiftc -Xfrontend -Xswiftc -function-sections -Xcc -ffunction-sections \
-    && install -m 0755 "$(swift build -c release --static-swift-stdlib --show-bin-path)/pushq" /usr/local/bin/pushq
+# The order the release link places the worker's functions in (Package.swift, the `pushq` target),
+# and the build as make bench measures it: every function in a section of its own, so that the
+# link can place the ones a worker runs next to each other.
+COPY scripts/function-order.txt scripts/build-release ./scripts/
+RUN install -m 0755 "$(scripts/build-release)" /usr/local/bin/pushq
 
 FROM debian:bookworm-slim
 RUN apt-get update \
