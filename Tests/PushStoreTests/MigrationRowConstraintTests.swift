@@ -77,10 +77,7 @@ struct MigrationRowConstraintTests {
                     if problem != 3 { #expect(r.string(row, 8) == "t", "\(label)") }
                 }
             }
-            let validated = try await c.query("""
-                SELECT count(*) FROM pg_constraint WHERE conrelid = 'pushq.notifications'::regclass AND conname = ANY ($1::text[]) AND convalidated
-                """, [RowConstraintTests.names])
-            #expect(try validated.decode(Int.self, 0, 0) == 6)
+            #expect(Set(RowConstraintTests.names).isSubset(of: try await TableRules.enforced(c)), "validated, or rules of the trigger (56)")
             // A version 3 producer's INSERTs, unchanged.
             try await c.query("INSERT INTO pushq.notifications (device_token, payload) VALUES ($1, '{\"aps\":{}}')", [String(repeating: "c", count: 64)])
             try await c.query("""

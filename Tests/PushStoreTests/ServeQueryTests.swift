@@ -79,6 +79,7 @@ struct ServeQueryTests {
                    AND contype IN ('c', 'u')
                 UNION SELECT 'notifications_channel_known' UNION SELECT 'notifications_channel_endpoint'
                 UNION SELECT 'enqueue_for_user_dedupe_key_length'
+                UNION \(TableRules.functionRulesSQL)
                 """)
             let named = Set((0..<r.count).compactMap { r.string($0, 0) })
             let explained = Set(ConstraintExplanation.all.keys)

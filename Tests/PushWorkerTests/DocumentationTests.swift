@@ -121,6 +121,7 @@ struct DocumentationTests {
                 UNION SELECT m[1] FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace,
                       regexp_matches(p.prosrc, 'CONSTRAINT = ''([a-z0-9_]+)''', 'g') m
                  WHERE n.nspname = 'pushq'
+                UNION \(TableRules.functionRulesSQL)
                 """)
             constraints.formUnion((0..<t.count).compactMap { t.string($0, 0) })
             #expect(objects.contains("notifications") && constraints.contains("devices_pkey"))

@@ -6,18 +6,19 @@ import PushTestSupport
 import PushWorker
 import Testing
 
-/// Rows whose data makes the claim statement fail, planted by dropping a constraint of
-/// migration 4 and adding it back NOT VALID (as a row from before the migration would be):
-/// the worker singles them out and ends them, and the rest of the queue keeps flowing.
+/// Rows whose data makes the claim statement fail, planted with the table's rules off and a
+/// CHECK constraint added NOT VALID that they break (as a row from before migration 4 was, until
+/// schema 56 made the checks a trigger): the worker singles them out and ends them, and the rest
+/// of the queue keeps flowing.
 @Suite("Poison rows", .serialized)
 struct PoisonRowTests {
     static let badTopic = "com.example\r\napns-priority: 10"
 
-    /// Drops `notifications_topic_shape`, runs `body` (which inserts rows the constraint refuses),
-    /// and adds the constraint back NOT VALID: the claim's UPDATE of such a row then fails with 23514.
+    /// Runs `body` (which inserts rows the rule `notifications_topic_shape` refuses) with the
+    /// rules off, and adds the rule as a CHECK constraint NOT VALID: the claim's UPDATE of such a
+    /// row then fails with 23514.
     static func plantingBadTopics(_ db: PGConnection, _ body: () async throws -> Void) async throws {
-        try await db.execute("ALTER TABLE pushq.notifications DROP CONSTRAINT notifications_topic_shape")
-        try await body()
+        try await TableRules.off(db, body)
         try await db.execute("""
             ALTER TABLE pushq.notifications ADD CONSTRAINT notifications_topic_shape
                 CHECK (topic IS NULL OR topic ~ '^[A-Za-z0-9._-]{1,255}$' OR status IN ('sent', 'failed', 'expired', 'cancelled')) NOT VALID
@@ -35,7 +36,6 @@ struct PoisonRowTests {
     func poisonRowsIsolated() async throws {
         try await TestDatabase.withConnection { db in
             try await withMock { mock, apnsURL in
-                try await db.execute("ALTER TABLE pushq.notifications DROP CONSTRAINT notifications_expires_at_finite")
                 let bad = (0..<4).map { Fixtures.token($0, prefix: "f") }
                 try await Self.plantingBadTopics(db) {
                     // Three side by side at the head of the queue, one amid 300 good rows.
@@ -45,9 +45,11 @@ struct PoisonRowTests {
                     try await insertAlerts(db, count: 150, prefix: "2")
                 }
                 // Infinite expiries no longer break the claim: no expiry, and already expired (the upkeep's sweep may take it first).
-                try await db.query("""
-                    INSERT INTO pushq.notifications (device_token, payload, expires_at) VALUES ($1, '{"aps":{}}', 'infinity'), ($2, '{"aps":{}}', '-infinity')
-                    """, [Fixtures.token(1, prefix: "e"), Fixtures.token(2, prefix: "e")])
+                try await TableRules.off(db) {
+                    try await db.query("""
+                        INSERT INTO pushq.notifications (device_token, payload, expires_at) VALUES ($1, '{"aps":{}}', 'infinity'), ($2, '{"aps":{}}', '-infinity')
+                        """, [Fixtures.token(1, prefix: "e"), Fixtures.token(2, prefix: "e")])
+                }
                 let configuration = try workerConfiguration(databaseURL: try await databaseURL(db), apnsURL: apnsURL)
                 try await withWorker(configuration) { worker in
                     try await waitUntilAllFinal(db, timeout: .seconds(60))

@@ -1,0 +1,43 @@
+import PushStore
+
+/// The rules a row of `pushq.notifications` must follow, where the schema keeps them.
+///
+/// Since schema 56, 29 of them are checked by the trigger function `pushq.notifications_rules()`
+/// (one `WHEN … IS FALSE THEN '<name>'` per rule, raised as SQLSTATE 23514 under that name); the
+/// two that read a column the worker writes (`notifications_scheduled_at_finite`,
+/// `notifications_status_known`) stay CHECK constraints.
+public enum TableRules {
+    /// A query of one text column: the name of every rule of the trigger function (none before
+    /// schema 56), to `UNION` with a query of constraint names.
+    public static let functionRulesSQL = """
+        SELECT m[1] FROM pg_proc p, regexp_matches(p.prosrc, 'THEN ''(notifications_[a-z0-9_]+)''', 'g') m
+         WHERE p.oid = to_regproc('pushq.notifications_rules')
+        """
+
+    /// The names of the rules in force: the table's validated CHECK constraints and the trigger
+    /// function's rules.
+    public static func enforced(_ c: PGConnection) async throws -> Set<String> {
+        let r = try await c.query("""
+            SELECT conname FROM pg_constraint WHERE conrelid = 'pushq.notifications'::regclass AND contype = 'c' AND convalidated
+            UNION \(functionRulesSQL)
+            """)
+        return Set((0..<r.count).compactMap { r.string($0, 0) })
+    }
+
+    /// Runs `body` with the rules' triggers off, and turns them back on, even when it throws:
+    /// the rows it writes are as rows written before a rule existed, or around it by hand.
+    public static func off<T>(_ c: PGConnection, _ body: () async throws -> T) async throws -> T {
+        try await c.execute("""
+            ALTER TABLE pushq.notifications DISABLE TRIGGER notifications_rules, DISABLE TRIGGER notifications_rules_waiting
+            """)
+        let on = "ALTER TABLE pushq.notifications ENABLE TRIGGER notifications_rules, ENABLE TRIGGER notifications_rules_waiting"
+        do {
+            let value = try await body()
+            try await c.execute(on)
+            return value
+        } catch {
+            try? await c.execute(on)
+            throw error
+        }
+    }
+}
