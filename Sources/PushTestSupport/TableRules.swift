@@ -28,9 +28,13 @@ public enum TableRules {
     /// the rows it writes are as rows written before a rule existed, or around it by hand.
     public static func off<T>(_ c: PGConnection, _ body: () async throws -> T) async throws -> T {
         try await c.execute("""
-            ALTER TABLE pushq.notifications DISABLE TRIGGER notifications_rules, DISABLE TRIGGER notifications_rules_waiting
+            ALTER TABLE pushq.notifications DISABLE TRIGGER notifications_rules, DISABLE TRIGGER notifications_rules_update,
+                DISABLE TRIGGER notifications_rules_waiting
             """)
-        let on = "ALTER TABLE pushq.notifications ENABLE TRIGGER notifications_rules, ENABLE TRIGGER notifications_rules_waiting"
+        let on = """
+            ALTER TABLE pushq.notifications ENABLE TRIGGER notifications_rules, ENABLE TRIGGER notifications_rules_update,
+                ENABLE TRIGGER notifications_rules_waiting
+            """
         do {
             let value = try await body()
             try await c.execute(on)

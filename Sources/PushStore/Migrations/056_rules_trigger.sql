@@ -10,20 +10,24 @@
 -- violation) with the constraint's name in the error's constraint field and the same message,
 -- `new row for relation "notifications" violates check constraint "<name>"`. When a row breaks
 -- several, the first by name is reported, as PostgreSQL does. It runs
---   * at INSERT (COPY included), and at an UPDATE that sets a column a rule reads
---     (notifications_rules);
---   * when an UPDATE changes `status` so that a rule relaxed for the old status applies again: to
---     queued or retrying from any other status, or out of a final one (notifications_rules_waiting).
---     Five rules are not checked on final rows, the three live-activity rules only on waiting
---     ones (queued, retrying), as their constraints said.
+--   * before an INSERT (COPY included): notifications_rules;
+--   * after an UPDATE that sets a column a rule reads: notifications_rules_update;
+--   * after an UPDATE that changes `status` so that a rule relaxed for the old status applies
+--     again: to queued or retrying from any other status, or out of a final one
+--     (notifications_rules_waiting). Five rules are not checked on final rows, the three
+--     live-activity rules only on waiting ones (queued, retrying), as their constraints said.
 -- The claim and the write-back set neither such a column nor such a status (a retry does, and is
 -- checked). The two checks that read a column the worker writes stay constraints:
 -- notifications_scheduled_at_finite and notifications_status_known.
 --
--- The triggers' names sort after notifications_channel, whose BEFORE INSERT fills a broadcast
--- row's credential, environment and topic: they check the row as it will be stored, as the
--- constraints did (PostgreSQL runs BEFORE triggers in name order, constraints after them all).
--- A trigger of your own on this table whose name sorts after them is not checked.
+-- The UPDATE triggers run AFTER the row: a refusal fails the statement all the same, and a
+-- BEFORE UPDATE row trigger, even one that does not fire, makes PostgreSQL lock every row an
+-- UPDATE writes before it writes it, a WAL record per row that the write-back would pay. The
+-- INSERT trigger runs BEFORE, as constraints do, so that a refused row is never written (and an
+-- INSERT … ON CONFLICT checks the row it proposes). Its name sorts after notifications_channel,
+-- whose BEFORE INSERT fills a broadcast row's credential, environment and topic: PostgreSQL runs
+-- BEFORE triggers in name order, so the row is checked as it will be stored. A BEFORE INSERT
+-- trigger of your own whose name sorts after notifications_rules is not checked.
 --
 -- One transaction: the rules are never off. No row is read or rewritten. CREATE TRIGGER takes
 -- SHARE ROW EXCLUSIVE and DROP CONSTRAINT ACCESS EXCLUSIVE on pushq.notifications for an
@@ -100,19 +104,24 @@ BEGIN
         RAISE EXCEPTION 'new row for relation "notifications" violates check constraint "%"', broken
             USING ERRCODE = 'check_violation', CONSTRAINT = broken, TABLE = 'notifications', SCHEMA = 'pushq';
     END IF;
-    RETURN NEW;
+    RETURN NEW;  -- (an AFTER trigger's result is ignored)
 END
 $$;
 
 CREATE TRIGGER notifications_rules
-    BEFORE INSERT OR UPDATE OF payload, device_token, provider, push_type, topic, priority, collapse_id, environment,
-                               lane, notify_channel, dedupe_key, channel, credential, max_attempts, expires_at, metadata
+    BEFORE INSERT ON pushq.notifications
+    FOR EACH ROW
+    EXECUTE FUNCTION pushq.notifications_rules();
+
+CREATE TRIGGER notifications_rules_update
+    AFTER UPDATE OF payload, device_token, provider, push_type, topic, priority, collapse_id, environment,
+                    lane, notify_channel, dedupe_key, channel, credential, max_attempts, expires_at, metadata
     ON pushq.notifications
     FOR EACH ROW
     EXECUTE FUNCTION pushq.notifications_rules();
 
 CREATE TRIGGER notifications_rules_waiting
-    BEFORE UPDATE OF status ON pushq.notifications
+    AFTER UPDATE OF status ON pushq.notifications
     FOR EACH ROW
     WHEN (OLD.status IS DISTINCT FROM NEW.status
           AND (NEW.status IN ('queued', 'retrying') OR OLD.status IN ('sent', 'failed', 'expired', 'cancelled')))
