@@ -26,6 +26,7 @@ public enum TableRules {
 
     /// Runs `body` with the rules' triggers off, and turns them back on, even when it throws:
     /// the rows it writes are as rows written before a rule existed, or around it by hand.
+    @discardableResult
     public static func off<T>(_ c: PGConnection, _ body: () async throws -> T) async throws -> T {
         try await c.execute("""
             ALTER TABLE pushq.notifications DISABLE TRIGGER notifications_rules, DISABLE TRIGGER notifications_rules_update,
