@@ -86,6 +86,34 @@ struct ClaimPlanTests {
             .compactMap { $0["Index Name"] as? String }
     }
 
+    @Test("a claim first run on an empty table keeps reading by index once the table fills: the generic plan cached on the worker's connection reads no table whole")
+    func planMadeOnEmptyTable() async throws {
+        try await TestDatabase.withConnection { c in
+            // A new install, or a table that retention emptied: vacuumed, so PostgreSQL knows it holds nothing.
+            try await c.query("VACUUM ANALYZE pushq.notifications, pushq.due")
+            let empty = try await c.claim(limit: 500, workerID: "w1", leaseSeconds: 60, credentials: ["default"], defaultEnvironment: .production)
+            #expect(empty.rows.isEmpty)
+            try await c.query("""
+                INSERT INTO pushq.notifications (device_token, payload) SELECT lpad(to_hex(g), 64, '0'), '{}' FROM generate_series(1, 2000) g
+                """)
+            let claimed = try await c.claim(limit: 500, workerID: "w1", leaseSeconds: 60, credentials: ["default"], defaultEnvironment: .production)
+            #expect(claimed.rows.count == 500)
+            // The plan that connection cached for its claim, as its claims run it (no ANALYZE since:
+            // EXPLAIN EXECUTE under force_generic_plan shows the cached plan, not a new one).
+            let name = try #require(try await c.query("""
+                SELECT name FROM pg_prepared_statements WHERE statement LIKE '%WITH RECURSIVE waiting%' AND NOT from_sql
+                """).string(0, 0))
+            let claim = Self.claim(limit: 500, credentials: ["default"], budget: nil)
+            let literals = try PGConnection.texts(claim.parameters).map { text in
+                text.map { "'" + $0.replacingOccurrences(of: "'", with: "''") + "'" } ?? "NULL"
+            }
+            try await c.query("SET plan_cache_mode = force_generic_plan")
+            let plan = try Self.json(try await c.query("EXPLAIN (FORMAT JSON) EXECUTE \(name)(\(literals.joined(separator: ", ")))"))
+            try await c.query("RESET plan_cache_mode")
+            #expect(Self.tableScans(plan) == [], "made when the table was empty, the plan must still read by index")
+        }
+    }
+
     @Test("on a new pushq.due that was never analysed, a claim of 500 from a backlog of 20 000 walks due_order and reads 500 entries, not the backlog")
     func noStatistics() async throws {
         try await TestDatabase.withConnection { c in
