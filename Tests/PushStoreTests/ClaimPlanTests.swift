@@ -47,15 +47,21 @@ struct ClaimPlanTests {
     /// parameters as literals under `force_generic_plan`, which the worker's claims run with.
     func genericPlan(_ c: PGConnection, limit: Int = 50, credentials: [String] = ["default", "b"], budget: RateBudget? = nil) async throws -> Any {
         let claim = Self.claim(limit: limit, credentials: credentials, budget: budget)
-        let literals = try PGConnection.texts(claim.parameters).map { text in
-            text.map { "'" + $0.replacingOccurrences(of: "'", with: "''") + "'" } ?? "NULL"
-        }
         let name = "generic_claim_" + UUID().uuidString.prefix(8).lowercased()
         try await c.query("PREPARE \(name) AS " + claim.sql)
+        return try await Self.explainGeneric(c, statement: name, parameters: claim.parameters)
+    }
+
+    /// `EXPLAIN (FORMAT JSON)` of prepared statement `name` run with `parameters` (as literals)
+    /// under `force_generic_plan`: its cached generic plan, or the one made now if it has none.
+    static func explainGeneric(_ c: PGConnection, statement name: String, parameters: [(any PGParameter)?]) async throws -> Any {
+        let literals = try PGConnection.texts(parameters).map { text in
+            text.map { "'" + $0.replacingOccurrences(of: "'", with: "''") + "'" } ?? "NULL"
+        }
         try await c.query("SET plan_cache_mode = force_generic_plan")
         let r = try await c.query("EXPLAIN (FORMAT JSON) EXECUTE \(name)(\(literals.joined(separator: ", ")))")
         try await c.query("RESET plan_cache_mode")
-        return try Self.json(r)
+        return try json(r)
     }
 
     @Test("on a large analysed table, mostly of final rows, the claim walks pushq.due's due_order, never a whole table")
@@ -104,12 +110,7 @@ struct ClaimPlanTests {
                 SELECT name FROM pg_prepared_statements WHERE statement LIKE '%WITH RECURSIVE waiting%' AND NOT from_sql
                 """).string(0, 0))
             let claim = Self.claim(limit: 500, credentials: ["default"], budget: nil)
-            let literals = try PGConnection.texts(claim.parameters).map { text in
-                text.map { "'" + $0.replacingOccurrences(of: "'", with: "''") + "'" } ?? "NULL"
-            }
-            try await c.query("SET plan_cache_mode = force_generic_plan")
-            let plan = try Self.json(try await c.query("EXPLAIN (FORMAT JSON) EXECUTE \(name)(\(literals.joined(separator: ", ")))"))
-            try await c.query("RESET plan_cache_mode")
+            let plan = try await Self.explainGeneric(c, statement: name, parameters: claim.parameters)
             #expect(Self.tableScans(plan) == [], "made when the table was empty, the plan must still read by index")
         }
     }
