@@ -130,7 +130,7 @@ let package = Package(
 
         // Shared by the test targets: a fresh database per test on the cluster of PUSHQ_DATABASE_URL.
         // Also this repository's own fixtures (scripts/gen-test-certs, fixed key ids) for the mock.
-        .target(name: "PushTestSupport", dependencies: ["PushStore", "ChildProcess", "MockPush", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "PushTestSupport", dependencies: ["PushStore", "PushCore", "ChildProcess", "MockPush", .product(name: "Logging", package: "swift-log")]),
 
         // Benchmark: the SQL ceiling (claim + complete without HTTP) and idle-latency inserts (scripts/bench).
         .executableTarget(

@@ -1,6 +1,6 @@
 import PushCore
 
-/// The claim statement of ``PGConnection/claim(limit:workerID:leaseSeconds:credentials:fcmCredentials:defaultEnvironment:held:only:row:excluding:rotation:budget:)``.
+/// The claim statement of ``PGConnection/claim(limit:workerID:leaseSeconds:credentials:fcmCredentials:defaultEnvironment:only:row:excluding:rotation:budget:)``.
 ///
 /// One statement, in steps (each a CTE):
 /// 1. `waiting`: the lanes that have entries in pushq.due, by a loose scan of due_order (one
@@ -114,20 +114,19 @@ enum ClaimStatement {
         """
 
     /// The statement and its parameters for a claim with these arguments (those of
-    /// ``PGConnection/claim(limit:workerID:leaseSeconds:credentials:fcmCredentials:defaultEnvironment:held:only:row:excluding:rotation:budget:belowRank:)``),
-    /// and whether it has a filter (``ClaimFilter``: held endpoints, a probe, a hunt's rows).
+    /// ``PGConnection/claim(limit:workerID:leaseSeconds:credentials:fcmCredentials:defaultEnvironment:only:row:excluding:rotation:budget:belowRank:)``),
+    /// and whether it is a custom one (``ClaimFilter/custom``: a probe, a hunt's rows).
     static func bound(limit: Int, workerID: String, leaseSeconds: Double, credentials: [String], fcmCredentials: [String],
-                      defaultEnvironment: APNsEnvironment, held: [Endpoint], only: Endpoint?, row: Int64?, excluding: [Int64],
+                      defaultEnvironment: APNsEnvironment, only: Endpoint?, row: Int64?, excluding: [Int64],
                       rotation: Int, budget: RateBudget?, belowRank: Int?)
-        -> (sql: String, parameters: [(any PGParameter)?], filtered: Bool) {
+        -> (sql: String, parameters: [(any PGParameter)?], custom: Bool) {
         var parameters: [(any PGParameter)?] = [limit, workerID, leaseSeconds, defaultEnvironment.rawValue]
         parameters += ClaimRouting(apns: credentials, fcm: fcmCredentials, only: only).parameters
         parameters += [rotation % 1_000_000, budget?.key, budget?.perSecond, belowRank]
         var filter = ClaimFilter(next: firstFilterParameter, environment: "$4", defaultEnvironment: defaultEnvironment)
-        filter.add(held: held, only: only, row: row, excluding: excluding)
+        filter.add(only: only, row: row, excluding: excluding)
         let sized = sql.replacingOccurrences(of: "/*SIZE*/", with: String(sizeBound(limit)))
-        guard !filter.sql.isEmpty else { return (sized, parameters, false) }
-        return (sized.replacingOccurrences(of: "/*FILTER*/", with: filter.sql), parameters + filter.parameters, true)
+        return (sized.replacingOccurrences(of: "/*FILTER*/", with: filter.sql), parameters + filter.parameters, filter.custom)
     }
 
     /// The claim's size as the planner sees it: the least power of two not below `limit`. A

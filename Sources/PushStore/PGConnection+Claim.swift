@@ -29,7 +29,7 @@ extension PGConnection {
     /// Odd data cannot make it fail: an `expires_at` of 'infinity' is no expiry (``ClaimedRow/expiresAt``
     /// nil), '-infinity' has passed; `attempts` + 1 cannot overflow, as only a row with `attempts` <
     /// `max_attempts` (a smallint) is sent. A row that still makes it fail (SQLSTATE class 22 or 23)
-    /// fails the whole statement: see ``claimHeads(credentials:fcmCredentials:defaultEnvironment:held:only:excluding:)``
+    /// fails the whole statement: see ``claimHeads(credentials:fcmCredentials:defaultEnvironment:only:excluding:)``
     /// and ``endClaimErrors(ids:workerID:)``.
     ///
     /// A token is invalid when `pushq.devices` has it invalid for the row's provider: an APNs
@@ -40,11 +40,11 @@ extension PGConnection {
     ///   - credentials: APNs credential names this worker can send with (`"default"` for NULL).
     ///   - fcmCredentials: FCM credential names this worker can send with (`"default"` for NULL).
     ///   - defaultEnvironment: the environment of APNs rows whose `environment` is NULL.
-    ///   - held: endpoints not to claim (every endpoint with a row in `pushq.credential_pauses`).
-    ///     A row's endpoint is its credential and channel: `fcm` for FCM rows, the environment
-    ///     (or `defaultEnvironment`) for APNs rows.
-    ///   - only: claim rows of this endpoint alone (a probe); `credentials`, `fcmCredentials`
-    ///     and `held` are then ignored.
+    ///   - only: claim rows of this endpoint alone (a probe); `credentials` and `fcmCredentials`
+    ///     are then ignored, and so is its hold. Otherwise no row of a held endpoint is claimed
+    ///     (one with a row in `pushq.credential_pauses`, as the statement sees that table:
+    ///     ``ClaimFilter/heldSQL(environment:)``). A row's endpoint is its credential and
+    ///     channel: `fcm` for FCM rows, the environment (or `defaultEnvironment`) for APNs rows.
     ///   - row: claim this row alone, if it is due (finding a row that makes claims fail).
     ///   - excluding: rows not to claim (rows known to make claims fail).
     ///   - rotation: which lane of a rank goes first (the worker counts its claims).
@@ -54,16 +54,16 @@ extension PGConnection {
     ///     a worker whose window is full of rows of that rank claims when new rows arrive.
     /// - Returns: the rows, and whether a cap held back rows that were due (claim again soon).
     public func claim(limit: Int, workerID: String, leaseSeconds: Double, credentials: [String], fcmCredentials: [String] = [],
-                      defaultEnvironment: APNsEnvironment, held: [Endpoint] = [], only: Endpoint? = nil,
+                      defaultEnvironment: APNsEnvironment, only: Endpoint? = nil,
                       row: Int64? = nil, excluding: [Int64] = [], rotation: Int = 0,
                       budget: RateBudget? = nil, belowRank: Int? = nil) throws(PGError) -> ClaimBatch {
-        let (sql, parameters, filtered) = ClaimStatement.bound(limit: limit, workerID: workerID, leaseSeconds: leaseSeconds,
+        let (sql, parameters, custom) = ClaimStatement.bound(limit: limit, workerID: workerID, leaseSeconds: leaseSeconds,
                                                      credentials: credentials, fcmCredentials: fcmCredentials,
-                                                     defaultEnvironment: defaultEnvironment, held: held, only: only, row: row,
+                                                     defaultEnvironment: defaultEnvironment, only: only, row: row,
                                                      excluding: excluding, rotation: rotation, budget: budget, belowRank: belowRank)
-        // Prepared when it has no filter, the worker's usual claim: a handful of texts, each
-        // parsed once per session and planned once PostgreSQL settles on its generic plan.
-        let result = try serializedClaim(sql, parameters, prepared: !filtered)
+        // Prepared unless it is a probe or a hunt's, the worker's usual claim: a handful of texts,
+        // each parsed once per session and planned once PostgreSQL settles on its generic plan.
+        let result = try serializedClaim(sql, parameters, prepared: !custom)
         var batch = ClaimBatch()
         batch.rows.reserveCapacity(result.count)
         for r in 0..<result.count {
@@ -148,7 +148,7 @@ extension PGConnection {
     /// claim, more than the 1 ms that an urgent claim of a few rows runs for (docs/performance.md,
     /// "A campaign's statistics, and claims planned once"). The generic plan is what `auto`
     /// settles on elsewhere; ``ClaimPlanTests`` checks that it reads no table whole. Unprepared
-    /// claims (a filter: held endpoints, a probe, a hunt) keep custom plans: `force_generic_plan`
+    /// claims (a probe, a hunt) keep custom plans: `force_generic_plan`
     /// would apply to their unnamed statements too.
     ///
     /// Also sequential scans off while PostgreSQL's statistics say `pushq.notifications` holds

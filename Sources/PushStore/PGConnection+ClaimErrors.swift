@@ -2,7 +2,7 @@ import PushCore
 
 extension PGConnection {
     /// The rows a claim of one row would take, with the same filters as
-    /// ``claim(limit:workerID:leaseSeconds:credentials:fcmCredentials:defaultEnvironment:held:only:row:excluding:)``:
+    /// ``claim(limit:workerID:leaseSeconds:credentials:fcmCredentials:defaultEnvironment:only:row:excluding:)``:
     /// the first row to claim in each lane not paused (waiting and due, or a lapsed lease that the
     /// upkeep gave back to pushq.due).
     ///
@@ -11,10 +11,10 @@ extension PGConnection {
     /// cannot break this.
     /// - Returns: the ids, one per lane with rows to claim (``headsSQL``).
     public func claimHeads(credentials: [String], fcmCredentials: [String] = [], defaultEnvironment: APNsEnvironment,
-                           held: [Endpoint] = [], only: Endpoint? = nil, excluding: [Int64] = []) throws(PGError) -> [Int64] {
+                           only: Endpoint? = nil, excluding: [Int64] = []) throws(PGError) -> [Int64] {
         var parameters = ClaimRouting(apns: credentials, fcm: fcmCredentials, only: only).parameters
         var filter = ClaimFilter(next: 5, environment: nil, defaultEnvironment: defaultEnvironment)
-        filter.add(held: held, only: only, row: nil, excluding: excluding)
+        filter.add(only: only, row: nil, excluding: excluding)
         parameters += filter.parameters
         let result = try query(Self.headsSQL.replacingOccurrences(of: "/*FILTER*/", with: filter.sql), parameters)
         var ids: [Int64] = []
@@ -25,13 +25,13 @@ extension PGConnection {
     }
 
     /// The row due last in claim order (the newest), with the same filters as
-    /// ``claimHeads(credentials:fcmCredentials:defaultEnvironment:held:only:excluding:)``, other than `excluding`:
+    /// ``claimHeads(credentials:fcmCredentials:defaultEnvironment:only:excluding:)``, other than `excluding`:
     /// the row least likely to be one of a batch of bad rows at the head. Reads only.
     public func lastDue(credentials: [String], fcmCredentials: [String] = [], defaultEnvironment: APNsEnvironment,
-                        held: [Endpoint] = [], only: Endpoint? = nil, excluding: [Int64] = []) throws(PGError) -> Int64? {
+                        only: Endpoint? = nil, excluding: [Int64] = []) throws(PGError) -> Int64? {
         var parameters = ClaimRouting(apns: credentials, fcm: fcmCredentials, only: only).parameters
         var filter = ClaimFilter(next: 5, environment: nil, defaultEnvironment: defaultEnvironment)
-        filter.add(held: held, only: only, row: nil, excluding: excluding)
+        filter.add(only: only, row: nil, excluding: excluding)
         parameters += filter.parameters
         let result = try query(Self.lastDueSQL.replacingOccurrences(of: "/*FILTER*/", with: filter.sql), parameters)
         return result.count == 0 ? nil : try result.decode(Int64.self, 0, 0)
@@ -111,10 +111,10 @@ extension PGConnection {
     }
 }
 
-/// The conditions a claim adds to "due, of these credentials" (``ClaimRouting``): the held
-/// endpoints it skips or the one endpoint a probe claims, a single row, rows to leave out.
-/// Written over `n`, with parameters numbered from `next`. A row's endpoint is its credential
-/// and channel: `fcm` for an FCM row, its environment (or the default) for an APNs row.
+/// The conditions a claim adds to "due, of these credentials" (``ClaimRouting``): no endpoint
+/// held (``heldSQL(environment:)``) or the one endpoint a probe claims, a single row, rows to
+/// leave out. Written over `n`, with parameters numbered from `next`. A row's endpoint is its
+/// credential and channel: `fcm` for an FCM row, its environment (or the default) for an APNs row.
 ///
 /// Filters are written so the planner can estimate them (no expressions over columns but the
 /// endpoint's): with a misjudged filter it sorts every waiting row instead of walking
@@ -126,6 +126,8 @@ struct ClaimFilter {
     /// The parameter holding the default environment (`$5`), or nil to bind one when needed.
     var environment: String?
     let defaultEnvironment: APNsEnvironment
+    /// A probe, a row or rows left out: a claim to plan for its values (not prepared).
+    private(set) var custom = false
 
     init(next: Int, environment: String?, defaultEnvironment: APNsEnvironment) {
         self.next = next
@@ -133,21 +135,32 @@ struct ClaimFilter {
         self.defaultEnvironment = defaultEnvironment
     }
 
-    mutating func add(held: [Endpoint], only: Endpoint?, row: Int64?, excluding: [Int64]) {
+    mutating func add(only: Endpoint?, row: Int64?, excluding: [Int64]) {
         if let only {
+            custom = true
             // ClaimRouting keeps the probe to its provider; FCM has no environment to filter on.
             if only.provider == .apns {
                 let environment = environmentParameter()
                 add(only.environment.rawValue) { "AND COALESCE(n.environment, \(environment)) = \($0)" }
             }
-        } else if !held.isEmpty {
-            let environment = environmentParameter()
-            add(held.map { $0.credential + "/" + $0.channel }) {
-                "AND COALESCE(n.credential, 'default') || '/' || CASE WHEN n.provider = 'fcm' THEN 'fcm' ELSE COALESCE(n.environment, \(environment)) END <> ALL (\($0)::text[])"
-            }
+        } else {
+            sql += (sql.isEmpty ? "" : " ") + Self.heldSQL(environment: environmentParameter())
         }
-        if let row { add(row) { "AND n.id = \($0)::bigint" } }
-        if !excluding.isEmpty { add(excluding) { "AND n.id <> ALL (\($0)::bigint[])" } }
+        if let row { custom = true; add(row) { "AND n.id = \($0)::bigint" } }
+        if !excluding.isEmpty { custom = true; add(excluding) { "AND n.id <> ALL (\($0)::bigint[])" } }
+    }
+
+    /// Row `n`'s endpoint has no hold (no row in `pushq.credential_pauses`), as the statement's
+    /// snapshot sees that table. Read there, not from a list the worker read before: a write-back
+    /// that holds an endpoint gives its rows back in the same transaction, so a claim that sees
+    /// those rows due again also sees the hold. A list read before the claim could be older than
+    /// the rows' give-back, and the claim then sent them again (``CredentialTests``). An
+    /// uncorrelated `NOT IN`: PostgreSQL hashes the holds once per statement.
+    static func heldSQL(environment: String) -> String {
+        """
+        AND (COALESCE(n.credential, 'default'), CASE WHEN n.provider = 'fcm' THEN 'fcm' ELSE COALESCE(n.environment, \(environment)) END)
+            NOT IN (SELECT p.credential, p.environment FROM pushq.credential_pauses p)
+        """
     }
 
     private mutating func environmentParameter() -> String {

@@ -142,18 +142,17 @@ extension PushWorker {
 
         /// This turn's claims: the credentials without a cap together, then each capped one alone.
         func scopes() -> [ClaimScope] {
-            let held = holds.map(\.endpoint)
             let apnsCapped = Set(caps.filter { $0.provider == .apns }.map(\.credential))
             let fcmCapped = Set(caps.filter { $0.provider == .fcm }.map(\.credential))
             var scopes: [ClaimScope] = []
             let apns = credentials.filter { !apnsCapped.contains($0) }, fcm = fcmCredentials.filter { !fcmCapped.contains($0) }
             if !apns.isEmpty || !fcm.isEmpty {
-                scopes.append(ClaimScope(credentials: apns, fcmCredentials: fcm, held: held, rotation: rotation))
+                scopes.append(ClaimScope(credentials: apns, fcmCredentials: fcm, rotation: rotation))
             }
             for cap in caps {
                 scopes.append(ClaimScope(credentials: cap.provider == .apns ? [cap.credential] : [],
                                          fcmCredentials: cap.provider == .fcm ? [cap.credential] : [],
-                                         held: held, rotation: rotation, budget: cap))
+                                         rotation: rotation, budget: cap))
             }
             return scopes
         }

@@ -3,15 +3,15 @@ import PushCore
 import PushStore
 import PushTransport
 
-/// Where a claim looks: the served credentials but the held endpoints, or one endpoint (a probe).
+/// Where a claim looks: the served credentials (the statement leaves out held endpoints), or one
+/// endpoint (a probe).
 struct ClaimScope: Sendable {
     /// APNs credential names.
     var credentials: [String]
     /// FCM credential names.
     var fcmCredentials: [String]
-    var held: [Endpoint] = []
     var only: Endpoint?
-    /// Which lane of a rank goes first (``PGConnection/claim(limit:workerID:leaseSeconds:credentials:fcmCredentials:defaultEnvironment:held:only:row:excluding:rotation:budget:)``).
+    /// Which lane of a rank goes first (``PGConnection/claim(limit:workerID:leaseSeconds:credentials:fcmCredentials:defaultEnvironment:only:row:excluding:rotation:budget:)``).
     var rotation = 0
     /// The fleet's cap of the one credential this scope names, if it has one.
     var budget: RateBudget?
@@ -40,7 +40,7 @@ extension PushWorker {
         let rows = try await connection.claim(limit: limit, workerID: configuration.workerID, leaseSeconds: configuration.leaseSeconds,
                                    credentials: scope.credentials, fcmCredentials: scope.fcmCredentials,
                                    defaultEnvironment: configuration.sender.environment,
-                                   held: scope.held, only: scope.only, row: row, excluding: excluding,
+                                   only: scope.only, row: row, excluding: excluding,
                                    rotation: scope.rotation, budget: scope.budget, belowRank: scope.belowRank)
         return Claim(rows: rows.rows, sendBy: startedAt + Int64(configuration.sendWindowSeconds * 1e9), heldBackByCap: rows.heldBackByCap)
     }
@@ -68,7 +68,7 @@ extension PushWorker {
                 case .findHeads(let excluding):
                     hunt.found(try await connection.claimHeads(credentials: scope.credentials, fcmCredentials: scope.fcmCredentials,
                                                                defaultEnvironment: configuration.sender.environment,
-                                                               held: scope.held, only: scope.only, excluding: excluding))
+                                                               only: scope.only, excluding: excluding))
                 case .claimRow(let id):
                     let claimed = try await claim(connection, limit: 1, scope, row: id)
                     dispatch(claimed, probe: scope.isProbe)
@@ -80,7 +80,7 @@ extension PushWorker {
                 case .claimLast(let excluding):
                     var count = 0
                     if let id = try await connection.lastDue(credentials: scope.credentials, fcmCredentials: scope.fcmCredentials, defaultEnvironment: configuration.sender.environment,
-                                                             held: scope.held, only: scope.only, excluding: excluding) {
+                                                             only: scope.only, excluding: excluding) {
                         let claimed = try await claim(connection, limit: 1, scope, row: id)
                         dispatch(claimed, probe: scope.isProbe)
                         count = claimed.rows.count

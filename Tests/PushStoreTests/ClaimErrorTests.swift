@@ -10,10 +10,10 @@ import Testing
 struct ClaimErrorTests {
     static func token(_ c: Character) -> String { String(repeating: String(c), count: 64) }
 
-    func claim(_ c: PGConnection, limit: Int = 100, held: [Endpoint] = [], only: Endpoint? = nil,
+    func claim(_ c: PGConnection, limit: Int = 100, only: Endpoint? = nil,
                row: Int64? = nil, excluding: [Int64] = []) async throws -> [ClaimedRow] {
         try await c.claim(limit: limit, workerID: "w1", leaseSeconds: 60, credentials: ["default", "b"], defaultEnvironment: .production,
-                          held: held, only: only, row: row, excluding: excluding).rows
+                          only: only, row: row, excluding: excluding).rows
     }
 
     /// Inserts rows `(token, scheduled_at offset in seconds, credential)`, returning their ids in order.
@@ -85,8 +85,8 @@ struct ClaimErrorTests {
             let lapsed = try await insert(c, [("f", -10, nil), ("9", -10, nil)])
             try await c.query("UPDATE pushq.notifications SET status = 'sending', locked_by = 'x', locked_until = now() - interval '1 second' WHERE id = $1", [lapsed[0]])
             try await c.query("UPDATE pushq.notifications SET status = 'sending', locked_by = 'x', locked_until = now() + interval '1 minute' WHERE id = $1", [lapsed[1]])
-            func heads(held: [Endpoint] = [], only: Endpoint? = nil, excluding: [Int64] = []) async throws -> [Int64] {
-                try await c.claimHeads(credentials: ["default", "b"], defaultEnvironment: .production, held: held, only: only, excluding: excluding)
+            func heads(only: Endpoint? = nil, excluding: [Int64] = []) async throws -> [Int64] {
+                try await c.claimHeads(credentials: ["default", "b"], defaultEnvironment: .production, only: only, excluding: excluding)
             }
             func last(excluding: [Int64] = []) async throws -> Int64? {
                 try await c.lastDue(credentials: ["default", "b"], defaultEnvironment: .production, excluding: excluding)
@@ -95,7 +95,10 @@ struct ClaimErrorTests {
             // credential is not this worker's, c is not due).
             #expect(try await heads() == [d])
             #expect(try await heads(excluding: [d]) == [b])
-            #expect(try await heads(held: [Endpoint(credential: "b", environment: .production)]) == [b])
+            try await Holds.add(c, [Endpoint(credential: "b", environment: .production)])
+            #expect(try await heads() == [b])
+            #expect(try await last(excluding: [a, b]) == nil, "a held endpoint's rows are not the last due")
+            try await Holds.clear(c)
             #expect(try await heads(only: Endpoint(credential: "default", environment: .production), excluding: [b]) == [a])
             #expect(try await heads(excluding: [d, b, a]) == [lapsed[0]], "a lapsed lease is a head in its due order")
             #expect(try await heads(only: Endpoint(credential: "default", environment: .development)).isEmpty)

@@ -24,9 +24,9 @@ struct ClaimPlanTests {
     }
 
     /// The claim the worker sends for these arguments (worker `w1`, no filter).
-    static func claim(limit: Int, credentials: [String], budget: RateBudget?) -> (sql: String, parameters: [(any PGParameter)?], filtered: Bool) {
+    static func claim(limit: Int, credentials: [String], budget: RateBudget?) -> (sql: String, parameters: [(any PGParameter)?], custom: Bool) {
         ClaimStatement.bound(limit: limit, workerID: "w1", leaseSeconds: 60, credentials: credentials,
-                             fcmCredentials: [], defaultEnvironment: .production, held: [], only: nil,
+                             fcmCredentials: [], defaultEnvironment: .production, only: nil,
                              row: nil, excluding: [], rotation: 0, budget: budget, belowRank: nil)
     }
 
@@ -225,16 +225,16 @@ struct ClaimPlanTests {
         }
     }
 
-    @Test("the claim is prepared once per session and runs on its generic plan from the first run; a new session prepares it again; a filtered claim is not prepared")
+    @Test("the claim is prepared once per session and runs on its generic plan from the first run, also while an endpoint is held; a new session prepares it again; a probe is not prepared")
     func preparedOnce() async throws {
         try await TestDatabase.withConnection { c in
             try await c.query("""
                 INSERT INTO pushq.notifications (device_token, payload)
                 SELECT lpad(to_hex(g), 64, '0'), '{}' FROM generate_series(1, 40) g
                 """)
-            func claim(_ limit: Int, held: [Endpoint] = []) async throws -> Int {
+            func claim(_ limit: Int, only: Endpoint? = nil) async throws -> Int {
                 try await c.claim(limit: limit, workerID: "w1", leaseSeconds: 60, credentials: ["default"],
-                                  defaultEnvironment: .production, held: held).rows.count
+                                  defaultEnvironment: .production, only: only).rows.count
             }
             func statements() async throws -> [[Int]] {
                 let r = try await c.query("""
@@ -248,9 +248,11 @@ struct ClaimPlanTests {
             #expect(try await c.query("SHOW plan_cache_mode").string(0, 0) == "auto", "set for the claim's transaction alone")
             #expect(try await claim(3) == 3, "a claim of 3: another size bound (4), another text")
             #expect(try await statements().count == 2)
-            let held = Endpoint(credential: "other", environment: .production)
-            #expect(try await claim(2, held: [held]) == 2)
-            #expect(try await statements().count == 2, "a claim with a filter runs unprepared")
+            try await Holds.add(c, [Endpoint(credential: "other", environment: .production)])
+            #expect(try await claim(2) == 2)
+            #expect(try await statements() == [[9, 0], [1, 0]], "a hold is read by the statement: the same text, prepared")
+            #expect(try await claim(2, only: Endpoint(credential: "default", environment: .production)) == 2)
+            #expect(try await statements().count == 2, "a probe runs unprepared")
             await c.dropSession()
             #expect(try await claim(2) == 2)
             #expect(try await statements() == [[1, 0]], "the new session prepared it again")

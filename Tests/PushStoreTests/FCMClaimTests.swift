@@ -11,10 +11,10 @@ struct FCMClaimTests {
     static let fcmToken = "bk3RNwTe3H0:CI2k_HHwgIpoDKCIZvvDMExUdFQ3P1-Xy"
     static func hex(_ c: Character) -> String { String(repeating: String(c), count: 64) }
 
-    func claim(_ c: PGConnection, apns: [String] = ["default"], fcm: [String] = ["default"], held: [Endpoint] = [],
+    func claim(_ c: PGConnection, apns: [String] = ["default"], fcm: [String] = ["default"],
                only: Endpoint? = nil) async throws -> [ClaimedRow] {
         try await c.claim(limit: 100, workerID: "w1", leaseSeconds: 60, credentials: apns, fcmCredentials: fcm,
-                          defaultEnvironment: .development, held: held, only: only).rows
+                          defaultEnvironment: .development, only: only).rows
     }
 
     /// One row of each (provider, credential) pair: APNs default (NULL), APNs `a`, FCM default (NULL), FCM `f`.
@@ -51,12 +51,12 @@ struct FCMClaimTests {
     func holdsAndProbes() async throws {
         try await TestDatabase.withConnection { c in
             try await Self.insertMixed(c)
-            #expect(try await c.claimHeads(credentials: ["default"], fcmCredentials: ["default"], defaultEnvironment: .development,
-                                           held: [.fcm("default")]).count == 1)
+            try await Holds.add(c, [.fcm("default")])
+            #expect(try await c.claimHeads(credentials: ["default"], fcmCredentials: ["default"], defaultEnvironment: .development).count == 1)
             #expect(try await c.lastDue(credentials: [], fcmCredentials: ["f"], defaultEnvironment: .development) != nil)
             #expect(try await c.lastDue(credentials: ["f"], fcmCredentials: [], defaultEnvironment: .development) == nil)
-            let held = try await claim(c, apns: ["default", "a"], fcm: ["default", "f"],
-                                       held: [.fcm("default"), Endpoint(credential: "a", environment: .development)])
+            try await Holds.add(c, [Endpoint(credential: "a", environment: .development)])
+            let held = try await claim(c, apns: ["default", "a"], fcm: ["default", "f"])
             #expect(held.map(\.deviceToken).sorted() == [Self.hex("1"), "fcm-f:1"])
             try await c.query("UPDATE pushq.notifications SET status = 'queued', locked_by = NULL, locked_until = NULL, attempts = 0")
             // A probe of the FCM default endpoint takes its rows alone, not the APNs default ones.

@@ -149,7 +149,7 @@ struct SchemaConstraintTests {
         try await TestDatabase.withConnection { c in
             // Every column the claim and the write-back assign (`name = ` in their SQL).
             let statements = [ClaimStatement.bound(limit: 10, workerID: "w", leaseSeconds: 60, credentials: ["default"], fcmCredentials: [],
-                                                   defaultEnvironment: .production, held: [], only: nil, row: nil, excluding: [],
+                                                   defaultEnvironment: .production, only: nil, row: nil, excluding: [],
                                                    rotation: 0, budget: nil, belowRank: nil).sql,
                               PGConnection.completeSQL]
             let columns = try await c.query("""
