@@ -154,12 +154,16 @@ struct ClaimFilter {
     /// snapshot sees that table. Read there, not from a list the worker read before: a write-back
     /// that holds an endpoint gives its rows back in the same transaction, so a claim that sees
     /// those rows due again also sees the hold. A list read before the claim could be older than
-    /// the rows' give-back, and the claim then sent them again (``CredentialTests``). An
-    /// uncorrelated `NOT IN`: PostgreSQL hashes the holds once per statement.
+    /// the rows' give-back, and the claim then sent them again (``CredentialTests``).
+    ///
+    /// Both sub-selects are uncorrelated, so each runs once per statement: whether any hold
+    /// exists (with none, the usual case, a row costs a test of that answer), and the holds
+    /// hashed for the `NOT IN`.
     static func heldSQL(environment: String) -> String {
         """
-        AND (COALESCE(n.credential, 'default'), CASE WHEN n.provider = 'fcm' THEN 'fcm' ELSE COALESCE(n.environment, \(environment)) END)
-            NOT IN (SELECT p.credential, p.environment FROM pushq.credential_pauses p)
+        AND (NOT EXISTS (SELECT 1 FROM pushq.credential_pauses)
+             OR (COALESCE(n.credential, 'default'), CASE WHEN n.provider = 'fcm' THEN 'fcm' ELSE COALESCE(n.environment, \(environment)) END)
+                NOT IN (SELECT p.credential, p.environment FROM pushq.credential_pauses p))
         """
     }
 
