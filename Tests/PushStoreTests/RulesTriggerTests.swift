@@ -107,4 +107,32 @@ struct RulesTriggerTests {
             #expect(other?.constraint == "notifications_payload_object")
         }
     }
+
+    @Test("migration 56 takes pushq.notifications' strongest lock first: a claim that locked rows and then updates them while the migration waits is not deadlocked; the migration applies once it commits")
+    func migrationLockOrder() async throws {
+        try await TestDatabase.with(migrated: false) { url in
+            let migrator = try await PGConnection.connect(url, logger: TestDatabase.logger)
+            let before = Migration.all.filter { $0.version < 56 }
+            #expect(try await migrator.migrate(before, logger: TestDatabase.logger) == before.map(\.version))
+            try await migrator.query("INSERT INTO pushq.notifications (device_token, payload) VALUES ($1, '{}')", [Self.token(1)])
+            // A claim's transaction: the row locked (ROW SHARE on the table), its update still to come.
+            // Deadlocks found after 10 ms instead of 1 s, well within the migration's 200 ms lock wait.
+            let claimer = try await PGConnection.connect(url, logger: TestDatabase.logger, statementTimeout: .seconds(30))
+            try await claimer.execute("BEGIN")
+            try await claimer.execute("SET LOCAL deadlock_timeout = '10ms'")
+            try await claimer.query("SELECT id FROM pushq.notifications FOR UPDATE")
+            async let applied = migrator.migrate(logger: TestDatabase.logger)
+            let observer = try await PGConnection.connect(url, logger: TestDatabase.logger)
+            #expect(try await LockWait.untilWaiting(observer, on: "pushq.notifications"), "the migration waits for the claim")
+            // Had the migration locked the table less strongly first (CREATE TRIGGER: SHARE ROW
+            // EXCLUSIVE) and then waited for more, this update would wait for it while it waited
+            // for the claim: a deadlock, the claim ended with SQLSTATE 40P01.
+            let updated = try await claimer.query("UPDATE pushq.notifications SET status = 'sending', locked_by = 'w', locked_until = now() + interval '1 minute', attempts = 1")
+            #expect(updated.affectedRows == 1)
+            try await claimer.execute("COMMIT")
+            #expect(try await applied == Migration.all.map(\.version).filter { $0 >= 56 })
+            #expect(try await migrator.query("SELECT status FROM pushq.notifications").string(0, 0) == "sending")
+            for c in [migrator, claimer, observer] { await c.close() }
+        }
+    }
 }

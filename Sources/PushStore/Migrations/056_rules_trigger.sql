@@ -29,9 +29,9 @@
 -- BEFORE triggers in name order, so the row is checked as it will be stored. A BEFORE INSERT
 -- trigger of your own whose name sorts after notifications_rules is not checked.
 --
--- One transaction: the rules are never off. No row is read or rewritten. CREATE TRIGGER takes
--- SHARE ROW EXCLUSIVE and DROP CONSTRAINT ACCESS EXCLUSIVE on pushq.notifications for an
--- instant, waiting at most 200 ms at a time (lock-retry). Workers of earlier releases are not
+-- One transaction: the rules are never off. No row is read or rewritten. DROP CONSTRAINT takes
+-- ACCESS EXCLUSIVE on pushq.notifications for an instant, before anything else locks the table,
+-- waiting at most 200 ms at a time (lock-retry). Workers of earlier releases are not
 -- affected: they write no column a rule reads, and what producers see is unchanged.
 CREATE FUNCTION pushq.notifications_rules() RETURNS trigger
 LANGUAGE plpgsql AS $$
@@ -108,25 +108,10 @@ BEGIN
 END
 $$;
 
-CREATE TRIGGER notifications_rules
-    BEFORE INSERT ON pushq.notifications
-    FOR EACH ROW
-    EXECUTE FUNCTION pushq.notifications_rules();
-
-CREATE TRIGGER notifications_rules_update
-    AFTER UPDATE OF payload, device_token, provider, push_type, topic, priority, collapse_id, environment,
-                    lane, notify_channel, dedupe_key, channel, credential, max_attempts, expires_at, metadata
-    ON pushq.notifications
-    FOR EACH ROW
-    EXECUTE FUNCTION pushq.notifications_rules();
-
-CREATE TRIGGER notifications_rules_waiting
-    AFTER UPDATE OF status ON pushq.notifications
-    FOR EACH ROW
-    WHEN (OLD.status IS DISTINCT FROM NEW.status
-          AND (NEW.status IN ('queued', 'retrying') OR OLD.status IN ('sent', 'failed', 'expired', 'cancelled')))
-    EXECUTE FUNCTION pushq.notifications_rules();
-
+-- The constraints go first: DROP CONSTRAINT takes ACCESS EXCLUSIVE, which covers the CREATE
+-- TRIGGERs' SHARE ROW EXCLUSIVE. In the other order the migration held SHARE ROW EXCLUSIVE and
+-- asked for more, while a worker's claim that had locked rows (ROW SHARE) asked for ROW EXCLUSIVE
+-- to update them: each waited for the other, and PostgreSQL ended the claim as a deadlock.
 ALTER TABLE pushq.notifications
     DROP CONSTRAINT notifications_background_priority,
     DROP CONSTRAINT notifications_broadcast_payload_size,
@@ -157,3 +142,22 @@ ALTER TABLE pushq.notifications
     DROP CONSTRAINT notifications_push_type_known,
     DROP CONSTRAINT notifications_target,
     DROP CONSTRAINT notifications_topic_shape;
+
+CREATE TRIGGER notifications_rules
+    BEFORE INSERT ON pushq.notifications
+    FOR EACH ROW
+    EXECUTE FUNCTION pushq.notifications_rules();
+
+CREATE TRIGGER notifications_rules_update
+    AFTER UPDATE OF payload, device_token, provider, push_type, topic, priority, collapse_id, environment,
+                    lane, notify_channel, dedupe_key, channel, credential, max_attempts, expires_at, metadata
+    ON pushq.notifications
+    FOR EACH ROW
+    EXECUTE FUNCTION pushq.notifications_rules();
+
+CREATE TRIGGER notifications_rules_waiting
+    AFTER UPDATE OF status ON pushq.notifications
+    FOR EACH ROW
+    WHEN (OLD.status IS DISTINCT FROM NEW.status
+          AND (NEW.status IN ('queued', 'retrying') OR OLD.status IN ('sent', 'failed', 'expired', 'cancelled')))
+    EXECUTE FUNCTION pushq.notifications_rules();
