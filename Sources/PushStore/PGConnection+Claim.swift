@@ -133,7 +133,7 @@ extension PGConnection {
     /// claimed. A claim of 500 rows holds the lock for a few milliseconds; the lock goes with
     /// the transaction, also when the connection is lost.
     ///
-    /// A prepared claim runs on its generic plan (``claimBegin(prepared:)``).
+    /// A prepared claim is planned as ``planSettings`` says.
     func serializedClaim(_ sql: String, _ parameters: [(any PGParameter)?], prepared: Bool) throws(PGError) -> PGResult {
         try typedTransaction(begin: Self.claimBegin(prepared: prepared), commit: Self.claimCommitSQL) { c throws(PGError) in
             prepared ? try c.preparedQuery(sql, parameters) : try c.query(sql, parameters)
@@ -141,32 +141,38 @@ extension PGConnection {
     }
 
     /// What opens a claim's transaction, in one message: `BEGIN` and the fleet's claim lock; for
-    /// a prepared claim also `SET LOCAL plan_cache_mode = force_generic_plan`, so that it runs
-    /// on the plan PostgreSQL made once for its text. With the default (`auto`) PostgreSQL kept
-    /// planning a claim anew at every run whenever its generic plan's estimate came out a
-    /// little above the custom ones' (a campaign lane, for one): 1.8–2.1 ms of planning per
-    /// claim, more than the 1 ms that an urgent claim of a few rows runs for (docs/performance.md,
-    /// "A campaign's statistics, and claims planned once"). The generic plan is what `auto`
-    /// settles on elsewhere; ``ClaimPlanTests`` checks that it reads no table whole. Unprepared
-    /// claims (a probe, a hunt) keep custom plans: `force_generic_plan`
-    /// would apply to their unnamed statements too.
-    ///
-    /// Also sequential scans off while PostgreSQL's statistics say `pushq.notifications` holds
-    /// fewer than 10 000 rows: the generic plan is made at the first claim and kept until an
-    /// ANALYZE. Made on an empty table (a new install, a table retention emptied), it read
-    /// `pushq.notifications` whole for every entry it walked once rows came: 10 000 live-activity
-    /// rows drained in two claims of ~10 s each, until autovacuum's ANALYZE (docs/performance.md,
-    /// "A plan made on an empty table"). Every step of the claim has an index to read by, but off
-    /// for every claim the plan of a full table costs ~2 µs more per notification.
+    /// a prepared claim also its plan settings (``planSettings``).
     static func claimBegin(prepared: Bool) -> String {
-        prepared ? "BEGIN; SET LOCAL plan_cache_mode = force_generic_plan; \(smallTableScansOff) SELECT pg_advisory_xact_lock(\(claimLockKey))"
+        prepared ? "BEGIN; \(planSettings) SELECT pg_advisory_xact_lock(\(claimLockKey))"
                  : "BEGIN; SELECT pg_advisory_xact_lock(\(claimLockKey))"
     }
 
-    /// Turns sequential scans off for the rest of the transaction while the statistics of
-    /// `pushq.notifications` say fewer than 10 000 rows (or none were gathered: -1), on otherwise.
-    static let smallTableScansOff = """
-        SELECT set_config('enable_seqscan', CASE WHEN c.reltuples < 10000 THEN 'off' ELSE 'on' END, true) \
+    /// How a prepared claim is planned, for the rest of its transaction, by what PostgreSQL's
+    /// statistics last said of `pushq.notifications` (`pg_class.reltuples`).
+    ///
+    /// From 10 000 rows: `plan_cache_mode = force_generic_plan`, so that it runs on the plan
+    /// PostgreSQL made once for its text. With the default (`auto`) PostgreSQL kept planning a
+    /// claim anew at every run whenever its generic plan's estimate came out a little above the
+    /// custom ones' (a campaign lane, for one): 1.8–2.1 ms of planning per claim, more than the
+    /// 1 ms that an urgent claim of a few rows runs for (docs/performance.md, "A campaign's
+    /// statistics, and claims planned once"). The generic plan is what `auto` settles on
+    /// elsewhere; ``ClaimPlanTests`` checks that it reads no table whole. Unprepared claims (a
+    /// probe, a hunt) keep custom plans: `force_generic_plan` would apply to their unnamed
+    /// statements too.
+    ///
+    /// Under 10 000 rows, or none counted yet (-1): `force_custom_plan`, planned at each claim
+    /// for the table as it is then, and sequential scans off. A generic plan is kept until an
+    /// ANALYZE; made on an empty table (a new install, a table retention emptied) it was wrong
+    /// for the rows that came next: with scans on it read `pushq.notifications` whole for every
+    /// entry it walked, with scans off it joined each claim's rows to the whole table by a
+    /// comparison per pair. 10 000 live-activity rows drained in claims of ~2 s each, 5 million
+    /// comparisons apiece, until autovacuum's ANALYZE (docs/performance.md, "A plan made on an
+    /// empty table"). Planning costs ~1–2 ms a claim, paid only while the table is small.
+    /// Scans stay on from 10 000 rows: off for every claim, the plan of a full table costs
+    /// ~2 µs more per notification.
+    static let planSettings = """
+        SELECT set_config('plan_cache_mode', CASE WHEN c.reltuples < 10000 THEN 'force_custom_plan' ELSE 'force_generic_plan' END, true), \
+        set_config('enable_seqscan', CASE WHEN c.reltuples < 10000 THEN 'off' ELSE 'on' END, true) \
         FROM pg_class c WHERE c.oid = 'pushq.notifications'::regclass;
         """
 

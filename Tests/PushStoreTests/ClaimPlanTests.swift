@@ -92,7 +92,7 @@ struct ClaimPlanTests {
             .compactMap { $0["Index Name"] as? String }
     }
 
-    @Test("a claim first run on an empty table keeps reading by index once the table fills: the generic plan cached on the worker's connection reads no table whole")
+    @Test("a claim first run on an empty table reads only the rows it takes once 10 000 rows came (no ANALYZE since): each claim is planned for the table as it is, not run on a plan made for the empty one")
     func planMadeOnEmptyTable() async throws {
         try await TestDatabase.withConnection { c in
             // A new install, or a table that retention emptied: vacuumed, so PostgreSQL knows it holds nothing.
@@ -100,18 +100,31 @@ struct ClaimPlanTests {
             let empty = try await c.claim(limit: 500, workerID: "w1", leaseSeconds: 60, credentials: ["default"], defaultEnvironment: .production)
             #expect(empty.rows.isEmpty)
             try await c.query("""
-                INSERT INTO pushq.notifications (device_token, payload) SELECT lpad(to_hex(g), 64, '0'), '{}' FROM generate_series(1, 2000) g
+                INSERT INTO pushq.notifications (device_token, payload) SELECT lpad(to_hex(g), 64, '0'), '{}' FROM generate_series(1, 10000) g
                 """)
             let claimed = try await c.claim(limit: 500, workerID: "w1", leaseSeconds: 60, credentials: ["default"], defaultEnvironment: .production)
             #expect(claimed.rows.count == 500)
-            // The plan that connection cached for its claim, as its claims run it (no ANALYZE since:
-            // EXPLAIN EXECUTE under force_generic_plan shows the cached plan, not a new one).
+            // The next claim as that connection runs it: its prepared text, in a transaction opened as
+            // the claim opens it, with the rows each step read.
             let name = try #require(try await c.query("""
                 SELECT name FROM pg_prepared_statements WHERE statement LIKE '%WITH RECURSIVE waiting%' AND NOT from_sql
                 """).string(0, 0))
             let claim = Self.claim(limit: 500, credentials: ["default"], budget: nil)
-            let plan = try await Self.explainGeneric(c, statement: name, parameters: claim.parameters)
-            #expect(Self.tableScans(plan) == [], "made when the table was empty, the plan must still read by index")
+            let literals = try PGConnection.texts(claim.parameters).map { text in
+                text.map { "'" + $0.replacingOccurrences(of: "'", with: "''") + "'" } ?? "NULL"
+            }
+            try await c.execute(PGConnection.claimBegin(prepared: true))
+            let r = try await c.query("EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE \(name)(\(literals.joined(separator: ", ")))")
+            try await c.execute("ROLLBACK")
+            let plan = try Self.json(r)
+            // The plan made on the empty table joined the 500 rows to the whole table, a comparison
+            // per pair: 10 000 rows read and 5 million compared, twice per claim.
+            let reads = Self.nodes(plan).filter { $0["Relation Name"] as? String == "notifications" }
+                .map { ($0["Actual Rows"] as? Int ?? 0) * ($0["Actual Loops"] as? Int ?? 1) }
+            #expect(!reads.isEmpty && reads.allSatisfy { $0 <= 1000 }, "rows read by each step: \(reads)")
+            let compared = Self.nodes(plan).compactMap { $0["Rows Removed by Join Filter"] as? Int }.reduce(0, +)
+            #expect(compared <= 5000, "\(compared) pairs compared and dropped")
+            #expect(Self.tableScans(plan) == [])
         }
     }
 
@@ -225,13 +238,19 @@ struct ClaimPlanTests {
         }
     }
 
-    @Test("the claim is prepared once per session and runs on its generic plan from the first run, also while an endpoint is held; a new session prepares it again; a probe is not prepared")
+    @Test("on a table of 10 000 rows or more the claim is prepared once per session and runs on its generic plan from the first run, also while an endpoint is held; a new session prepares it again; a probe is not prepared; once the statistics say under 10 000 rows each claim is planned anew")
     func preparedOnce() async throws {
         try await TestDatabase.withConnection { c in
             try await c.query("""
                 INSERT INTO pushq.notifications (device_token, payload)
                 SELECT lpad(to_hex(g), 64, '0'), '{}' FROM generate_series(1, 40) g
                 """)
+            // Rows kept for retention: the statistics count 12 040 rows.
+            try await c.query("""
+                INSERT INTO pushq.notifications (device_token, payload, status, attempts, finished_at)
+                SELECT lpad(to_hex(g), 64, '0'), '{}', 'sent', 1, now() FROM generate_series(41, 12040) g
+                """)
+            try await c.query("ANALYZE pushq.notifications")
             func claim(_ limit: Int, only: Endpoint? = nil) async throws -> Int {
                 try await c.claim(limit: limit, workerID: "w1", leaseSeconds: 60, credentials: ["default"],
                                   defaultEnvironment: .production, only: only).rows.count
@@ -256,6 +275,14 @@ struct ClaimPlanTests {
             await c.dropSession()
             #expect(try await claim(2) == 2)
             #expect(try await statements() == [[1, 0]], "the new session prepared it again")
+            // Retention empties the table: by its statistics under 10 000 rows, each claim is planned
+            // for the table as it is then, the same prepared text.
+            try await c.query("DELETE FROM pushq.notifications WHERE status = 'sent'")
+            try await c.query("VACUUM ANALYZE pushq.notifications")
+            for _ in 0..<3 { #expect(try await claim(2) == 2) }
+            #expect(try await statements() == [[1, 3]], "three custom plans")
+            #expect(try await c.query("SHOW plan_cache_mode").string(0, 0) == "auto")
+            #expect(try await c.query("SHOW enable_seqscan").string(0, 0) == "on", "scans off for the claim's transaction alone")
         }
     }
 
