@@ -69,6 +69,12 @@ final class MockListener: Sendable {
             throw MockPushError(.notStarted, "stop() was called while start() was binding")
         }
         done.succeed()
+        do {
+            let keeper = try Self.portKeeper(host: configuration.host, port: port)
+            if !state.withLock({ $0.keep(keeper) }) { Self.release(keeper: keeper) }
+        } catch {
+            core.logger.warning("mock cannot hold its port while refusing: another server may be given it", metadata: ["error": "\(error)"])
+        }
         core.logger.info(role == .push ? "mock listening" : "mock channel management listening", metadata: ["mock.port": "\(port)"])
         return port
     }
@@ -92,6 +98,7 @@ final class MockListener: Sendable {
         }) else { return }
         stop.overtaken?.fail(MockPushError(.notStarted, "stop() was called while the port was being bound again"))
         try? await stop.listener?.close()
+        if let keeper = stop.keeper { Self.release(keeper: keeper) }
         try await stop.group.shutdownGracefully()
     }
 

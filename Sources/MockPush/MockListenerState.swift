@@ -44,6 +44,8 @@ struct MockListenerState {
         var group: MultiThreadedEventLoopGroup
         var listener: (any Channel)?
         var overtaken: EventLoopPromise<Void>?
+        /// The port keeper to close (``MockListener/portKeeper(host:port:)``).
+        var keeper: CInt?
     }
 
     private(set) var phase = Phase.stopped
@@ -52,6 +54,8 @@ struct MockListenerState {
     private(set) var port: Int?
     private var connections: [ObjectIdentifier: any Channel] = [:]
     private var generation = 0
+    /// The socket that holds `port` from `start` to `stop`, refusing or not.
+    private var keeper: CInt?
 
     var isStopped: Bool {
         if case .stopped = phase { return true }
@@ -66,6 +70,14 @@ struct MockListenerState {
         let done = group.next().makePromise(of: Void.self)
         phase = .binding(generation: generation, done: done)
         return (generation, done)
+    }
+
+    /// Keeps `fd` as the port's keeper until `stop`. Returns false when stopped (or a keeper
+    /// is kept already): the caller closes `fd`.
+    mutating func keep(_ fd: CInt) -> Bool {
+        guard !isStopped, keeper == nil else { return false }
+        keeper = fd
+        return true
     }
 
     /// `binding(generation)` → `listening`. Returns the promise to succeed, or nil when a
@@ -152,7 +164,8 @@ struct MockListenerState {
     /// bind in flight to fail; nil when already stopped.
     mutating func stop() -> Stop? {
         guard let group else { return nil }
-        var stop = Stop(group: group)
+        var stop = Stop(group: group, keeper: keeper)
+        keeper = nil
         switch phase {
         case .stopped, .refusing: break
         case .listening(let channel): stop.listener = channel

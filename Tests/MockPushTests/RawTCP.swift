@@ -51,4 +51,21 @@ final class RawTCP {
             // The peer sent something (it never should before a ClientHello); keep reading.
         }
     }
+
+    /// Whether a socket of another server could bind 127.0.0.1:`port` now: bound with
+    /// SO_REUSEADDR (as servers bind, so a connection in TIME_WAIT does not count), without
+    /// SO_REUSEPORT, then closed. False while a live socket holds the port.
+    static func bindable(port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        defer { close(fd) }
+        var one: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port)).bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        } == 0
+    }
 }

@@ -14,6 +14,9 @@ struct RefuseTests {
             try await server.waitUntil(timeout: .seconds(10), "the held connection") { $0.connectionsOpen == 1 }
 
             try await server.refuseConnections()
+            // The port stays the mock's while it refuses: no other server (the suite binds
+            // hundreds to port 0) can be given it, so the connect below is refused by this host.
+            #expect(!RawTCP.bindable(port: port), "the refusing mock must keep its port")
             #expect(RawTCP(port: port).result == .refused)
             #expect(held.waitForClose(), "the open connection should be closed")
             try await server.waitUntil(timeout: .seconds(10), "no open connection") { $0.connectionsOpen == 0 }
@@ -76,17 +79,15 @@ struct RefuseTests {
             let before = ContinuousClock.now
             try await server.refuseConnections(reopenAfter: delay)
             let probe = RawTCP(port: port).result
-            // While this mock refuses, its port is free, and another server of the test suite
-            // (hundreds bind port 0) may be given it: a connect that succeeds then reached that
-            // one. A request through it shows whose it is: this mock must serve none.
             let served = server.stats().requests
             let request = try Curl.run(port: port, [.valid(jwt: try Fixtures.jwt())])
             // The reopen cannot come before `before + delay`. A loaded machine may resume
             // this task later than that (blocking curl calls hold the pool's threads); then
             // the probes prove nothing.
             if ContinuousClock.now - before < delay {
-                #expect(server.stats().requests == served,
-                        "this mock served a request while refusing (raw connect: \(probe), curl exit \(request.exitCode))")
+                #expect(probe == .refused)
+                #expect(request.exitCode == 7, "curl should fail to connect: \(request.stderr)")
+                #expect(server.stats().requests == served, "this mock served a request while refusing")
             }
             try await server.waitUntil(timeout: .seconds(10), "the reopen") { $0.listening }
             #expect(RawTCP(port: port).result == .connected)
@@ -123,7 +124,7 @@ struct RefuseTests {
         try await server.stop()
         #expect(server.port == nil)
         #expect(!server.stats().listening)
-        #expect(RawTCP(port: port).result == .refused)
+        #expect(RawTCP.bindable(port: port), "a stopped mock gives its port back")
         let error = await #expect(throws: MockPushError.self) { try await server.acceptConnections() }
         #expect(error?.code == .notStarted)
         try await server.stop()
