@@ -14,7 +14,8 @@ struct FaultTests {
     @Test("an APNs that cannot be reached at start is an outage: the worker starts, rows wait with no attempt used, then go out")
     func unreachableAtStart() async throws {
         try await TestDatabase.withConnection { db in
-            let port = try freeLoopbackPort()
+            let hold = try HeldLoopbackPort()
+            let port = hold.port
             try await insertAlerts(db, count: 50, prefix: "8")
             var configuration = try workerConfiguration(databaseURL: try await databaseURL(db), apnsURL: "https://127.0.0.1:\(port)")
             configuration.outageProbeBaseSeconds = 0.2
@@ -38,6 +39,7 @@ struct FaultTests {
                     #expect(Set(mock.requests().map(\.apnsID)).count == 50)
                 }
             }
+            withExtendedLifetime(hold) {}
         }
     }
 
@@ -269,18 +271,33 @@ struct FaultTests {
     }
 }
 
-/// A loopback port nothing listens on (bound, read, closed).
-func freeLoopbackPort() throws -> Int {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    address.sin_port = 0
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let bound = withUnsafeMutablePointer(to: &address) { p in
-        p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+/// A loopback port nothing listens on, held until the value is released: bound with
+/// SO_REUSEPORT and never listening, so connects to it are refused and no other server of the
+/// suite (hundreds bind port 0) is given it meanwhile; a mock can still bind it beside the
+/// hold (the mock's listener asks for SO_REUSEPORT too).
+final class HeldLoopbackPort {
+    let port: Int
+    private let fd: Int32
+
+    init() throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        var one: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { p in
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard bound else {
+            close(fd)
+            throw CocoaError(.fileWriteUnknown)
+        }
+        self.fd = fd
+        port = Int(UInt16(bigEndian: address.sin_port))
     }
-    guard bound else { throw CocoaError(.fileWriteUnknown) }
-    return Int(UInt16(bigEndian: address.sin_port))
+
+    deinit { close(fd) }
 }
