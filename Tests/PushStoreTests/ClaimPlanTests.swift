@@ -52,16 +52,21 @@ struct ClaimPlanTests {
         return try await Self.explainGeneric(c, statement: name, parameters: claim.parameters)
     }
 
-    /// `EXPLAIN (FORMAT JSON)` of prepared statement `name` run with `parameters` (as literals)
-    /// under `force_generic_plan`: its cached generic plan, or the one made now if it has none.
+    /// `EXPLAIN (FORMAT JSON)` of prepared statement `name` run with `parameters` under
+    /// `force_generic_plan`: its cached generic plan, or the one made now if it has none.
     static func explainGeneric(_ c: PGConnection, statement name: String, parameters: [(any PGParameter)?]) async throws -> Any {
+        try await c.query("SET plan_cache_mode = force_generic_plan")
+        let r = try await c.query("EXPLAIN (FORMAT JSON) " + execute(name, parameters))
+        try await c.query("RESET plan_cache_mode")
+        return try json(r)
+    }
+
+    /// `EXECUTE name(…)` with `parameters` as literals (EXPLAIN takes no bound parameters).
+    static func execute(_ name: String, _ parameters: [(any PGParameter)?]) throws -> String {
         let literals = try PGConnection.texts(parameters).map { text in
             text.map { "'" + $0.replacingOccurrences(of: "'", with: "''") + "'" } ?? "NULL"
         }
-        try await c.query("SET plan_cache_mode = force_generic_plan")
-        let r = try await c.query("EXPLAIN (FORMAT JSON) EXECUTE \(name)(\(literals.joined(separator: ", ")))")
-        try await c.query("RESET plan_cache_mode")
-        return try json(r)
+        return "EXECUTE \(name)(\(literals.joined(separator: ", ")))"
     }
 
     @Test("on a large analysed table, mostly of final rows, the claim walks pushq.due's due_order, never a whole table")
@@ -110,11 +115,8 @@ struct ClaimPlanTests {
                 SELECT name FROM pg_prepared_statements WHERE statement LIKE '%WITH RECURSIVE waiting%' AND NOT from_sql
                 """).string(0, 0))
             let claim = Self.claim(limit: 500, credentials: ["default"], budget: nil)
-            let literals = try PGConnection.texts(claim.parameters).map { text in
-                text.map { "'" + $0.replacingOccurrences(of: "'", with: "''") + "'" } ?? "NULL"
-            }
             try await c.execute(PGConnection.claimBegin(prepared: true))
-            let r = try await c.query("EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE \(name)(\(literals.joined(separator: ", ")))")
+            let r = try await c.query("EXPLAIN (ANALYZE, FORMAT JSON) " + Self.execute(name, claim.parameters))
             try await c.execute("ROLLBACK")
             let plan = try Self.json(r)
             // The plan made on the empty table joined the 500 rows to the whole table, a comparison
