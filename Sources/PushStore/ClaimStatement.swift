@@ -45,24 +45,6 @@ enum ClaimStatement {
         )
         """
 
-    /// The due time of the oldest due entry of pushq.due (NULL when none is due): the least of
-    /// each lane's first entry along due_order. Needs ``dueLanes``' `waiting` in the statement.
-    static let oldestDueAtSQL = """
-        (SELECT min((SELECT d.due_at FROM pushq.due d WHERE d.lane = w.lane AND d.due_at <= now() ORDER BY d.due_at LIMIT 1))
-           FROM waiting w WHERE w.lane IS NOT NULL)
-        """
-
-    /// The ids of the entries of pushq.due due after `since` (an SQL expression), lane by lane
-    /// (a range of due_order each), as an array for a probe by primary key. Needs ``dueLanes``'
-    /// `waiting` in the statement.
-    static func dueSinceSQL(_ since: String) -> String {
-        """
-        ARRAY(SELECT e.id FROM waiting w
-               CROSS JOIN LATERAL (SELECT d.id FROM pushq.due d WHERE d.lane = w.lane AND d.due_at > \(since)) e
-               WHERE w.lane IS NOT NULL)
-        """
-    }
-
     /// Whether row `n` can go now as far as its broadcast channel goes: a row to a device token
     /// (the one test such a row pays), or one whose channel is `active` at Apple. A broadcast row
     /// for a channel not yet created waits, unclaimed; one for a deleted channel was ended by the
