@@ -9,6 +9,9 @@ import PushCore
 /// endpoint's): with a misjudged filter it sorts every waiting row instead of walking
 /// notifications_due.
 struct ClaimFilter {
+    /// Where a statement's text takes the filter (``SQLTemplate``).
+    static let marker = "/*FILTER*/"
+
     var sql = ""
     var parameters: [(any PGParameter)?] = []
     var next: Int

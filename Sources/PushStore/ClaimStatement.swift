@@ -68,7 +68,7 @@ enum ClaimStatement {
     static let routedSQL = """
         \(ClaimRouting.sql(from: 5))
         \(PGConnection.knownRowsSQL)
-        /*FILTER*/
+        \(ClaimFilter.marker)
         """
 
     /// The conditions under which row `n` can be claimed now from pushq.due: waiting and due
@@ -107,9 +107,16 @@ enum ClaimStatement {
         parameters += [rotation % 1_000_000, budget?.key, budget?.perSecond, belowRank]
         var filter = ClaimFilter(next: firstFilterParameter, environment: "$4", defaultEnvironment: defaultEnvironment)
         filter.add(only: only, row: row, excluding: excluding)
-        let sized = sql.replacingOccurrences(of: "/*SIZE*/", with: String(sizeBound(limit)))
-        return (sized.replacingOccurrences(of: "/*FILTER*/", with: filter.sql), parameters + filter.parameters, filter.custom)
+        let text = template.render([sizeMarker: String(sizeBound(limit)), ClaimFilter.marker: filter.sql])
+        return (text, parameters + filter.parameters, filter.custom)
     }
+
+    /// Where ``sql`` takes the claim's ``sizeBound(_:)``.
+    static let sizeMarker = "/*SIZE*/"
+
+    /// ``sql`` cut at its markers once (``bound(limit:workerID:leaseSeconds:credentials:fcmCredentials:defaultEnvironment:only:row:excluding:rotation:budget:belowRank:)``
+    /// joins the pieces for every claim).
+    static let template = SQLTemplate(sql, markers: [sizeMarker, ClaimFilter.marker])
 
     /// The claim's size as the planner sees it: the least power of two not below `limit`. A
     /// constant in the text, so that a generic plan is planned for about the claim's size, and
@@ -181,7 +188,7 @@ enum ClaimStatement {
                     LIMIT q.quota) r
              LIMIT CASE WHEN $10::text IS NULL THEN $1::int
                         ELSE least($1::int, COALESCE((SELECT greatest(0, floor(b.available))::int FROM budgets b WHERE b.key = $10::text), 0)) END
-            ) capped LIMIT /*SIZE*/
+            ) capped LIMIT \(sizeMarker)
         ), picked AS MATERIALIZED (
             SELECT n.id, c.rank, c.budget, c.ord, c.due_at,
                    -- A lease that ran out for the first time in a row: the attempt it counted is given

@@ -16,7 +16,7 @@ extension PGConnection {
         var filter = ClaimFilter(next: 5, environment: nil, defaultEnvironment: defaultEnvironment)
         filter.add(only: only, row: nil, excluding: excluding)
         parameters += filter.parameters
-        let result = try query(Self.headsSQL.replacingOccurrences(of: "/*FILTER*/", with: filter.sql), parameters)
+        let result = try query(Self.headsSQL.render([ClaimFilter.marker: filter.sql]), parameters)
         var ids: [Int64] = []
         for r in 0..<result.count {
             if let id = try result.decode(Int64.self, r, 0) { ids.append(id) }
@@ -33,7 +33,7 @@ extension PGConnection {
         var filter = ClaimFilter(next: 5, environment: nil, defaultEnvironment: defaultEnvironment)
         filter.add(only: only, row: nil, excluding: excluding)
         parameters += filter.parameters
-        let result = try query(Self.lastDueSQL.replacingOccurrences(of: "/*FILTER*/", with: filter.sql), parameters)
+        let result = try query(Self.lastDueSQL.render([ClaimFilter.marker: filter.sql]), parameters)
         return result.count == 0 ? nil : try result.decode(Int64.self, 0, 0)
     }
 
@@ -69,25 +69,25 @@ extension PGConnection {
 
     /// The last due entry of pushq.due whose row waits (each lane's, read backwards along
     /// due_order, then the latest of them), with the claim's routing and filters, lanes not paused.
-    static let lastDueSQL = ClaimStatement.dueLanes + """
+    static let lastDueSQL = SQLTemplate(ClaimStatement.dueLanes + """
         SELECT h.id
           FROM waiting w
          CROSS JOIN LATERAL (\(laneEntrySQL("AND n.status IN ('queued', 'retrying') AND n.scheduled_at <= now()", backwards: true))) h
          WHERE w.lane IS NOT NULL
          ORDER BY h.due_at DESC, h.id DESC
          LIMIT 1
-        """
+        """, markers: [ClaimFilter.marker])
 
     /// The head of every lane not paused, as the claim walks pushq.due: the first due entry of
     /// each lane whose row can be claimed (waiting and due, or in flight under a lease that has
     /// ended), with the claim's routing and filters. A claim of one row takes the head of the
     /// first lane in its order (which turns between lanes of a rank).
-    static let headsSQL = ClaimStatement.dueLanes + """
+    static let headsSQL = SQLTemplate(ClaimStatement.dueLanes + """
         SELECT h.id
           FROM waiting w
          CROSS JOIN LATERAL (\(laneEntrySQL(ClaimStatement.dueOrLapsedSQL(), backwards: false))) h
          WHERE w.lane IS NOT NULL
-        """
+        """, markers: [ClaimFilter.marker])
 
     /// Lane `w.lane`'s first due entry of pushq.due in due order (the last when `backwards`)
     /// whose row meets `rowSQL`, the claim's routing (`$1`–`$4`) and filters, in a lane not
@@ -103,7 +103,7 @@ extension PGConnection {
                 WHERE n.id = d.id
                   \(rowSQL)
                   \(ClaimRouting.sql(from: 1))
-                  /*FILTER*/
+                  \(ClaimFilter.marker)
                   AND NOT \(ClaimStatement.lanePausedSQL))
          ORDER BY \(backwards ? "d.due_at DESC, d.id DESC" : "d.due_at, d.id")
          LIMIT 1

@@ -190,10 +190,10 @@ public actor PGConnection {
         offsets.reserveCapacity(strings.count)
         var storage: [CChar] = []
         storage.reserveCapacity(strings.reduce(0) { $0 + ($1?.utf8.count ?? 0) + 1 })
-        for s in strings {
-            guard let s else { offsets.append(nil); continue }
+        for string in strings {
+            guard var s = string else { offsets.append(nil); continue }
             offsets.append(storage.count)
-            for byte in s.utf8 { storage.append(CChar(bitPattern: byte)) }
+            s.withUTF8 { bytes in bytes.withMemoryRebound(to: CChar.self) { storage.append(contentsOf: $0) } }
             storage.append(0)
         }
         return storage.withUnsafeBufferPointer { base in

@@ -80,6 +80,32 @@ struct PGConnectionTests {
         }
     }
 
+    @Test("arrays of numbers, booleans and optionals, written unquoted: every width's extremes, zero, negatives, NULL elements")
+    func unquotedArrays() async throws {
+        let int64s: [Int64] = [0, -1, 9, 10, -10, 1_234_567_890_123, Int64.min, Int64.max]
+        let ints: [Int?] = [Int.min, nil, 0, Int.max, -7]
+        let int32s: [Int32] = [Int32.min, Int32.max, 0, 100]
+        let int16s: [Int16?] = [Int16.min, Int16.max, nil]
+        let bools: [Bool?] = [true, false, nil]
+        let doubles: [Double] = [0.5, -2, 1e-7, 123_456.789]
+        #expect(int64s.pgText == "{0,-1,9,10,-10,1234567890123,-9223372036854775808,9223372036854775807}")
+        #expect(ints.pgText == "{-9223372036854775808,NULL,0,9223372036854775807,-7}")
+        #expect(bools.pgText == "{t,f,NULL}")
+        #expect([Int64]().pgText == "{}")
+        try await TestDatabase.withConnection { c in
+            let r = try await c.query("""
+                SELECT $1::bigint[] = $7::bigint[], array_to_string($2::bigint[], ',', 'NULL'), $3::integer[]::text,
+                       array_to_string($4::smallint[], ',', 'NULL'), array_to_string($5::boolean[], ',', 'NULL'), $6::float8[]::text
+                """, [int64s, ints, int32s, int16s, bools, doubles, int64s.map { String($0) }])
+            #expect(try r.decode(Bool.self, 0, 0) == true)
+            #expect(try r.decode(String.self, 0, 1) == ints.map { $0.map(String.init) ?? "NULL" }.joined(separator: ","))
+            #expect(try r.decode(String.self, 0, 2) == "{-2147483648,2147483647,0,100}")
+            #expect(try r.decode(String.self, 0, 3) == "-32768,32767,NULL")
+            #expect(try r.decode(String.self, 0, 4) == "t,f,NULL")
+            #expect(try r.decode(String.self, 0, 5) == "{0.5,-2,1e-07,123456.789}")
+        }
+    }
+
     @Test("a NUL character in a parameter is refused before sending")
     func nulRefused() async throws {
         try await TestDatabase.withConnection { c in
