@@ -23,18 +23,17 @@ extension Date: PGParameter { public var pgText: String { PGTimestamp.format(sel
 /// Arrays (and arrays of optionals, whose nil elements become NULL) as array literals.
 extension Array: PGParameter where Element: PGArrayElement {
     /// `{1,2,NULL}` for numbers, booleans and UUIDs; `{"a","b\"c",NULL}` for the rest: quoted,
-    /// `"` and `\` escaped. Built on UTF-8 bytes, each element written in place (a write-back
-    /// batch encodes eleven arrays of hundreds of elements: the worker's profile showed a String
-    /// per element, then a scan of it for quotes). Escaping bytes is exact: in UTF-8, the bytes of
-    /// `"` and `\` never occur inside a multi-byte character.
+    /// `"` and `\` escaped. Built on UTF-8 bytes by the element type itself
+    /// (``PGArrayElement/appendPGArray(_:to:)``), so that the loop runs on concrete types: this
+    /// conformance is generic and reached through `any PGParameter`, and a loop here cost more
+    /// than the text it wrote (a write-back batch encodes eleven arrays of hundreds of elements;
+    /// docs/performance.md, "The worker's own share"). Escaping bytes is exact: in UTF-8, the
+    /// bytes of `"` and `\` never occur inside a multi-byte character.
     public var pgText: String {
         var out: [UInt8] = []
         out.reserveCapacity(count * 12 + 2)
         out.append(UInt8(ascii: "{"))
-        for (i, element) in enumerated() {
-            if i > 0 { out.append(UInt8(ascii: ",")) }
-            element.appendPGArrayElement(to: &out)
-        }
+        Element.appendPGArray(self, to: &out)
         out.append(UInt8(ascii: "}"))
         return String(decoding: out, as: UTF8.self)
     }
@@ -44,76 +43,122 @@ extension Array: PGParameter where Element: PGArrayElement {
 public protocol PGArrayElement: Sendable {
     /// The element's text, or nil for NULL.
     var pgArrayElementText: String? { get }
-    /// Appends the element as it stands in an array literal: `NULL`, or its text, quoted and
-    /// escaped unless it is one that never needs to be (a number, a boolean, a UUID).
-    func appendPGArrayElement(to out: inout [UInt8])
+    /// Appends `elements`, comma-separated, as they stand in an array literal.
+    static func appendPGArray(_ elements: [Self], to out: inout [UInt8])
+    /// Appends `elements`, comma-separated, nil as `NULL` (for arrays of optionals).
+    static func appendPGArray(optionals elements: [Self?], to out: inout [UInt8])
 }
 
 extension PGArrayElement {
-    public func appendPGArrayElement(to out: inout [UInt8]) {
-        guard var text = pgArrayElementText else {
-            out.append(contentsOf: "NULL".utf8)
-            return
-        }
-        out.append(UInt8(ascii: "\""))
-        text.withUTF8 { bytes in
-            for b in bytes {
-                if b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") { out.append(UInt8(ascii: "\\")) }
-                out.append(b)
-            }
-        }
-        out.append(UInt8(ascii: "\""))
+    public static func appendPGArray(_ elements: [Self], to out: inout [UInt8]) {
+        appendElements(elements, to: &out) { appendQuoted($0.pgArrayElementText, to: &$1) }
+    }
+
+    public static func appendPGArray(optionals elements: [Self?], to out: inout [UInt8]) {
+        appendElements(elements, to: &out) { appendQuoted($0?.pgArrayElementText, to: &$1) }
     }
 }
 
+/// Appends each of `elements` with `write`, comma-separated.
+@inline(__always)
+func appendElements<E>(_ elements: [E], to out: inout [UInt8], _ write: (E, inout [UInt8]) -> Void) {
+    var first = true
+    for element in elements {
+        if !first { out.append(UInt8(ascii: ",")) }
+        first = false
+        write(element, &out)
+    }
+}
+
+/// Appends `text` quoted, `"` and `\` escaped, or `NULL` for nil.
+func appendQuoted(_ text: String?, to out: inout [UInt8]) {
+    guard var text else {
+        out.append(contentsOf: "NULL".utf8)
+        return
+    }
+    out.append(UInt8(ascii: "\""))
+    text.withUTF8 { bytes in
+        for b in bytes {
+            if b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") { out.append(UInt8(ascii: "\\")) }
+            out.append(b)
+        }
+    }
+    out.append(UInt8(ascii: "\""))
+}
+
 /// Appends `value` in decimal: what `String(value)` gives, without the String.
+@inline(__always)
 func appendDecimal<T: BinaryInteger>(_ value: T, to out: inout [UInt8]) {
     if value < 0 { out.append(UInt8(ascii: "-")) }
-    var magnitude = value.magnitude
-    var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
-                 UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
-        (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-    var n = 0
+    var magnitude = UInt64(value.magnitude)
+    var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: room for UInt64's 20 digits
     withUnsafeMutableBytes(of: &digits) { buffer in
+        var n = 0
         repeat {
             buffer[n] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: magnitude % 10)
             magnitude /= 10
             n += 1
         } while magnitude != 0
-        for i in stride(from: n - 1, through: 0, by: -1) { out.append(buffer[i]) }
+        while n > 0 {
+            n -= 1
+            out.append(buffer[n])
+        }
     }
 }
 
-extension String: PGArrayElement { public var pgArrayElementText: String? { self } }
-extension Int: PGArrayElement {
-    public var pgArrayElementText: String? { String(self) }
-    public func appendPGArrayElement(to out: inout [UInt8]) { appendDecimal(self, to: &out) }
+/// Array elements written unquoted: integers in decimal.
+protocol PGDecimalArrayElement: PGArrayElement, BinaryInteger {}
+
+extension PGDecimalArrayElement {
+    public static func appendPGArray(_ elements: [Self], to out: inout [UInt8]) {
+        appendElements(elements, to: &out) { appendDecimal($0, to: &$1) }
+    }
+
+    public static func appendPGArray(optionals elements: [Self?], to out: inout [UInt8]) {
+        appendElements(elements, to: &out) { element, out in
+            if let element { appendDecimal(element, to: &out) } else { out.append(contentsOf: "NULL".utf8) }
+        }
+    }
 }
-extension Int64: PGArrayElement {
-    public var pgArrayElementText: String? { String(self) }
-    public func appendPGArrayElement(to out: inout [UInt8]) { appendDecimal(self, to: &out) }
+
+extension String: PGArrayElement {
+    public var pgArrayElementText: String? { self }
+    public static func appendPGArray(_ elements: [String], to out: inout [UInt8]) {
+        appendElements(elements, to: &out) { appendQuoted($0, to: &$1) }
+    }
+    public static func appendPGArray(optionals elements: [String?], to out: inout [UInt8]) {
+        appendElements(elements, to: &out) { appendQuoted($0, to: &$1) }
+    }
 }
-extension Int32: PGArrayElement {
-    public var pgArrayElementText: String? { String(self) }
-    public func appendPGArrayElement(to out: inout [UInt8]) { appendDecimal(self, to: &out) }
-}
-extension Int16: PGArrayElement {
-    public var pgArrayElementText: String? { String(self) }
-    public func appendPGArrayElement(to out: inout [UInt8]) { appendDecimal(self, to: &out) }
-}
+extension Int: PGDecimalArrayElement { public var pgArrayElementText: String? { String(self) } }
+extension Int64: PGDecimalArrayElement { public var pgArrayElementText: String? { String(self) } }
+extension Int32: PGDecimalArrayElement { public var pgArrayElementText: String? { String(self) } }
+extension Int16: PGDecimalArrayElement { public var pgArrayElementText: String? { String(self) } }
 extension Double: PGArrayElement { public var pgArrayElementText: String? { "\(self)" } }
 extension Bool: PGArrayElement {
     public var pgArrayElementText: String? { self ? "t" : "f" }
-    public func appendPGArrayElement(to out: inout [UInt8]) { out.append(self ? UInt8(ascii: "t") : UInt8(ascii: "f")) }
+    public static func appendPGArray(_ elements: [Bool], to out: inout [UInt8]) {
+        appendElements(elements, to: &out) { $1.append($0 ? UInt8(ascii: "t") : UInt8(ascii: "f")) }
+    }
+    public static func appendPGArray(optionals elements: [Bool?], to out: inout [UInt8]) {
+        appendElements(elements, to: &out) { element, out in
+            if let element { out.append(element ? UInt8(ascii: "t") : UInt8(ascii: "f")) } else { out.append(contentsOf: "NULL".utf8) }
+        }
+    }
 }
 extension UUID: PGArrayElement {
     public var pgArrayElementText: String? { pgText }
-    public func appendPGArrayElement(to out: inout [UInt8]) { out.append(contentsOf: pgText.utf8) }
+    public static func appendPGArray(_ elements: [UUID], to out: inout [UInt8]) {
+        appendElements(elements, to: &out) { $1.append(contentsOf: $0.pgText.utf8) }
+    }
+    public static func appendPGArray(optionals elements: [UUID?], to out: inout [UInt8]) {
+        appendElements(elements, to: &out) { element, out in out.append(contentsOf: (element?.pgText ?? "NULL").utf8) }
+    }
 }
 extension Date: PGArrayElement { public var pgArrayElementText: String? { pgText } }
 extension Optional: PGArrayElement where Wrapped: PGArrayElement {
     public var pgArrayElementText: String? { self?.pgArrayElementText }
-    public func appendPGArrayElement(to out: inout [UInt8]) {
-        if let self { self.appendPGArrayElement(to: &out) } else { out.append(contentsOf: "NULL".utf8) }
+    public static func appendPGArray(_ elements: [Wrapped?], to out: inout [UInt8]) {
+        Wrapped.appendPGArray(optionals: elements, to: &out)
     }
 }
