@@ -55,17 +55,18 @@ extension PGConnection {
     ///
     /// Due: `creating` or `deleting`, `scheduled_at` passed, not held under a lease that still
     /// runs (a lapsed one is taken again: its worker died mid-request), of one of `credentials`
-    /// (`"default"` for NULL) and of no held endpoint. Each is locked `FOR UPDATE SKIP LOCKED`,
+    /// (`"default"` for NULL), and of no endpoint whose credential is held (a `credential` row of
+    /// `pushq.credential_pauses`, read in the statement's own snapshot: Apple's management API
+    /// refuses a rejected key as the push host does; an outage or burst of the push host says
+    /// nothing about the management host). Each is locked `FOR UPDATE SKIP LOCKED`,
     /// so workers that look at once take different rows, and held until now + `leaseSeconds`
     /// (`locked_by`, `locked_until`), `attempts` + 1, committed before anything is sent: one
     /// worker alone creates a channel however many see it.
     ///
     /// - Parameters:
-    ///   - held: endpoints not to claim (paused credentials, outages).
     ///   - defaultEnvironment: the environment of channels whose `environment` is NULL.
     public func claimChannels(limit: Int, workerID: String, leaseSeconds: Double, credentials: [String],
-                              defaultEnvironment: APNsEnvironment, held: [Endpoint] = []) throws(PGError) -> [ClaimedChannel] {
-        let apnsHeld = held.filter { $0.provider == .apns }
+                              defaultEnvironment: APNsEnvironment) throws(PGError) -> [ClaimedChannel] {
         let result = try query("""
             WITH picked AS (
                 SELECT c.id FROM pushq.channels c
@@ -73,23 +74,23 @@ extension PGConnection {
                    AND c.scheduled_at <= now()
                    AND (c.locked_until IS NULL OR c.locked_until < now())
                    AND (c.credential = ANY($1::text[]) OR (c.credential IS NULL AND $2))
-                   AND NOT EXISTS (SELECT 1 FROM unnest($3::text[], $4::text[]) h(credential, environment)
-                                    WHERE h.credential = COALESCE(c.credential, 'default')
-                                      AND h.environment = COALESCE(c.environment, $5))
+                   AND NOT EXISTS (SELECT 1 FROM pushq.credential_pauses h
+                                    WHERE h.kind = 'credential'
+                                      AND h.credential = COALESCE(c.credential, 'default')
+                                      AND h.environment = COALESCE(c.environment, $3))
                  ORDER BY c.scheduled_at, c.id
-                 LIMIT $6
+                 LIMIT $4
                    FOR UPDATE SKIP LOCKED
             )
             UPDATE pushq.channels c
-               SET locked_by = $7, locked_until = now() + $8 * interval '1 second',
+               SET locked_by = $5, locked_until = now() + $6 * interval '1 second',
                    attempts = c.attempts + CASE WHEN c.status = 'deleting' AND c.apns_channel_id IS NULL THEN 0 ELSE 1 END
               FROM picked p
              WHERE c.id = p.id
-            RETURNING c.id, c.name, c.status, COALESCE(c.credential, 'default'), COALESCE(c.environment, $5), c.topic,
+            RETURNING c.id, c.name, c.status, COALESCE(c.credential, 'default'), COALESCE(c.environment, $3), c.topic,
                       c.message_storage_policy, c.apns_channel_id, c.attempts, c.max_attempts,
                       (extract(epoch FROM c.locked_until) * 1000000)::bigint
-            """, [credentials, credentials.contains("default"), apnsHeld.map(\.credential),
-                  apnsHeld.map(\.channel), defaultEnvironment.rawValue, limit, workerID, leaseSeconds])
+            """, [credentials, credentials.contains("default"), defaultEnvironment.rawValue, limit, workerID, leaseSeconds])
         var rows: [ClaimedChannel] = []
         for r in 0..<result.count {
             rows.append(ClaimedChannel(

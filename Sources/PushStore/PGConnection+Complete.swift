@@ -39,13 +39,16 @@ extension PGConnection {
             longest[key] = t
         }
         let thr = Array(longest.values)
-        let more = !invs.isEmpty || !thr.isEmpty || !holds.isEmpty || !resumed.isEmpty
         return try transaction(begin: hasRows ? Self.fencedUpdateBegin : "BEGIN") { c in
             var write = CompletionWrite()
             if hasRows {
                 // Prepared: planned once per session (with nested loops off, as every time it runs).
                 write.updated = try c.preparedQuery(Self.completeSQL, rowParameters).decode(Int.self, 0, 0) ?? 0
-                if more { try c.execute(Self.fencedUpdateEnd) }
+                // The upserts of tokens join pushq.devices, which may hold millions of rows: they
+                // run with nested loops as the server sets them. The holds and the lifts touch
+                // pushq.credential_pauses alone (a row per endpoint) and run as they are, which
+                // spares most write-backs a round trip.
+                if !invs.isEmpty || !thr.isEmpty { try c.execute(Self.fencedUpdateEnd) }
             }
             if !invs.isEmpty {
                 try c.query(Self.invalidateSQL, [invs.map(\.storedToken), invs.map { $0.environment.rawValue },

@@ -21,7 +21,7 @@ extension PushWorker {
     }
 
     /// The channel loop, on a connection of its own: claims the channels with an operation due
-    /// (``PGConnection/claimChannels(limit:workerID:leaseSeconds:credentials:defaultEnvironment:held:)``),
+    /// (``PGConnection/claimChannels(limit:workerID:leaseSeconds:credentials:defaultEnvironment:)``),
     /// carries each out at Apple and writes it back; every ``WorkerConfiguration/heartbeatSeconds``
     /// it reads the channel gauges and runs the reconciliations that are due. Woken by the
     /// NOTIFY of a new or deleted channel, else every ``WorkerConfiguration/pollSeconds``.
@@ -33,12 +33,10 @@ extension PushWorker {
         while !stopRequested {
             var claimed = 0
             do {
-                // A paused credential is refused by the management API as by the push host;
-                // an outage or burst of the push host says nothing about the management host.
-                let held = try await connection.holds().filter { $0.kind == .credential }.map(\.endpoint)
+                // The claim skips the channels of a held credential itself (its own snapshot).
                 let channels = try await connection.claimChannels(
                     limit: Self.channelBatch, workerID: configuration.workerID, leaseSeconds: configuration.leaseSeconds,
-                    credentials: configuration.credentials.keys.sorted(), defaultEnvironment: configuration.sender.environment, held: held)
+                    credentials: configuration.credentials.keys.sorted(), defaultEnvironment: configuration.sender.environment)
                 claimed = channels.count
                 for channel in channels where !stopRequested { try await carryOut(channel, connection, &loop) }
                 if loop.gaugesReadAt.map({ ContinuousClock.now - $0 >= .milliseconds(Int(configuration.heartbeatSeconds * 1000)) }) ?? true {

@@ -11,9 +11,9 @@ import Testing
 struct ChannelStoreTests {
     static let payload = #"{"aps":{"event":"update","timestamp":1,"content-state":{}}}"#
 
-    func claimChannels(_ c: PGConnection, worker: String = "w1", held: [Endpoint] = []) async throws -> [ClaimedChannel] {
+    func claimChannels(_ c: PGConnection, worker: String = "w1") async throws -> [ClaimedChannel] {
         try await c.claimChannels(limit: 10, workerID: worker, leaseSeconds: 60, credentials: ["default"],
-                                  defaultEnvironment: .production, held: held)
+                                  defaultEnvironment: .production)
     }
 
     func claimRows(_ c: PGConnection) async throws -> ClaimBatch {
@@ -134,12 +134,14 @@ struct ChannelStoreTests {
         }
     }
 
-    @Test("a delete with nothing to delete at Apple counts no attempt; a held endpoint's channels are not claimed")
+    @Test("a delete with nothing to delete at Apple counts no attempt; a held credential's channels are not claimed, an outage's are")
     func deleteWithoutIDAndHolds() async throws {
         try await TestDatabase.withConnection { c in
             try await c.query("INSERT INTO pushq.channels (name, status) VALUES ('a', 'deleting')")
-            #expect(try await claimChannels(c, held: [Endpoint(credential: "default", environment: .production)]).isEmpty)
-            #expect(try await claimChannels(c, held: [Endpoint(credential: "default", environment: .development)]).first?.attempts == 0)
+            try await Holds.add(c, [Endpoint(credential: "default", environment: .production)])
+            #expect(try await claimChannels(c).isEmpty, "its credential is held in its environment")
+            try await c.query("UPDATE pushq.credential_pauses SET kind = 'outage'")
+            #expect(try await claimChannels(c).first?.attempts == 0, "an outage of the push host does not hold the management API")
         }
     }
 
