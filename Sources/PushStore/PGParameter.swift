@@ -22,13 +22,14 @@ extension Date: PGParameter { public var pgText: String { PGTimestamp.format(sel
 
 /// Arrays (and arrays of optionals, whose nil elements become NULL) as array literals.
 extension Array: PGParameter where Element: PGArrayElement {
-    /// `{1,2,NULL}` for numbers, booleans and UUIDs; `{"a","b\"c",NULL}` for the rest: quoted,
+    /// `{1,2,NULL}` for integers, booleans and UUIDs; `{"a","b\"c",NULL}` for the rest: quoted,
     /// `"` and `\` escaped. Built on UTF-8 bytes by the element type itself
     /// (``PGArrayElement/appendPGArray(_:to:)``), so that the loop runs on concrete types: this
-    /// conformance is generic and reached through `any PGParameter`, and a loop here cost more
-    /// than the text it wrote (a write-back batch encodes eleven arrays of hundreds of elements;
-    /// docs/performance.md, "The worker's own share"). Escaping bytes is exact: in UTF-8, the
-    /// bytes of `"` and `\` never occur inside a multi-byte character.
+    /// conformance is generic and reached through `any PGParameter`, and its generic loop took
+    /// more than half of the encoding's time in the worker's profile (a write-back batch encodes
+    /// eleven arrays of hundreds of elements; docs/performance.md, "The worker's own share").
+    /// Escaping bytes is exact: in UTF-8, the bytes of `"` and `\` never occur inside a
+    /// multi-byte character.
     public var pgText: String {
         var out: [UInt8] = []
         out.reserveCapacity(count * 12 + 2)
