@@ -40,23 +40,25 @@ extension Array: PGParameter where Element: PGArrayElement {
     }
 }
 
-/// An element of an array parameter: a `PGParameter` or an optional one.
+/// An element of an array parameter: a `PGParameter` or an optional one. Each type writes a
+/// whole array, so that the loop runs on the concrete type.
 public protocol PGArrayElement: Sendable {
-    /// The element's text, or nil for NULL.
-    var pgArrayElementText: String? { get }
     /// Appends `elements`, comma-separated, as they stand in an array literal.
     static func appendPGArray(_ elements: [Self], to out: inout [UInt8])
     /// Appends `elements`, comma-separated, nil as `NULL` (for arrays of optionals).
     static func appendPGArray(optionals elements: [Self?], to out: inout [UInt8])
 }
 
-extension PGArrayElement {
+/// Array elements written quoted and escaped: their `pgText`.
+protocol PGQuotedArrayElement: PGArrayElement, PGParameter {}
+
+extension PGQuotedArrayElement {
     public static func appendPGArray(_ elements: [Self], to out: inout [UInt8]) {
-        appendElements(elements, to: &out) { appendQuoted($0.pgArrayElementText, to: &$1) }
+        appendElements(elements, to: &out) { appendQuoted($0.pgText, to: &$1) }
     }
 
     public static func appendPGArray(optionals elements: [Self?], to out: inout [UInt8]) {
-        appendElements(elements, to: &out) { appendQuoted($0?.pgArrayElementText, to: &$1) }
+        appendElements(elements, to: &out) { appendQuoted($0?.pgText, to: &$1) }
     }
 }
 
@@ -123,7 +125,6 @@ extension PGDecimalArrayElement {
 }
 
 extension String: PGArrayElement {
-    public var pgArrayElementText: String? { self }
     public static func appendPGArray(_ elements: [String], to out: inout [UInt8]) {
         appendElements(elements, to: &out) { appendQuoted($0, to: &$1) }
     }
@@ -131,13 +132,12 @@ extension String: PGArrayElement {
         appendElements(elements, to: &out) { appendQuoted($0, to: &$1) }
     }
 }
-extension Int: PGDecimalArrayElement { public var pgArrayElementText: String? { String(self) } }
-extension Int64: PGDecimalArrayElement { public var pgArrayElementText: String? { String(self) } }
-extension Int32: PGDecimalArrayElement { public var pgArrayElementText: String? { String(self) } }
-extension Int16: PGDecimalArrayElement { public var pgArrayElementText: String? { String(self) } }
-extension Double: PGArrayElement { public var pgArrayElementText: String? { "\(self)" } }
+extension Int: PGDecimalArrayElement {}
+extension Int64: PGDecimalArrayElement {}
+extension Int32: PGDecimalArrayElement {}
+extension Int16: PGDecimalArrayElement {}
+extension Double: PGQuotedArrayElement {}
 extension Bool: PGArrayElement {
-    public var pgArrayElementText: String? { self ? "t" : "f" }
     public static func appendPGArray(_ elements: [Bool], to out: inout [UInt8]) {
         appendElements(elements, to: &out) { $1.append($0 ? UInt8(ascii: "t") : UInt8(ascii: "f")) }
     }
@@ -148,7 +148,6 @@ extension Bool: PGArrayElement {
     }
 }
 extension UUID: PGArrayElement {
-    public var pgArrayElementText: String? { pgText }
     public static func appendPGArray(_ elements: [UUID], to out: inout [UInt8]) {
         appendElements(elements, to: &out) { $1.append(contentsOf: $0.pgText.utf8) }
     }
@@ -156,10 +155,13 @@ extension UUID: PGArrayElement {
         appendElements(elements, to: &out) { element, out in out.append(contentsOf: (element?.pgText ?? "NULL").utf8) }
     }
 }
-extension Date: PGArrayElement { public var pgArrayElementText: String? { pgText } }
+extension Date: PGQuotedArrayElement {}
 extension Optional: PGArrayElement where Wrapped: PGArrayElement {
-    public var pgArrayElementText: String? { self?.pgArrayElementText }
     public static func appendPGArray(_ elements: [Wrapped?], to out: inout [UInt8]) {
         Wrapped.appendPGArray(optionals: elements, to: &out)
+    }
+    /// An optional of an optional: either nil is `NULL`.
+    public static func appendPGArray(optionals elements: [Wrapped??], to out: inout [UInt8]) {
+        Wrapped.appendPGArray(optionals: elements.map { $0 ?? nil }, to: &out)
     }
 }

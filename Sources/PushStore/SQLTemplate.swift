@@ -7,6 +7,8 @@
 struct SQLTemplate: Sendable {
     /// The text between markers, and the marker that follows each piece (nil after the last).
     private let pieces: [(text: String, marker: String?)]
+    /// The bytes of the pieces: a rendered text's size, but for the values.
+    private let piecesLength: Int
 
     /// Cuts `text` at every occurrence of each of `markers`.
     init(_ text: String, markers: [String]) {
@@ -19,13 +21,14 @@ struct SQLTemplate: Sendable {
         }
         pieces.append((String(rest), nil))
         self.pieces = pieces
+        piecesLength = pieces.reduce(0) { $0 + $1.0.utf8.count }
     }
 
     /// The text with each marker replaced by its value in `values` (a marker without a value is
     /// kept as it is).
     func render(_ values: [String: String]) -> String {
         var out = ""
-        out.reserveCapacity(pieces.reduce(0) { $0 + $1.text.utf8.count } + 256)
+        out.reserveCapacity(piecesLength + 256)
         for (text, marker) in pieces {
             out += text
             if let marker { out += values[marker] ?? marker }
