@@ -141,5 +141,7 @@ extension Migration {
                   sql: String(decoding: PackageResources._54_token_hash_index_drop_sql, as: UTF8.self)),
         Migration(version: 55, name: "fillfactor", sql: String(decoding: PackageResources._55_fillfactor_sql, as: UTF8.self)),
         Migration(version: 56, name: "rules_trigger", sql: String(decoding: PackageResources._56_rules_trigger_sql, as: UTF8.self)),
+        Migration(version: 57, name: "lease_ids_inline",
+                  sql: String(decoding: PackageResources._57_lease_ids_inline_sql, as: UTF8.self)),
     ]
 }

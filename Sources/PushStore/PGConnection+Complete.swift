@@ -64,11 +64,9 @@ extension PGConnection {
                 if r.count > 0 { write.heldNow.append(h) }
             }
             if !resumed.isEmpty {
-                let r = try c.query("""
-                    DELETE FROM pushq.credential_pauses p USING unnest($1::text[], $2::text[]) AS r(credential, environment)
-                     WHERE p.credential = r.credential AND p.environment = r.environment
-                    RETURNING p.credential, p.environment, p.kind, p.reason
-                    """, [resumed.map(\.credential), resumed.map(\.channel)])
+                // Prepared: nearly every write-back lifts (any accepted notification), and planning
+                // it anew each time cost more than running it (docs/performance.md).
+                let r = try c.preparedQuery(Self.liftSQL, [resumed.map(\.credential), resumed.map(\.channel)])
                 write.lifted = try Self.decodeHolds(r)
             }
             return write
@@ -165,6 +163,13 @@ extension PGConnection {
            SET invalid_reason = CASE WHEN d.invalidated_at IS NULL OR EXCLUDED.invalidated_at >= d.invalidated_at
                                      THEN EXCLUDED.invalid_reason ELSE d.invalid_reason END,
                invalidated_at = GREATEST(d.invalidated_at, EXCLUDED.invalidated_at)
+        """
+
+    /// Lifts the holds of the endpoints that just had a notification accepted.
+    static let liftSQL = """
+        DELETE FROM pushq.credential_pauses p USING unnest($1::text[], $2::text[]) AS r(credential, environment)
+         WHERE p.credential = r.credential AND p.environment = r.environment
+        RETURNING p.credential, p.environment, p.kind, p.reason
         """
 
     static let throttleSQL = """

@@ -38,7 +38,8 @@ extension PGConnection {
     public func deleteLeases(workerID: String, leases: [Int64]) throws(PGError) {
         // The lease's end, rebuilt exactly from its microseconds (interval arithmetic is in
         // whole microseconds), so the index on lease_until finds it.
-        try query("""
+        // Prepared: it runs after nearly every write-back.
+        _ = try preparedQuery("""
             DELETE FROM pushq.leases
              WHERE lease_until = ANY (ARRAY(SELECT timestamptz 'epoch' + x * interval '1 microsecond' FROM unnest($2::int8[]) x))
                AND worker = $1

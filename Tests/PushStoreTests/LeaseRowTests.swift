@@ -40,6 +40,35 @@ struct LeaseRowTests {
         }
     }
 
+    @Test("a lease's ids are stored as they are (schema 57): a claim of 600 rows keeps them uncompressed in its row, one of 1 200 (over a page) uncompressed in the TOAST table, and both read back whole")
+    func leaseIDsStoredUncompressed() async throws {
+        try await TestDatabase.withConnection { c in
+            try await c.query("""
+                INSERT INTO pushq.notifications (device_token, payload) SELECT lpad(to_hex(g), 64, 'b'), '{}' FROM generate_series(1, 1800) g
+                """)
+            let small = try await claim(c, worker: "w1", limit: 600).map(\.id)
+            let large = try await claim(c, worker: "w2", limit: 1200).map(\.id)
+            #expect(small.count == 600 && large.count == 1200)
+            let stored = try await c.query("""
+                SELECT l.worker, pg_column_size(l.ids), cardinality(l.ids),
+                       (SELECT pg_relation_size(c.reltoastrelid) FROM pg_class c WHERE c.oid = 'pushq.leases'::regclass)
+                  FROM pushq.leases l ORDER BY l.worker
+                """)
+            #expect(stored.count == 2)
+            // An int8 array stores 8 bytes an element after a 24-byte header; compressed it is smaller.
+            #expect(try stored.decode(Int.self, 0, 1) == 24 + 8 * 600, "the 600 ids uncompressed: \(stored.string(0, 1) ?? "")")
+            // Out of its row, pg_column_size gives the bytes stored there: the same less the 4-byte length word.
+            #expect(try stored.decode(Int.self, 1, 1) == 20 + 8 * 1200, "the 1 200 ids uncompressed: \(stored.string(1, 1) ?? "")")
+            #expect(try stored.decode(Int.self, 0, 2) == 600 && stored.decode(Int.self, 1, 2) == 1200)
+            #expect(try stored.decode(Int.self, 0, 3) ?? 0 > 0, "the larger one out of its row, in the TOAST table")
+            let inline = try await c.query("""
+                SELECT count(*) FROM pushq.leases l WHERE l.worker = 'w1'
+                   AND pg_column_size(l.*) > 24 + 8 * 600
+                """)
+            #expect(try inline.decode(Int.self, 0, 0) == 1, "the smaller one in its row")
+        }
+    }
+
     @Test("once a lease ends, the upkeep gives its rows still in flight an entry in pushq.due, due when it ended, and keeps the lease, recovered, while they are in flight; the sweep keeps those entries; the claim takes them again, LeaseExpired, and the lease row goes; rows written back meanwhile are left alone")
     func endedLeaseRowsAreClaimedAgain() async throws {
         try await TestDatabase.withConnection { c in

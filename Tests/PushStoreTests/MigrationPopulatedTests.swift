@@ -110,7 +110,7 @@ struct MigrationPopulatedTests {
         var claimed: Int { state.withLock { $0.claims.count } }
     }
 
-    @Test("upgrading a version-24 table of 2 000 000 rows to the cheap checks (25, 26), the lane statistics (27), the index by token without rows being sent (28–31), the index of invalidated tokens (32, on a registry of 500 000 devices) pushq.due (33, 34), pushq.leases (35), the expiry in pushq.due (36–39), the tally of outcomes (42), the indexes by created_at (46–48), the rules as a trigger (56) while a producer inserts, another registers devices and two live workers of the previous release claim and write back, then, once those workers stop, the gated 40, 41 and 49–55 (the indexes of the row's status dropped, fillfactor 33) while the producer goes on and two workers of this release claim and write back: no INSERT waits a second for a lock, no row lost or claimed twice, every write-back lands")
+    @Test("upgrading a version-24 table of 2 000 000 rows to the cheap checks (25, 26), the lane statistics (27), the index by token without rows being sent (28–31), the index of invalidated tokens (32, on a registry of 500 000 devices) pushq.due (33, 34), pushq.leases (35), the expiry in pushq.due (36–39), the tally of outcomes (42), the indexes by created_at (46–48), the rules as a trigger (56), a lease's ids stored as they are (57) while a producer inserts, another registers devices and two live workers of the previous release claim and write back, then, once those workers stop, the gated 40, 41 and 49–55 (the indexes of the row's status dropped, fillfactor 33) while the producer goes on and two workers of this release claim and write back: no INSERT waits a second for a lock, no row lost or claimed twice, every write-back lands")
     func upgradeWithWorkersRunning() async throws {
         try await TestDatabase.with(migrated: false) { url in
             // Mostly final rows kept for retention, 1 in 50 waiting (40 000; 1 in 5 of those due in an
@@ -297,6 +297,11 @@ struct MigrationPopulatedTests {
                 """, "schemas 46–48's indexes built and valid; those of 24, 28 and 30 and every index of the row's status dropped")
             let options = try await migrator.query("SELECT array_to_string(reloptions, ',') FROM pg_class WHERE oid = 'pushq.notifications'::regclass")
             #expect(options.string(0, 0)?.contains("fillfactor=33") == true, "schema 55: \(options.string(0, 0) ?? "")")
+            let leases = try await migrator.query("""
+                SELECT array_to_string(c.reloptions, ','), a.attstorage::text
+                  FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid AND a.attname = 'ids' WHERE c.oid = 'pushq.leases'::regclass
+                """)
+            #expect(leases.string(0, 0) == "toast_tuple_target=8160" && leases.string(0, 1) == "e", "schema 57: \(leases.string(0, 0) ?? ""), \(leases.string(0, 1) ?? "")")
             #expect(facts.string(0, 7) == "t", "schema 32's index built and valid")
             #expect(try facts.decode(Int.self, 0, 8) == 500_000 + registered.count, "every device and every registration kept")
             #expect(try facts.decode(Int.self, 0, 9) == 500 + registered.count / 16, "the invalidated devices and registrations kept")
