@@ -2,9 +2,10 @@
 -- pushq schema, version 57: a lease's ids are stored as they are, never compressed.
 --
 -- Each claim inserts one row of pushq.leases whose `ids` holds the ids it claimed: ~4 KB for a
--- claim of 500. PostgreSQL compresses a row above ~2 KB before it stores it (pglz, an array of
--- ids shrinks little), which cost the claim ~4% of its CPU: about a microsecond per notification
--- (docs/performance.md, "A lease's ids, compressed at every claim"). From here a row up to a
+-- claim of 500. PostgreSQL compresses a row above ~2 KB before it stores it (pglz: to ~40 % for
+-- an array of ids, a saving of a few KB per claim that no one needs, for a row deleted within
+-- seconds), which cost the claim ~4% of its CPU: about a microsecond per notification
+-- (docs/performance.md, "PostgreSQL's own work around the statements"). From here a row up to a
 -- page's room (8160 bytes: a claim of up to ~1 000 rows) stays in its page as it is, and a larger
 -- `ids` goes to the table's TOAST table uncompressed.
 --
