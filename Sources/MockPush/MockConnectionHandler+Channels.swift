@@ -39,7 +39,7 @@ extension MockConnectionHandler {
         let received = MockClock.monotonicNanoseconds()
         let requestID = head.requestID.flatMap { MockAPNsRules.isValidApnsID($0) ? $0 : nil } ?? rng.uuidString()
         let connectionID = self.connectionID
-        let (decided, waiters) = core.state.withLock { state -> (ChannelResult, [MockSharedState.Waiter]) in
+        let (decided, latency, waiters) = core.state.withLock { state -> (ChannelResult, Int, [MockSharedState.Waiter]) in
             var decided: ChannelResult
             if let fault = state.channelFault {
                 state.channelFault = nil
@@ -49,6 +49,11 @@ extension MockConnectionHandler {
             } else if case .success(let (bundle, operation)) = route {
                 decided = core.configuration.bundleIDs.contains(String(bundle))
                     ? Self.perform(operation, bundle: bundle, head: head, body: bytes, store: &state.channels) : .error(.topicDisallowed)
+                if decided.status == 201, let lost = state.channelCreateAnswerLost {
+                    // Created, and then the answer is lost.
+                    state.channelCreateAnswerLost = nil
+                    decided.kind = lost
+                }
             } else {
                 decided = .error(.badPath)
             }
@@ -67,10 +72,22 @@ extension MockConnectionHandler {
                 record.sequenceNumber = state.channelRecords.count + 1
                 state.channelRecords.append(record)
             }
-            return (decided, state.satisfiedWaiters())
+            return (decided, state.channelLatencyMilliseconds, state.satisfiedWaiters())
         }
         for waiter in waiters { waiter.notify(true) }
-        writeChannelAnswer(decided, requestID: requestID, streamID: streamID, context: context)
+        guard latency > 0 else {
+            writeChannelAnswer(decided, requestID: requestID, streamID: streamID, context: context)
+            return
+        }
+        delayedAnswers += 1
+        context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(Int64(latency))) {
+            self.delayedAnswers -= 1
+            guard context.channel.isActive else { return }
+            self.writeChannelAnswer(decided, requestID: requestID, streamID: streamID, context: context)
+            self.needsFlush = false
+            context.flush()
+            self.finishGoawayIfDone(context: context)
+        }
     }
 
     /// The bundle id and operation a request's method and path name, or why none.

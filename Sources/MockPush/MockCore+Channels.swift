@@ -16,6 +16,14 @@ extension MockCore {
         state.withLock { $0.channelFault = answer }
     }
 
+    func loseNextChannelCreateAnswer(_ kind: MockAnswer.Kind) {
+        state.withLock { $0.channelCreateAnswerLost = kind }
+    }
+
+    func setChannelLatency(milliseconds: Int) {
+        state.withLock { $0.channelLatencyMilliseconds = max(milliseconds, 0) }
+    }
+
     func channelRequests() -> [MockRecordedRequest] {
         state.withLock { $0.channelRecords }
     }

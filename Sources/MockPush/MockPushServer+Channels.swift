@@ -29,6 +29,21 @@ extension MockPushServer {
         core.failNextChannelRequest(with: answer)
     }
 
+    /// Carries out the next create (`POST /1/apps/<bundle>/channels`) and then loses its answer:
+    /// the channel exists, but the client gets no answer (`.noAnswer`: its deadline fires) or a
+    /// reset stream (`.reset`), as when a connection drops after Apple acted; once. Other
+    /// requests are not affected.
+    public func loseNextChannelCreateAnswer(_ kind: MockAnswer.Kind = .reset) {
+        core.loseNextChannelCreateAnswer(kind == .noAnswer ? .noAnswer : .reset)
+    }
+
+    /// Delays every answer of the channel-management API by `milliseconds` (0: at once), as a
+    /// slow management host would: the request is carried out when it arrives, its answer goes
+    /// out later.
+    public func setChannelLatency(milliseconds: Int) {
+        core.setChannelLatency(milliseconds: milliseconds)
+    }
+
     /// The channel-management requests received, in order (empty when recording is off);
     /// counted in ``MockPushStats/channelRequests``, not in ``MockPushStats/requests``.
     public func channelRequests() -> [MockRecordedRequest] {

@@ -23,6 +23,11 @@ struct MockSharedState {
     /// requests recorded (`MockConnectionHandler+Channels`).
     var channels = MockChannelStore()
     var channelFault: MockAnswer?
+    /// The next create's answer is lost after the channel was created (``MockAnswer/Kind/noAnswer``
+    /// or ``MockAnswer/Kind/reset``), once.
+    var channelCreateAnswerLost: MockAnswer.Kind?
+    /// Milliseconds every management answer waits before it goes out (0: at once).
+    var channelLatencyMilliseconds = 0
     var channelRecords: [MockRecordedRequest] = []
     /// The channel-management listener's bound port, once started (`GET /_mock/management`).
     var managementPort: Int?
@@ -57,6 +62,8 @@ struct MockSharedState {
         fcm = MockFCMState(configuration: configuration.fcm)
         channels = MockChannelStore()
         channelFault = nil
+        channelCreateAnswerLost = nil
+        channelLatencyMilliseconds = 0
         channelRecords = []
     }
 
