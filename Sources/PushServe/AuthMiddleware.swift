@@ -13,7 +13,7 @@ struct AuthMiddleware: RouterMiddleware {
     let services: ServeServices
 
     /// Paths served without a key.
-    static let publicPaths: Set<String> = ["/healthz", LoginRoutes.loginPath]
+    static let publicPaths: Set<String> = HealthRoutes.paths.union([LoginRoutes.loginPath])
 
     func handle(_ request: Request, context: ServeContext, next: (Request, ServeContext) async throws -> Response) async throws -> Response {
         if Self.publicPaths.contains(request.uri.path) { return try await next(request, context) }

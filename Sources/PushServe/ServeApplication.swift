@@ -23,10 +23,11 @@ public struct ServeApplication: Sendable {
     public init(configuration: ServeConfiguration, logger: Logger) throws {
         if case .refused(let why) = configuration.exposure { throw ServeError(why) }
         services = ServeServices(configuration: configuration, logger: logger)
+        let http1 = HTTPServerBuilder.http1(within: configuration.connectionLimits, logger: logger)
         if let tls = configuration.tls {
-            server = try .tls(.http1(), tlsConfiguration: try Self.tlsConfiguration(certificateFile: tls.certificateFile, keyFile: tls.keyFile))
+            server = try .tls(http1, tlsConfiguration: try Self.tlsConfiguration(certificateFile: tls.certificateFile, keyFile: tls.keyFile))
         } else {
-            server = .http1()
+            server = http1
         }
     }
 

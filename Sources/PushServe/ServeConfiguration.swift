@@ -20,6 +20,24 @@ public struct ServeConfiguration: Sendable {
     public var sessionSeconds: Int
     /// Failed logins allowed per client per minute before it is refused (429). Defaults to 10.
     public var failedLoginLimit: Int
+    /// The dashboard's own PostgreSQL connections, apart from the API's: searches never take a
+    /// producer's slot. Defaults to 2.
+    public var dashboardConnections: Int
+    /// The server-side `statement_timeout` of the dashboard's reads (a search, the failures
+    /// list): a page whose query runs longer says it was stopped. Defaults to 5 s.
+    public var dashboardQueryTimeout: Duration
+    /// How long a request waits for a database connection before `503 database_busy`. Defaults to 5 s.
+    public var databaseWait: Duration
+    /// Requests that may wait for a connection of one pool at once; beyond it `503 database_busy`
+    /// at once. Defaults to 100.
+    public var databaseQueue: Int
+    /// A connection with no request in progress for this long is closed. Defaults to 60 s.
+    public var idleTimeout: Duration
+    /// A request's head (its request line and headers) must arrive within this much of the
+    /// connection's start or of its first byte. Defaults to 10 s.
+    public var headerTimeout: Duration
+    /// Open connections at most; one more is closed as soon as it is accepted. Defaults to 1 000.
+    public var maxConnections: Int
 
     public init(databaseURL: String, host: String = "127.0.0.1", port: Int = 8080) {
         self.databaseURL = databaseURL
@@ -30,6 +48,18 @@ public struct ServeConfiguration: Sendable {
         self.databaseConnections = 4
         self.sessionSeconds = 12 * 3600
         self.failedLoginLimit = 10
+        self.dashboardConnections = 2
+        self.dashboardQueryTimeout = .seconds(5)
+        self.databaseWait = .seconds(5)
+        self.databaseQueue = 100
+        self.idleTimeout = .seconds(60)
+        self.headerTimeout = .seconds(10)
+        self.maxConnections = 1_000
+    }
+
+    /// The HTTP listener's bounds: idle and header timeouts, open connections.
+    public var connectionLimits: ConnectionLimits {
+        ConnectionLimits(idleTimeout: idleTimeout, headerTimeout: headerTimeout, maxConnections: maxConnections)
     }
 
     /// Whether serve may listen where it is told: on loopback, with TLS, or behind a proxy

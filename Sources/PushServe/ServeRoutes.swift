@@ -11,21 +11,21 @@ public protocol ServeRoutes: Sendable {
     func register(on router: Router<ServeContext>, services: ServeServices)
 }
 
-/// `GET /healthz`, without a key: 200 `ok` when the database answers, else 503 saying so. For
-/// load balancers and Kubernetes probes.
+/// `GET /healthz` and `GET /readyz`, without a key: 200 `ok` when the database answers within
+/// 2 s, else 503 `database unavailable` (what went wrong is logged, never answered). For load
+/// balancers and Kubernetes probes. The check has a connection of its own (``HealthProbe``): it
+/// never waits behind requests that hold the pools' connections.
 struct HealthRoutes: ServeRoutes {
+    /// The paths served without a key.
+    static let paths: Set<String> = ["/healthz", "/readyz"]
+
     func register(on router: Router<ServeContext>, services: ServeServices) {
-        router.get("healthz") { _, _ -> Response in
-            let problem: String?
-            do {
-                try await services.pool.withConnection { _ = try await $0.query("SELECT 1") }
-                problem = nil
-            } catch {
-                problem = "database: \(error)"
+        for path in Self.paths {
+            router.get(RouterPath(path)) { _, _ -> Response in
+                let good = await services.health.check()
+                return Response(status: good ? .ok : .serviceUnavailable, headers: [.contentType: "text/plain; charset=utf-8"],
+                                body: .init(byteBuffer: ByteBuffer(string: good ? "ok\n" : "database unavailable\n")))
             }
-            let text = problem.map { $0 + "\n" } ?? "ok\n"
-            return Response(status: problem == nil ? .ok : .serviceUnavailable, headers: [.contentType: "text/plain; charset=utf-8"],
-                            body: .init(byteBuffer: ByteBuffer(string: text)))
         }
     }
 }

@@ -11,14 +11,32 @@ public struct ServeServices: Sendable {
     public let configuration: ServeConfiguration
     /// The server's PostgreSQL connections: every query of a request goes through it.
     public let pool: ConnectionPool
+    /// The dashboard's reads: a pool of their own (``ServeConfiguration/dashboardConnections``),
+    /// whose sessions stop a statement after ``ServeConfiguration/dashboardQueryTimeout``.
+    public let dashboardPool: ConnectionPool
+    /// `/healthz` and `/readyz`: a connection of its own, no pool slot.
+    public let health: HealthProbe
     public let logger: Logger
     let throttle: LoginGate
 
     public init(configuration: ServeConfiguration, logger: Logger) {
         self.configuration = configuration
-        self.pool = ConnectionPool(url: configuration.databaseURL, capacity: configuration.databaseConnections, logger: logger)
+        let wait = (configuration.databaseWait, configuration.databaseQueue)
+        self.pool = ConnectionPool(url: configuration.databaseURL, capacity: configuration.databaseConnections,
+                                   limits: .init(acquireTimeout: wait.0, maxWaiting: wait.1), name: "API", logger: logger)
+        self.dashboardPool = ConnectionPool(url: configuration.databaseURL, capacity: configuration.dashboardConnections,
+                                            limits: .init(statementTimeout: configuration.dashboardQueryTimeout, acquireTimeout: wait.0, maxWaiting: wait.1),
+                                            name: "dashboard", logger: logger)
+        self.health = HealthProbe(url: configuration.databaseURL, logger: logger)
         self.logger = logger
         self.throttle = LoginGate(LoginThrottle(limit: configuration.failedLoginLimit))
+    }
+
+    /// Closes the pools' idle connections and the health probe's (at shutdown).
+    public func close() async {
+        await pool.close()
+        await dashboardPool.close()
+        await health.close()
     }
 
     /// Runs `change` (which writes its rows and ``AuditEntry`` in one transaction, as the store's

@@ -31,11 +31,27 @@ struct Serve: AsyncParsableCommand {
     var tlsTerminatedByProxy = false
     @Option(help: SettingKey.serveConnections.help())
     var dbConnections: String?
+    @Option(help: SettingKey.serveDashboardConnections.help())
+    var dashboardDbConnections: String?
+    @Option(help: SettingKey.serveDatabaseWait.help())
+    var dbWait: String?
+    @Option(help: SettingKey.serveDatabaseQueue.help())
+    var dbQueue: String?
+    @Option(help: SettingKey.dashboardQueryTimeout.help())
+    var dashboardQueryTimeout: String?
+    @Option(help: SettingKey.httpIdleTimeout.help())
+    var httpIdleTimeout: String?
+    @Option(help: SettingKey.httpHeaderTimeout.help())
+    var httpHeaderTimeout: String?
+    @Option(help: SettingKey.httpMaxConnections.help())
+    var httpMaxConnections: String?
 
     /// The flags given, for ``Settings``.
     var flags: [SettingKey: String?] {
         [.httpAddr: httpAddr, .httpTLSCert: httpTlsCert, .httpTLSKey: httpTlsKey, .tlsTerminatedByProxy: tlsTerminatedByProxy ? "true" : nil,
-         .serveConnections: dbConnections]
+         .serveConnections: dbConnections, .serveDashboardConnections: dashboardDbConnections, .serveDatabaseWait: dbWait,
+         .serveDatabaseQueue: dbQueue, .dashboardQueryTimeout: dashboardQueryTimeout, .httpIdleTimeout: httpIdleTimeout,
+         .httpHeaderTimeout: httpHeaderTimeout, .httpMaxConnections: httpMaxConnections]
     }
 
     func run() async throws {
@@ -53,6 +69,6 @@ struct Serve: AsyncParsableCommand {
         let group = ServiceGroup(configuration: .init(services: [.init(service: application.service())],
                                                       gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
-        await application.services.pool.close()
+        await application.services.close()
     }
 }

@@ -38,6 +38,48 @@ struct ConnectionPoolTests {
         #expect(failures == 3)
     }
 
+    @Test("all lent: a request waits at most the acquire timeout, then DatabaseBusy; past the queue's bound, DatabaseBusy at once")
+    func boundedWait() async throws {
+        // The one connection stays lent until the test lets it go: the waiter can only end by
+        // its wait running out (0.3 s), and the request past the bound (1 waiting) at once.
+        try await TestDatabase.with { url in
+            let pool = ConnectionPool(url: url, capacity: 1, limits: .init(acquireTimeout: .milliseconds(300), maxWaiting: 1),
+                                      logger: ServeHarness.logger)
+            let (lent, lentSignal) = AsyncStream<Void>.makeStream()
+            let (release, releaser) = AsyncStream<Void>.makeStream()
+            let holder = Task {
+                try await pool.withConnection { _ in
+                    lentSignal.yield()
+                    for await _ in release { break }
+                }
+            }
+            var lentEvents = lent.makeAsyncIterator()
+            _ = await lentEvents.next()
+            let waiter = Task { () -> DatabaseBusy? in
+                do {
+                    try await pool.withConnection { _ in }
+                    return nil
+                } catch let busy as DatabaseBusy {
+                    return busy
+                }
+            }
+            #expect(try await LockWait.until(timeout: .seconds(60)) { await pool.waitingRequests == 1 })
+            var pastTheBound: DatabaseBusy?
+            do {
+                try await pool.withConnection { _ in }
+            } catch let busy as DatabaseBusy {
+                pastTheBound = busy
+            }
+            #expect(pastTheBound?.reason == "every place in line (1) is taken")
+            let timedOut = try await waiter.value
+            #expect(timedOut?.reason.hasPrefix("no connection fell free within") == true, "\(String(describing: timedOut))")
+            releaser.yield()
+            try await holder.value
+            #expect(try await pool.withConnection { try await $0.query("SELECT 1").decode(Int.self, 0, 0) } == 1)
+            await pool.close()
+        }
+    }
+
     @Test("connections are reused: many requests one after another open one session")
     func reuse() async throws {
         try await TestDatabase.with { url in

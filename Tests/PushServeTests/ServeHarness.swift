@@ -52,7 +52,7 @@ struct ServeHarness: Sendable {
                 await group.triggerGracefulShutdown()
                 try await tasks.waitForAll()
             }
-            await application.services.pool.close()
+            await application.services.close()
             await db.close()
         }
     }

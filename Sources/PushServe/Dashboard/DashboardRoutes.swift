@@ -15,13 +15,13 @@ struct DashboardRoutes: ServeRoutes {
         dashboard.get("assets/dashboard.css") { _, _ in Self.asset(DashboardAssets.stylesheet, type: "text/css; charset=utf-8") }
         dashboard.get { request, context in
             try await Self.page(context) { page in
-                let (status, series) = try await services.pool.withConnection { c in (try await c.queueStatus(failureMinutes: 60), try await c.minuteSeries()) }
+                let (status, series) = try await services.dashboardRead { c in (try await c.queueStatus(failureMinutes: 60), try await c.minuteSeries()) }
                 return page.overview(status, series: series, notice: Self.notice(request))
             }
         }
         dashboard.get("failures") { _, context in
             try await Self.page(context) { page in
-                let (hour, day) = try await services.pool.withConnection { c in
+                let (hour, day) = try await services.dashboardRead { c in
                     (try await c.failureReasons(minutes: 60), try await c.failureReasons(minutes: 1_440))
                 }
                 return page.failures(hour: hour, day: day)
@@ -31,7 +31,7 @@ struct DashboardRoutes: ServeRoutes {
             try await Self.page(context) { page in
                 let reason = request.uri.queryParameters["reason"].map(String.init) ?? ""
                 let minutes = request.uri.queryParameters["minutes"].flatMap { Int($0) } == 60 ? 60 : 1_440
-                let rows = try await services.pool.withConnection {
+                let rows = try await services.dashboardRead {
                     try await $0.failedRows(reason: reason, minutes: minutes, limit: PGConnection.dashboardListLimit)
                 }
                 return page.failedRows(reason: reason, minutes: minutes, rows: rows)
@@ -41,7 +41,7 @@ struct DashboardRoutes: ServeRoutes {
         dashboard.get("notifications/:id") { request, context in
             try await Self.respond(context) { page in
                 guard let id = context.parameters.get("id").flatMap({ Int64($0) }),
-                      let record = try await services.pool.withConnection({ try await $0.notificationRecord(id: id) }) else {
+                      let record = try await services.dashboardRead({ try await $0.notificationRecord(id: id) }) else {
                     return (page.nothingFound(context.parameters.get("id") ?? ""), .notFound)
                 }
                 return (page.notification(record, notice: Self.notice(request)), .ok)
@@ -50,7 +50,7 @@ struct DashboardRoutes: ServeRoutes {
         dashboard.get("users") { request, context in
             try await Self.page(context) { page in
                 let ref = request.uri.queryParameters["ref"].map(String.init) ?? ""
-                let (devices, rows) = try await services.pool.withConnection { try await $0.userPage(userRef: ref) }
+                let (devices, rows) = try await services.dashboardRead { try await $0.userPage(userRef: ref) }
                 return page.userPage(ref, devices: devices, rows: rows)
             }
         }
@@ -75,13 +75,13 @@ struct DashboardRoutes: ServeRoutes {
         return try await page(context) { page in
             switch DashboardSearch(text) {
             case .token(let token):
-                let found = try await services.pool.withConnection { try await $0.rows(forToken: token) }
+                let found = try await services.dashboardRead { try await $0.rows(forToken: token) }
                 return page.tokenPage(token, devices: found.devices, rows: found.rows)
             case .user(let ref):
-                let found = try await services.pool.withConnection { try await $0.userPage(userRef: ref) }
+                let found = try await services.dashboardRead { try await $0.userPage(userRef: ref) }
                 return page.userPage(ref, devices: found.devices, rows: found.rows)
             case .metadata(let key, let value):
-                let rows = try await services.pool.withConnection { try await $0.rows(metadataKey: key, value: value) }
+                let rows = try await services.dashboardRead { try await $0.rows(metadataKey: key, value: value) }
                 return page.metadataResults(key: key, value: value, rows: rows)
             case .id, nil:
                 return page.nothingFound(text)
@@ -138,8 +138,17 @@ struct DashboardRoutes: ServeRoutes {
         let caller = try context.require(.readQueue)
         let page = DashboardPage(layout: DashboardLayout(keyName: caller.name, csrfToken: caller.csrfToken ?? ""),
                                  canCancel: caller.scope.allows(.enqueue), canOperate: caller.scope.allows(.operate))
-        let (html, status) = try await render(page)
-        return Response(status: status, headers: headers("text/html; charset=utf-8"), body: .init(byteBuffer: ByteBuffer(string: html.rendered)))
+        var headers = headers("text/html; charset=utf-8")
+        let (html, status): (HTML, HTTPResponse.Status)
+        do {
+            (html, status) = try await render(page)
+        } catch let cut as DashboardCut {
+            (html, status) = (page.stopped(cut), .serviceUnavailable)
+        } catch is DatabaseBusy {
+            (html, status) = (page.busy(), .serviceUnavailable)
+            headers[.retryAfter] = "1"
+        }
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: html.rendered)))
     }
 
     static func asset(_ text: String, type: String) -> Response {

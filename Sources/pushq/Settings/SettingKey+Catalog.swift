@@ -23,7 +23,8 @@ extension SettingKey {
     /// How long final rows are kept (the worker's pruner and `pushq prune`).
     static let retention: [SettingKey] = [retainSentSeconds, retainFinalSeconds]
     /// `pushq serve`'s own (it also reads `PUSHQ_HTTP_ADDR`).
-    static let serving: [SettingKey] = [httpTLSCert, httpTLSKey, tlsTerminatedByProxy, serveConnections]
+    static let serving: [SettingKey] = [httpTLSCert, httpTLSKey, tlsTerminatedByProxy, serveConnections, serveDashboardConnections, serveDatabaseWait, serveDatabaseQueue,
+                                           dashboardQueryTimeout, httpIdleTimeout, httpHeaderTimeout, httpMaxConnections]
 
     // MARK: Every command
 
@@ -166,4 +167,25 @@ extension SettingKey {
     static let serveConnections = SettingKey(
         variable: "PUSHQ_SERVE_CONNECTIONS", flag: "--db-connections", defaultValue: "4", kind: .wholeNumber(1...64),
         summary: "serve: PostgreSQL connections at most (one per request in progress).")
+    static let serveDashboardConnections = SettingKey(
+        variable: "PUSHQ_SERVE_DASHBOARD_CONNECTIONS", flag: "--dashboard-db-connections", defaultValue: "2", kind: .wholeNumber(1...64),
+        summary: "serve: the dashboard's own PostgreSQL connections, apart from the API's (searches never take a producer's).")
+    static let serveDatabaseWait = SettingKey(
+        variable: "PUSHQ_SERVE_DB_WAIT", flag: "--db-wait", defaultValue: "5", kind: .seconds(0.001...600),
+        summary: "serve: how long a request waits for a free PostgreSQL connection before 503 database_busy.")
+    static let serveDatabaseQueue = SettingKey(
+        variable: "PUSHQ_SERVE_DB_QUEUE", flag: "--db-queue", defaultValue: "100", kind: .wholeNumber(0...100_000),
+        summary: "serve: requests that may wait for a connection of one pool (API, dashboard) at once; beyond, 503 database_busy at once.")
+    static let dashboardQueryTimeout = SettingKey(
+        variable: "PUSHQ_DASHBOARD_QUERY_TIMEOUT", flag: "--dashboard-query-timeout", defaultValue: "5", kind: .seconds(0.1...3600),
+        summary: "serve: the statement timeout of the dashboard's reads (searches, the failures list); a page cut by it says so.")
+    static let httpIdleTimeout = SettingKey(
+        variable: "PUSHQ_HTTP_IDLE_TIMEOUT", flag: "--http-idle-timeout", defaultValue: "60", kind: .seconds(0.1...86_400),
+        summary: "serve: a connection with no request in progress for this long is closed.")
+    static let httpHeaderTimeout = SettingKey(
+        variable: "PUSHQ_HTTP_HEADER_TIMEOUT", flag: "--http-header-timeout", defaultValue: "10", kind: .seconds(0.1...3600),
+        summary: "serve: a request's head must arrive within this long of the connection's start (or the request's first byte); else the connection is closed.")
+    static let httpMaxConnections = SettingKey(
+        variable: "PUSHQ_HTTP_MAX_CONNECTIONS", flag: "--http-max-connections", defaultValue: "1000", kind: .wholeNumber(1...1_000_000),
+        summary: "serve: open connections at most; one more is closed as soon as it is accepted.")
 }

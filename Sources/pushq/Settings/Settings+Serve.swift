@@ -23,6 +23,13 @@ extension Settings {
         }
         c.proxyTerminatesTLS = try text(.tlsTerminatedByProxy) == "true"
         if let n = try wholeNumber(.serveConnections) { c.databaseConnections = n }
+        if let n = try wholeNumber(.serveDashboardConnections) { c.dashboardConnections = n }
+        if let s = try seconds(.serveDatabaseWait) { c.databaseWait = .milliseconds(Int64((s * 1000).rounded())) }
+        if let n = try wholeNumber(.serveDatabaseQueue) { c.databaseQueue = n }
+        if let s = try seconds(.dashboardQueryTimeout) { c.dashboardQueryTimeout = .milliseconds(Int64((s * 1000).rounded())) }
+        if let s = try seconds(.httpIdleTimeout) { c.idleTimeout = .milliseconds(Int64((s * 1000).rounded())) }
+        if let s = try seconds(.httpHeaderTimeout) { c.headerTimeout = .milliseconds(Int64((s * 1000).rounded())) }
+        if let n = try wholeNumber(.httpMaxConnections) { c.maxConnections = n }
         return c
     }
 }
