@@ -59,7 +59,28 @@ struct DockerComposeTests {
         if let prometheus = compose.services["prometheus"] {
             problems += prometheusProblems(prometheus, worker: compose.services["worker"], config: prometheusConfig)
         }
+        // Every published port, of every service, on this host's loopback only ("127.0.0.1:published:container").
+        for (name, service) in compose.services.sorted(by: { $0.key < $1.key }) {
+            for ports in service.list("ports") where !ports.hasPrefix("127.0.0.1:") || ports.split(separator: ":").count != 3 {
+                problems.append("\(name) publishes \(ports) beyond this host's loopback")
+            }
+        }
+        // serve and the worker may run under roles of their own, but out of the box connect as migrate does.
+        let ownerURL = compose.services["migrate"]?.environment["PUSHQ_DATABASE_URL"] ?? nil
+        for name in ["serve", "worker"] {
+            guard let ownerURL, let url = compose.services[name]?.environment["PUSHQ_DATABASE_URL"] ?? nil else { continue }
+            if unsetDefault(url) != ownerURL { problems.append("\(name)'s PUSHQ_DATABASE_URL is not migrate's when its own is unset") }
+        }
         return problems
+    }
+
+    /// What a compose value becomes when the variable it names is unset: `${X:-default}` → `default`
+    /// (the default may itself hold `${…}`); any other value stays.
+    static func unsetDefault(_ value: String) -> String {
+        guard value.hasPrefix("${"), value.hasSuffix("}"), let separator = value.range(of: ":-") else { return value }
+        let name = value[value.index(value.startIndex, offsetBy: 2)..<separator.lowerBound]
+        guard name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) else { return value }
+        return String(value[separator.upperBound..<value.index(before: value.endIndex)])
     }
 
     /// The variable that tells `pushq serve` a proxy in front terminates TLS.
@@ -158,6 +179,10 @@ struct DockerComposeTests {
             services:
               postgres:
                 image: redis:7
+                ports:
+                  - "5432:5432"
+                  - "0.0.0.0:5433:5432"
+                  - "127.0.0.1:5434:5432"
               migrate:
                 command: pushq worker
                 depends_on:
@@ -167,7 +192,7 @@ struct DockerComposeTests {
               worker:
                 command: ["pushq", "worker"]
                 environment:
-                  - PUSHQ_DATABASE_URL=postgresql://db/pushq
+                  - PUSHQ_DATABASE_URL=${WORKER_DATABASE_URL:-postgresql://other/pushq}
                   - PUSHQ_APNS_TEAM_ID
                   - PUSHQ_HTTP_ADDR=127.0.0.1:9464
                   # - PUSHQ_APNS_KEY_ID
@@ -208,6 +233,12 @@ struct DockerComposeTests {
         #expect(problems.contains("serve publishes 8080:8080 without TLS: beyond this host's loopback"))
         #expect(!problems.contains("serve publishes 127.0.0.1:8443:8080 without TLS: beyond this host's loopback"))
         #expect(!problems.contains { $0.hasPrefix("serve runs") })
+        #expect(problems.contains("postgres publishes 5432:5432 beyond this host's loopback"))
+        #expect(problems.contains("postgres publishes 0.0.0.0:5433:5432 beyond this host's loopback"))
+        #expect(!problems.contains { $0.contains("5434") })
+        #expect(problems.contains("serve publishes 8080:8080 beyond this host's loopback"))
+        #expect(problems.contains("worker's PUSHQ_DATABASE_URL is not migrate's when its own is unset"))
+        #expect(Self.unsetDefault("${A:-x${B:-y}z}") == "x${B:-y}z" && Self.unsetDefault("plain") == "plain")
         let unpublished = try ComposeFile("services:\n  serve:\n    command: [pushq, serve, --http-addr, 0.0.0.0:9000]\n    environment: [PUSHQ_HTTP_TLS_CERT=/c, PUSHQ_HTTP_TLS_KEY=/k]\n")
         let serveWithTLS = Self.serveProblems(try #require(unpublished.services["serve"]))
         #expect(serveWithTLS.contains("serve does not publish its port 9000"))

@@ -35,6 +35,28 @@ app.kubernetes.io/component: {{ .component }}
 {{- if .Values.database.existingSecret }}{{ .Values.database.existingSecretKey }}{{ else }}url{{ end -}}
 {{- end -}}
 
+{{/* PUSHQ_DATABASE_URL of serve or the workers (pass (dict "root" $ "component" "serve")): their own
+     role's URL when <component>.database names one (its existingSecret, or its url kept in the
+     Secret <fullname>-database-roles), else the owner's, database.*. */}}
+{{- define "pushq.componentDatabaseEnv" -}}
+{{- $own := index .root.Values .component "database" -}}
+{{- if $own.existingSecret -}}
+- name: PUSHQ_DATABASE_URL
+  valueFrom:
+    secretKeyRef:
+      name: {{ $own.existingSecret }}
+      key: {{ $own.existingSecretKey }}
+{{- else if $own.url -}}
+- name: PUSHQ_DATABASE_URL
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "pushq.fullname" .root }}-database-roles
+      key: {{ .component }}-url
+{{- else -}}
+{{ include "pushq.databaseEnv" .root }}
+{{- end -}}
+{{- end -}}
+
 {{/* The Secret of the provider credentials' files and variables. */}}
 {{- define "pushq.credentialsSecret" -}}
 {{- .Values.credentials.existingSecret | default (printf "%s-credentials" (include "pushq.fullname" .)) -}}
