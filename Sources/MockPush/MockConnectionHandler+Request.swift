@@ -122,8 +122,9 @@ extension MockConnectionHandler {
 
     /// Writes the answer now, or schedules it when delayed; `noAnswer` writes nothing.
     /// `idHeader` carries `apnsID`: `apns-id`, or `apns-request-id` for a broadcast.
-    private func deliver(_ answer: MockAnswer, streamID: HTTP2StreamID, apnsID: String, idHeader: String, context: ChannelHandlerContext) {
+    func deliver(_ answer: MockAnswer, streamID: HTTP2StreamID, apnsID: String, idHeader: String, context: ChannelHandlerContext) {
         if answer.kind == .noAnswer { return }
+        if core.heldAnswers.isHolding, park(answer, streamID: streamID, apnsID: apnsID, idHeader: idHeader, context: context) { return }
         let delay = answer.delayMilliseconds ?? 0
         guard delay > 0 else {
             writeAnswer(answer, streamID: streamID, apnsID: apnsID, idHeader: idHeader, context: context)

@@ -17,6 +17,8 @@ final class MockCore: Sendable {
     /// lock because every request reads it during validation, before it takes the lock;
     /// written under the lock whenever `faults` changes (`faultsChanged`).
     let tokenMaxAgeSeconds: Atomic<Int64>
+    /// Answers kept while the server holds them (`holdAnswers()`), outside the shared state's lock.
+    let heldAnswers = MockHeldAnswers()
 
     /// - Throws: `MockPushError` when a token key cannot be loaded.
     init(configuration: MockPushConfiguration, logger: Logger) throws {

@@ -38,6 +38,25 @@ extension PGConnection {
         return r.count == 1 ? r.string(0, 0) : nil
     }
 
+    /// Ends `cancelled` rows this worker claimed but never started, whose lane was cancelled
+    /// from the dashboard while they waited in its sender (``cancelLane(_:audit:)`` notifies the
+    /// workers): fenced on each row's claim like ``release(_:workerID:)``, attempt refunded (the
+    /// row was never sent), lease dropped. A row no longer held under that claim is left alone.
+    ///
+    /// - Returns: the rows it ended.
+    @discardableResult
+    public func endCancelled(_ rows: [RowClaim], workerID: String) throws(PGError) -> Int {
+        guard !rows.isEmpty else { return 0 }
+        return try typedTransaction(begin: Self.fencedUpdateBegin) { c throws(PGError) in try c.query("""
+            UPDATE pushq.notifications n
+               SET status = 'cancelled', finished_at = now(),
+                   attempts = n.attempts - 1, locked_by = NULL, locked_until = NULL
+              FROM unnest($1::bigint[], $2::integer[], $4::bigint[]) AS u(id, attempt, lease)
+             WHERE n.id = u.id AND n.id = ANY ($1::bigint[]) AND n.status = 'sending' AND n.locked_by = $3 AND n.attempts = u.attempt
+               AND (extract(epoch FROM n.locked_until) * 1000000)::bigint = u.lease
+            """, [rows.map(\.id), rows.map(\.attempt), workerID, rows.map(\.lease)]).affectedRows }
+    }
+
     /// The producer's cancel, through the primary key.
     static let cancelSQL = """
         UPDATE pushq.notifications SET status = 'cancelled', finished_at = now()

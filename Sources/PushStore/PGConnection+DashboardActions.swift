@@ -1,4 +1,5 @@
 import Foundation
+import PushCore
 
 extension PGConnection {
     /// Rows a lane's cancellation ends per statement (each its own transaction: docs/producers.md, Cancelling).
@@ -9,12 +10,18 @@ extension PGConnection {
     /// batch is its own transaction with its `audit` row (`rows` the batch's), so that what is
     /// cancelled is recorded with it; one audit row with 0 rows when nothing waited.
     ///
+    /// The first batch also notifies the workers (``LaneStops/laneChannel``, payload
+    /// `cancel:<lane>`) as it commits: each ends `cancelled` the rows of the lane it claimed and
+    /// has not started (``endCancelled(_:workerID:)``); requests already on the wire end with
+    /// the provider's answer.
+    ///
     /// - Returns: the rows cancelled.
     public func cancelLane(_ lane: String, audit: AuditEntry) throws -> Int {
         var total = 0
         while true {
             let first = total == 0
             let n = try transaction { c in
+                if first { try c.query("SELECT pg_notify($1, $2)", [LaneStops.laneChannel, LaneStops.cancelPayloadPrefix + lane]) }
                 let n = try c.query(Self.cancelLaneBatchSQL, [lane, Self.laneCancelBatch]).affectedRows
                 if n > 0 || first {
                     var entry = audit

@@ -30,8 +30,9 @@ extension PushWorker {
                 return (taken, local, held, localHeld, s.claimingDone && s.held.isEmpty)
             }
             if !taken.releases.isEmpty { await giveBack(taken.releases, connection) }
+            if !taken.cancels.isEmpty { await giveBack(taken.cancels, connection, cancelled: true) }
             if taken.answers.isEmpty && local.isEmpty && taken.holds.isEmpty {
-                if !taken.releases.isEmpty { continue }
+                if !taken.releases.isEmpty || !taken.cancels.isEmpty { continue }
                 if await nothingToWrite(finished: finished) { return }
                 continue
             }

@@ -52,12 +52,15 @@ extension PushWorker {
             logger.error("notifications without a topic: set PUSHQ_APNS_TOPIC, the credential's topic or the rows' topic column",
                          metadata: ["notifications": "\(missingTopic)"])
         }
-        state.withLock { s in
+        let paced = state.withLock { s in
             s.stats.claimed += rows.count
             for (id, h) in held { s.hold(id, h) }
             s.local.append(contentsOf: local)
+            // Requests of capped lanes and credentials start when their cap allows (``paceLoop()``).
+            return s.pacer.isActive && s.pacer.take(from: &batches)
         }
         if !local.isEmpty { completeWake.signal() }
+        if paced { paceWake.signal() }
         for (key, requests) in batches { submit(requests, to: key) }
     }
 
@@ -76,6 +79,7 @@ extension PushWorker {
             .map { request in
                 var ranked = request
                 ranked.rank = Int32(clamping: row.rank)
+                ranked.lane = row.lane
                 return ranked
             }
     }
@@ -83,7 +87,7 @@ extension PushWorker {
     /// Submits `requests` to the sender of `key`. Only a sender that cannot be built fails
     /// (e.g. a credential file changed since start): the endpoint is held, the rows given back,
     /// and the hold's probe tries again.
-    private func submit(_ requests: [PushRequest], to key: Endpoint) {
+    func submit(_ requests: [PushRequest], to key: Endpoint) {
         do {
             try sender(for: key).submit(requests)
         } catch {

@@ -53,19 +53,23 @@ extension PushWorker {
         /// Answers to decide and write.
         var answers: [PushResponse] = []
         /// Rows to give back unsent: the senders' requests whose send-by time passed before a
-        /// stream came free, and the rows of senders that could not be built.
+        /// stream came free or whose lane was paused, and the rows of senders that could not be built.
         var releases: [RowClaim] = []
+        /// Rows to end `cancelled` unsent: their lane was cancelled before they started.
+        var cancels: [RowClaim] = []
         /// Endpoints whose senders could not be built.
         var holds: [HoldRequest] = []
 
         init(taking s: inout State) {
             releases = s.releases
+            cancels = s.cancels
             holds = s.senderHolds
             s.releases.removeAll()
+            s.cancels.removeAll()
             s.senderHolds.removeAll()
-            if s.answers.contains(where: \.deadlinePassed) {
+            if s.answers.contains(where: { $0.deadlinePassed || $0.laneStopped }) {
                 for a in s.answers {
-                    guard a.deadlinePassed else {
+                    guard a.deadlinePassed || a.laneStopped else {
                         answers.append(a)
                         continue
                     }
@@ -81,17 +85,25 @@ extension PushWorker {
     }
 
     /// Gives rows back unsent, fenced on their claims: `queued` or `retrying`, attempt refunded,
-    /// due at once. Retried like a write-back; rows it cannot give back return with their lease.
-    func giveBack(_ rows: [RowClaim], _ connection: PGConnection) async {
+    /// due at once; or, `cancelled` (their lane was cancelled), ends them `cancelled`, attempt
+    /// refunded. Retried like a write-back; rows it cannot give back return with their lease.
+    func giveBack(_ rows: [RowClaim], _ connection: PGConnection, cancelled: Bool = false) async {
         var failures = 0
         var settled = false
         let workerID = configuration.workerID
-        switch await settle(&failures, connection, { try await connection.release(rows, workerID: workerID) }) {
+        switch await settle(&failures, connection, {
+            if cancelled { return try await connection.endCancelled(rows, workerID: workerID) }
+            return try await connection.release(rows, workerID: workerID)
+        }) {
         case .success(let n):
             settled = true
-            logger.warning("notifications given back unsent, attempts refunded: they waited for a stream until their lease would run out (a slow provider, or few streams), or their sender cannot be built", metadata: [
-                "notifications": "\(n)"])
-            state.withLock { $0.stats.released += n }
+            if cancelled {
+                logger.info("notifications of a cancelled lane ended cancelled unsent", metadata: ["notifications": "\(n)"])
+            } else {
+                logger.warning("notifications given back unsent, attempts refunded: their lane was paused, they waited for a stream until their lease would run out (a slow provider, or few streams), or their sender cannot be built", metadata: [
+                    "notifications": "\(n)"])
+                state.withLock { $0.stats.released += n }
+            }
         case .failure(let error):
             logger.error("cannot give notifications back; they return to the queue when their lease runs out",
                          metadata: ["notifications": "\(rows.count)", "error": "\(error)"])

@@ -37,12 +37,17 @@ extension PushWorker {
             let tokens = try fcmTokens(for: key.credential)
             sender = try PushSender(configuration: senderConfiguration, fcm: tokens, logger: senderLogger, onResults: onResults)
         }
-        let winner = state.withLock { s -> (PushSender, Bool) in
-            if let existing = s.senders[key] { return (existing, false) }
+        let winner = state.withLock { s -> (PushSender, Bool, LaneStops) in
+            if let existing = s.senders[key] { return (existing, false, s.laneStops) }
             s.senders[key] = sender
-            return (sender, true)
+            return (sender, true, s.laneStops)
         }
-        if winner.1 { try sender.start() }
+        if winner.1 {
+            // The pauses as of its creation (``applyLanes(_:)`` tells the senders it sees; this one
+            // may have come after): its queue is empty, nothing comes back.
+            _ = sender.stopLanes(winner.2)
+            try sender.start()
+        }
         return winner.0
     }
 
@@ -68,16 +73,21 @@ extension PushWorker {
 
     /// Called by a sender thread with a batch of answers: hand them to the complete loop.
     private func received(_ batch: [PushResponse]) {
-        state.withLock { $0.answers.append(contentsOf: batch) }
+        let pacing = state.withLock { s in
+            s.answers.append(contentsOf: batch)
+            return s.pacer.count > 0
+        }
         completeWake.signal()
+        // Streams came free: paced requests may start.
+        if pacing { paceWake.signal() }
     }
 
     /// Stops every sender: waits for answers in flight up to the shutdown deadline (the complete
     /// loop records them) and releases the rows never handed to a provider.
     func drainSenders(_ connection: PGConnection) async {
-        let senders = state.withLock { Array($0.senders.values) }
+        let (senders, paced) = state.withLock { ($0.senders.values.map { $0 }, $0.pacer.removeAll()) }
         let deadline = Duration.milliseconds(Int(configuration.shutdownSeconds * 1000))
-        var unsent: [PushRequest] = []
+        var unsent: [PushRequest] = paced
         await withTaskGroup(of: [PushRequest].self) { group in
             for sender in senders { group.addTask { await sender.shutdown(deadline: deadline) } }
             for await batch in group { unsent += batch }

@@ -7,14 +7,18 @@ import Synchronization
 
 /// The claim → send → record pipeline of one `pushq worker` process.
 ///
-/// Five loops share the work, each with a PostgreSQL connection of its own (each
+/// Six loops share the work, each but the pace loop with a PostgreSQL connection of its own (each
 /// connection runs libpq on its own thread, never on Swift's cooperative pool):
 /// - **claim**: claims due rows (`FOR UPDATE SKIP LOCKED`), only as many as the HTTP/2
 ///   window has room for plus a prefetch, and hands them to the senders in batches;
 /// - **complete**: takes the senders' answers in batches, decides each row's fate with the
 ///   pure ``Decider`` (PushCore), and writes them back in one fenced transaction per batch,
 ///   with token invalidations and throttles and the endpoints to hold or resume;
-/// - **listen**: waits for the insert trigger's `NOTIFY` so an idle worker claims at once;
+/// - **listen**: waits for the insert trigger's `NOTIFY` so an idle worker claims at once, and
+///   for the lanes' (`pushq_lanes`): a paused lane's requests not yet started are given back, a
+///   cancelled lane's ended (``applyLanes(_:)``, ``laneCancelled(_:)``);
+/// - **pace**: starts the requests of capped lanes and credentials no faster than their caps
+///   (``paceLoop()``, ``SendPacer``);
 /// - **channels**: creates and deletes the broadcast channels of `pushq.channels` at Apple,
 ///   and runs the nightly reconciliation with Apple's list (``channelLoop()``);
 /// - **prune**: every ``WorkerConfiguration/heartbeatSeconds``, if elected (an advisory lock:
@@ -62,9 +66,17 @@ public final class PushWorker: Sendable {
         var enqueued = false
         var answers: [PushResponse] = []
         var local: [RowCompletion] = []
-        /// Rows to give back unsent (attempt refunded): their sender could not be built, or their
-        /// lease would have run out before an answer.
+        /// Rows to give back unsent (attempt refunded): their sender could not be built, their
+        /// lease would have run out before an answer, or their lane was paused.
         var releases: [RowClaim] = []
+        /// Rows to end `cancelled` unsent (attempt refunded): their lane was cancelled from the
+        /// dashboard before they started (``PushWorker/laneCancelled(_:)``).
+        var cancels: [RowClaim] = []
+        /// The paused lanes as last read from `pushq.lanes` (``PushWorker/applyLanes(_:)``): what
+        /// every sender is told, a new one included.
+        var laneStops = LaneStops()
+        /// The requests of capped lanes and credentials waiting for their turn to start (``paceLoop()``).
+        var pacer = SendPacer()
         /// Endpoints to hold whose senders cannot be built, written by the complete loop.
         var senderHolds: [HoldRequest] = []
         /// Senders are per endpoint: tokens belong to one environment, and one connection never mixes keys.
@@ -118,6 +130,8 @@ public final class PushWorker: Sendable {
     let channelWake = Wakeup()
     /// A stop request: the listener's backoff and the pruner's rests end at once.
     let stopWake = Wakeup()
+    /// Requests of a capped lane or credential to pace, or room in a sender: the pace loop looks.
+    let paceWake = Wakeup()
     /// The listener's connection, to interrupt its wait on stop.
     let listener = Mutex<PGConnection?>(nil)
 
@@ -134,6 +148,7 @@ public final class PushWorker: Sendable {
             if case .token(let manager) = credential { managers[name] = manager }
         }
         self.tokenManagers = managers
+        state.withLock { $0.pacer = SendPacer(credentialCaps: configuration.credentialCaps) }
     }
 
     /// Counters so far.
@@ -156,6 +171,7 @@ public final class PushWorker: Sendable {
         roomWake.signal()
         stopWake.signal()
         channelWake.signal()
+        paceWake.signal()
         listener.withLock { $0 }?.interrupt()
     }
 
@@ -232,7 +248,10 @@ public final class PushWorker: Sendable {
         if stopRequested { listenConnection.interrupt() }
         state.withLock { $0.loopsStartedAt = .now; $0.databaseConnected = true }
         metrics.serves(configuration.endpoints)
+        metrics.channelsServed(configuration.endpoints)
         await register(claimConnection)
+        // The pauses and caps before the first claim (the listener keeps them up to date).
+        await readLanes(claimConnection)
 
         logger.info("worker started", metadata: [
             "worker.id": "\(configuration.workerID)",
@@ -247,6 +266,7 @@ public final class PushWorker: Sendable {
             group.addTask { await self.completeLoop(completeConnection) }
             group.addTask { await self.pruneLoop() }
             group.addTask { await self.channelLoop() }
+            group.addTask { await self.paceLoop() }
             await claimLoop(claimConnection)
             await drainSenders(claimConnection)
             state.withLock { $0.claimingDone = true; $0.claimingDoneAt = .now }

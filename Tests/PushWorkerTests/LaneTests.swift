@@ -233,7 +233,9 @@ struct LaneTests {
                         """)
                     let (sent, queued, claimed) = (try counts.decode(Int.self, 0, 0) ?? 0, try counts.decode(Int.self, 0, 1) ?? 0,
                                                    try counts.decode(Int.self, 0, 2) ?? 0)
-                    #expect(sent == claimed && queued == 1000 - claimed && queued > 0, "sent \(sent), queued \(queued), claimed \(claimed)")
+                    // Rows claimed and not started at the pause went back to waiting (a claim of them
+                    // is recorded, and they are queued again).
+                    #expect(sent <= claimed && queued == 1000 - sent && queued > 0, "sent \(sent), queued \(queued), claimed \(claimed)")
                     try await db.query("UPDATE pushq.lanes SET paused = false WHERE name = 'campaign'")
                     try await waitUntilAllFinal(db)
                 }

@@ -29,6 +29,9 @@ public struct PushRequest: Sendable {
     /// sender starts those of the lowest rank first, and those of one rank in the order they
     /// came. ``defaultRank`` unless the caller sets it.
     public var rank: Int32 = PushRequest.defaultRank
+    /// The row's lane (`pushq.notifications.lane`): a sender does not start a request of a lane
+    /// it was told is paused (``LaneStops``); it hands it back, ``PushResponse/laneStopped``.
+    public var lane: String = LaneStops.defaultLane
     /// Times the sender resent this request itself, at once (FCM: after a 401 with a new access token).
     package var resends = 0
 

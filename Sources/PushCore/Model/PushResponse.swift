@@ -16,6 +16,9 @@ public struct PushResponse: Sendable {
     /// The request's ``PushRequest/startDeadline`` had passed when a stream came free: it was
     /// never sent, and is the caller's to give back (this is no answer).
     public var deadlinePassed = false
+    /// The request's lane was paused (``LaneStops``) when it left the sender's queue: it was
+    /// never sent, and is the caller's to give back (or to end, if the lane was cancelled).
+    public var laneStopped = false
     /// How long the answered request took (libcurl's total time, from the moment it was
     /// handed to its connection to the end of the answer), in nanoseconds; 0 without an answer.
     public var durationNanoseconds: Int64 = 0

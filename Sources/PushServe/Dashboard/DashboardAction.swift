@@ -32,8 +32,10 @@ enum DashboardAction: Sendable, Equatable {
     var summary: String {
         switch self {
         case .cancelRow(let id): return "cancel notification \(id) if it is still waiting"
-        case .cancelLane(let lane): return "cancel every waiting row of lane \(lane)"
-        case .pauseLane(let lane): return "pause lane \(lane): no worker claims its rows until it is resumed"
+        case .cancelLane(let lane):
+            return "cancel every waiting row of lane \(lane), and its rows that workers claimed but have not started sending; requests already sent to APNs or FCM end with their answer"
+        case .pauseLane(let lane):
+            return "pause lane \(lane) until it is resumed: no worker claims its rows, and rows workers claimed but have not started sending go back to waiting (attempts untouched) within seconds; requests already sent to APNs or FCM finish"
         case .resumeLane(let lane): return "resume lane \(lane)"
         case .liftHold(let credential, let environment):
             return "lift the hold of credential \(credential) (\(environment)): workers send its rows again at once"

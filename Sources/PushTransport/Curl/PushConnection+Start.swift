@@ -3,10 +3,11 @@ import Foundation
 import PushCore
 
 extension PushConnection {
-    /// Starts a batch the sender handed over: refuses the requests that cannot be sent, has
-    /// the batch authorized, then loads each request into a free stream.
-    func start(_ work: [PushRequest], now: Int64) {
-        let work = refuseUnsendable(work)
+    /// Starts a batch the sender handed over: hands back the requests of stopped lanes
+    /// (`stops`, read with the batch), refuses the requests that cannot be sent, has the batch
+    /// authorized, then loads each request into a free stream.
+    func start(_ work: [PushRequest], now: Int64, stops: LaneStops = LaneStops()) {
+        let work = refuseUnsendable(stops.isEmpty ? work : handBackStopped(work, stops))
         guard !work.isEmpty else { return }
         if multiUsed, inFlight == 0, Double(now - lastActivity) / 1e9 > core.configuration.idleReopenAfter {
             needsReopen = true
@@ -105,6 +106,24 @@ extension PushConnection {
         if !core.state.withLock({ $0.requeue(requests) }) {
             fail(requests, TransportFailure(kind: .cancelled, message: "the sender shut down before a stream came free"))
         }
+    }
+
+    /// Hands back unsent (``PushResponse/laneStopped``) the requests of `work` whose lane
+    /// `stops` names, and returns the others: one set look-up per request, only while a lane is
+    /// stopped.
+    private func handBackStopped(_ work: [PushRequest], _ stops: LaneStops) -> [PushRequest] {
+        var going: [PushRequest] = []
+        going.reserveCapacity(work.count)
+        for request in work {
+            guard stops.stops(request.lane) else {
+                going.append(request)
+                continue
+            }
+            var response = PushResponse(request: request)
+            response.laneStopped = true
+            results.append(response)
+        }
+        return going
     }
 
     /// Answers the requests the provider says cannot be sent as they are

@@ -98,10 +98,11 @@ final class PushConnection<P: PushProvider>: SenderConnection, @unchecked Sendab
             let answered = results.count
             // One lock per iteration: count the answers about to be delivered (so `freeSlots`
             // is exact when `onResults` runs: a worker claims more from there) and take new work.
-            let (phase, work) = core.state.withLock { s in
+            let (phase, work, stops) = core.state.withLock { s in
                 s.inFlight -= answered
                 s.stats.answered += answered
-                return s.exchange(want: want)
+                let (phase, work) = s.exchange(want: want)
+                return (phase, work, work.isEmpty ? LaneStops() : s.laneStops)
             }
             if answered > 0 {
                 let batch = results
@@ -114,7 +115,7 @@ final class PushConnection<P: PushProvider>: SenderConnection, @unchecked Sendab
                 if now >= deadline { cancelInFlight(); return }
             }
             if phase == .stopped { return }
-            if !work.isEmpty { start(work, now: now) }
+            if !work.isEmpty { start(work, now: now, stops: stops) }
 
             let (rc, _) = multi.perform()
             if rc != CURLM_OK {

@@ -122,6 +122,31 @@ public final class PushSender: Sendable {
         core.wakeAll()
     }
 
+    /// Stops the requests of the lanes `stops` names from starting, and returns those of them
+    /// that wait in the queue, removed from it (never sent: the caller gives them back).
+    ///
+    /// Under the sender's lock, like every take from the queue: a request either started before
+    /// this call or never starts while `stops` names its lane. A request of a stopped lane
+    /// submitted later is handed back when it leaves the queue (``PushResponse/laneStopped``),
+    /// through `onResults`. Requests in flight finish. A later call replaces `stops` (an empty
+    /// one lets every lane start again).
+    public func stopLanes(_ stops: LaneStops) -> [PushRequest] {
+        core.state.withLock { s in
+            s.laneStops = stops
+            guard !stops.isEmpty, s.queue.count > 0 else { return [] }
+            return s.queue.remove { stops.stops($0.lane) }
+        }
+    }
+
+    /// Removes and returns the requests of `lane` that wait in the queue (a lane cancelled: the
+    /// caller ends them); later requests of the lane are not affected.
+    public func withdraw(lane: String) -> [PushRequest] {
+        core.state.withLock { s in
+            guard s.queue.count > 0 else { return [] }
+            return s.queue.remove { $0.lane == lane }
+        }
+    }
+
     /// Streams free right now: total window minus queued and in-flight requests (may be negative).
     public var freeSlots: Int {
         let capacity = core.configuration.connections * core.configuration.streamsPerConnection

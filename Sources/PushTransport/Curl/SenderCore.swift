@@ -71,6 +71,9 @@ struct SenderState {
     /// Every `shutdown` call waiting for the threads to exit.
     var waiters: [CheckedContinuation<Void, Never>] = []
     var stats = PushSender.Stats()
+    /// Lanes whose requests must not start (``PushSender/stopLanes(_:)``): a request of one that
+    /// leaves the queue is handed back unsent, ``PushResponse/laneStopped``.
+    var laneStops = LaneStops()
 
     var pendingCount: Int { queue.count }
 

@@ -96,6 +96,28 @@ struct SenderQueue {
         return all
     }
 
+    /// Removes and returns the requests `isWithdrawn` picks, lowest rank first, each rank's in
+    /// their order; the others keep theirs. O(n) in the requests waiting: run when a lane is
+    /// paused or cancelled, never per request.
+    mutating func remove(where isWithdrawn: (PushRequest) -> Bool) -> [PushRequest] {
+        var removed: [PushRequest] = []
+        for i in fifos.indices {
+            let live = fifos[i].items[fifos[i].head...]
+            guard live.contains(where: isWithdrawn) else { continue }
+            var kept: [PushRequest] = []
+            kept.reserveCapacity(live.count)
+            for request in live {
+                if isWithdrawn(request) { removed.append(request) } else { kept.append(request) }
+            }
+            fifos[i].items = kept
+            fifos[i].head = 0
+        }
+        guard !removed.isEmpty else { return [] }
+        fifos.removeAll { $0.count == 0 }
+        count -= removed.count
+        return removed
+    }
+
     /// Calls `body` with each run of consecutive requests of one rank.
     private static func forEachRun(of requests: ArraySlice<PushRequest>, _ body: (Int32, ArraySlice<PushRequest>) -> Void) {
         var start = requests.startIndex

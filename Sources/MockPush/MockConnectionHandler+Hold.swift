@@ -1,0 +1,27 @@
+import NIOCore
+import NIOHTTP2
+
+extension MockConnectionHandler {
+    /// While the server holds answers, keeps this one until ``MockPushServer/releaseAnswers()``,
+    /// which writes it on this connection's event loop (after its delay, if it has one).
+    ///
+    /// - Returns: whether it was kept.
+    func park(_ answer: MockAnswer, streamID: HTTP2StreamID, apnsID: String, idHeader: String, context: ChannelHandlerContext) -> Bool {
+        let loop = context.eventLoop
+        let bound = NIOLoopBound((self, context), eventLoop: loop)
+        let kept = core.heldAnswers.keep {
+            loop.execute {
+                let (handler, context) = bound.value
+                handler.delayedAnswers -= 1
+                guard context.channel.isActive else { return }
+                handler.deliver(answer, streamID: streamID, apnsID: apnsID, idHeader: idHeader, context: context)
+                handler.needsFlush = false
+                context.flush()
+                handler.finishGoawayIfDone(context: context)
+            }
+        }
+        // Counted like a delayed answer: a GOAWAY waits for it before closing.
+        if kept { delayedAnswers += 1 }
+        return kept
+    }
+}
