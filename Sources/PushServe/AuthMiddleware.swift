@@ -6,8 +6,9 @@ import PushStore
 /// Every request but `/healthz` and the login form needs a key: `Authorization: Bearer <key>`,
 /// or the dashboard's session cookie. A session's requests that change something (any method
 /// but GET and HEAD) must carry its CSRF token (form field or header) and, when the browser
-/// sends one, an `Origin` of this host. Failed logins (a wrong bearer key) count against the
-/// client's ``LoginThrottle``; a throttled client gets 429 with `Retry-After`.
+/// sends one, an `Origin` of this host. A bearer key is looked up first and, when found, always
+/// accepted; a wrong one counts against the process's ``FailedKeyBudget`` (401, or 429 with
+/// `Retry-After` beyond it).
 struct AuthMiddleware: RouterMiddleware {
     typealias Context = ServeContext
     let services: ServeServices
@@ -20,12 +21,9 @@ struct AuthMiddleware: RouterMiddleware {
         var context = context
         var request = request
         if let key = Self.bearer(request) {
-            let client = services.clientAddress(request, context)
-            if let seconds = services.throttle.retryAfter(client) { throw Self.throttled(seconds) }
             let identity = try await services.pool.withConnection { try await $0.authenticateAPIKey(keyHash: APIKeySecret.hash(key)) }
             guard let identity, let scope = APIScope(rawValue: identity.scope) else {
-                services.throttle.recordFailure(client)
-                services.logger.notice("refused an API key", metadata: ["serve.client": "\(client)", "serve.path": "\(request.uri.path)"])
+                if let seconds = services.refusedKey("an API key", request, context) { throw Self.throttled(seconds) }
                 throw APIError.unauthorized
             }
             context.caller = Caller(keyID: identity.id, name: identity.name, scope: scope, csrfToken: nil)
@@ -55,7 +53,7 @@ struct AuthMiddleware: RouterMiddleware {
 
     static func throttled(_ seconds: Int) -> APIError {
         var error = APIError(.tooManyRequests, code: "too_many_failed_logins",
-                             message: "too many failed logins from this address: try again in \(seconds) s")
+                             message: "too many wrong keys were sent to this server lately: try again in \(seconds) s (a valid key is never refused)")
         error.headers[.retryAfter] = String(seconds)
         return error
     }

@@ -4,7 +4,8 @@ import PushCore
 import PushStore
 
 /// The dashboard's login: `GET /login` shows a form asking for an API key; `POST /login` checks
-/// it (failures count against the client's ``LoginThrottle``), starts a session (cookie
+/// it (a wrong key counts against the process's ``FailedKeyBudget``; a right one is always
+/// accepted), starts a session (cookie
 /// ``SessionCookie``) and goes on to `next`; `POST /logout` ends it.
 struct LoginRoutes: ServeRoutes {
     static let loginPath = "/login"
@@ -31,11 +32,6 @@ struct LoginRoutes: ServeRoutes {
         let client = services.clientAddress(request, context)
         let fields = formFields(String(buffer: try await request.collectBody(upTo: 64 * 1024)))
         let next = fields["next"]
-        if let seconds = services.throttle.retryAfter(client) {
-            var response = page(next: next, problem: "Too many failed logins from this address: try again in \(seconds) s.", status: .tooManyRequests)
-            response.headers[.retryAfter] = String(seconds)
-            return response
-        }
         if let origin = request.headers[.origin], let host = request.head.authority,
            URL(string: origin)?.hostAndPort != host.lowercased() {
             return page(next: next, problem: "A login from another site is refused.", status: .forbidden)
@@ -43,8 +39,12 @@ struct LoginRoutes: ServeRoutes {
         let key = (fields["key"] ?? "").trimmingCharacters(in: .whitespaces)
         let identity = key.isEmpty ? nil : try await services.pool.withConnection { try await $0.authenticateAPIKey(keyHash: APIKeySecret.hash(key)) }
         guard let identity else {
-            services.throttle.recordFailure(client)
-            services.logger.notice("refused a dashboard login", metadata: ["serve.client": "\(client)"])
+            if let seconds = services.refusedKey("a dashboard login", request, context) {
+                var response = page(next: next, problem: "Too many wrong keys were sent to this server lately: try again in \(seconds) s.",
+                                    status: .tooManyRequests)
+                response.headers[.retryAfter] = String(seconds)
+                return response
+            }
             return page(next: next, problem: "That key is not valid (or it was revoked).", status: .unauthorized)
         }
         let token = APIKeySecret.randomToken()

@@ -25,7 +25,7 @@ public struct ServeApplication: Sendable {
         services = ServeServices(configuration: configuration, logger: logger)
         let http1 = HTTPServerBuilder.http1(within: configuration.connectionLimits, logger: logger)
         if let tls = configuration.tls {
-            server = try .tls(http1, tlsConfiguration: try Self.tlsConfiguration(certificateFile: tls.certificateFile, keyFile: tls.keyFile))
+            server = try .tls(http1, tlsConfiguration: try Self.tlsConfiguration(certificateFile: tls.certificateFile, keyFile: tls.keyFile, logger: logger))
         } else {
             server = http1
         }
@@ -34,6 +34,7 @@ public struct ServeApplication: Sendable {
     /// The router with every route group and the middleware.
     public func router() -> Router<ServeContext> {
         let router = Router(context: ServeContext.self)
+        if services.configuration.tls != nil { router.add(middleware: StrictTransportSecurity()) }
         router.add(middleware: AuthMiddleware(services: services))
         for group in Self.routeGroups { group.register(on: router, services: services) }
         return router
@@ -57,21 +58,12 @@ public struct ServeApplication: Sendable {
             logger: logger)
     }
 
-    static func tlsConfiguration(certificateFile: String, keyFile: String) throws -> TLSConfiguration {
-        let chain: [NIOSSLCertificate]
-        do {
-            chain = try NIOSSLCertificate.fromPEMFile(certificateFile)
-        } catch {
-            throw ServeError("PUSHQ_HTTP_TLS_CERT \(certificateFile): not a readable PEM certificate chain (\(error))")
-        }
-        guard !chain.isEmpty else { throw ServeError("PUSHQ_HTTP_TLS_CERT \(certificateFile): no certificate in the file") }
-        let key: NIOSSLPrivateKey
-        do {
-            key = try NIOSSLPrivateKey(file: keyFile, format: .pem)
-        } catch {
-            throw ServeError("PUSHQ_HTTP_TLS_KEY \(keyFile): not a readable PEM private key (\(error))")
-        }
-        return TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
+    /// serve's TLS: TLS 1.2 at least, the certificate and key re-read when their files change
+    /// (``ServeCertificate``).
+    ///
+    /// - Throws: ``ServeError`` naming the variable and file that cannot be read or used.
+    static func tlsConfiguration(certificateFile: String, keyFile: String, logger: Logger) throws -> TLSConfiguration {
+        try ServeCertificate(certificateFile: certificateFile, keyFile: keyFile, logger: logger).tlsConfiguration()
     }
 }
 

@@ -11,15 +11,20 @@ public struct ServeConfiguration: Sendable {
     /// PEM files of the certificate chain and private key: serve speaks TLS when both are set.
     public var tls: (certificateFile: String, keyFile: String)?
     /// The operator's word that a proxy in front terminates TLS: allows a non-loopback address
-    /// without ``tls``, and makes the client's address the last one of `X-Forwarded-For`.
-    /// Defaults to false.
+    /// without ``tls``. Defaults to false. (It says nothing about `X-Forwarded-For`: see
+    /// ``trustedProxies``.)
     public var proxyTerminatesTLS: Bool
     /// PostgreSQL connections the server keeps at most (one per request in progress). Defaults to 4.
     public var databaseConnections: Int
     /// How long a dashboard login lasts, in seconds. Defaults to 12 hours.
     public var sessionSeconds: Int
-    /// Failed logins allowed per client per minute before it is refused (429). Defaults to 10.
-    public var failedLoginLimit: Int
+    /// Failed key look-ups (bearer or login form) answered 401 before 429, for all clients
+    /// together (``FailedKeyBudget``). Defaults to a burst of 100, then 10 a second.
+    public var failedKeyBudget: FailedKeyBudget
+    /// The proxies whose `X-Forwarded-For` is believed (``TrustedProxies``): the client's address,
+    /// for the logs, is the first hop from the right that is not one of them. Defaults to none:
+    /// the TCP peer is the client.
+    public var trustedProxies: TrustedProxies
     /// The dashboard's own PostgreSQL connections, apart from the API's: searches never take a
     /// producer's slot. Defaults to 2.
     public var dashboardConnections: Int
@@ -47,7 +52,8 @@ public struct ServeConfiguration: Sendable {
         self.proxyTerminatesTLS = false
         self.databaseConnections = 4
         self.sessionSeconds = 12 * 3600
-        self.failedLoginLimit = 10
+        self.failedKeyBudget = FailedKeyBudget()
+        self.trustedProxies = .none
         self.dashboardConnections = 2
         self.dashboardQueryTimeout = .seconds(5)
         self.databaseWait = .seconds(5)

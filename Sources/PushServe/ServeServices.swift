@@ -6,7 +6,7 @@ import PushStore
 import Synchronization
 
 /// What every route group of `pushq serve` works with: the database, the configuration, the
-/// logger, the failed-login throttle.
+/// logger, the budget of failed key look-ups.
 public struct ServeServices: Sendable {
     public let configuration: ServeConfiguration
     /// The server's PostgreSQL connections: every query of a request goes through it.
@@ -17,7 +17,7 @@ public struct ServeServices: Sendable {
     /// `/healthz` and `/readyz`: a connection of its own, no pool slot.
     public let health: HealthProbe
     public let logger: Logger
-    let throttle: LoginGate
+    let failedKeys: FailedKeyGate
 
     public init(configuration: ServeConfiguration, logger: Logger) {
         self.configuration = configuration
@@ -29,7 +29,7 @@ public struct ServeServices: Sendable {
                                             name: "dashboard", logger: logger)
         self.health = HealthProbe(url: configuration.databaseURL, logger: logger)
         self.logger = logger
-        self.throttle = LoginGate(LoginThrottle(limit: configuration.failedLoginLimit))
+        self.failedKeys = FailedKeyGate(configuration.failedKeyBudget)
     }
 
     /// Closes the pools' idle connections and the health probe's (at shutdown).
@@ -49,32 +49,39 @@ public struct ServeServices: Sendable {
         return value
     }
 
-    /// The client's address: the peer's, or behind a proxy that terminates TLS the last address
-    /// of `X-Forwarded-For` (the one the proxy added).
+    /// The client's address: the first hop from the right of (`X-Forwarded-For`'s entries, the
+    /// TCP peer) that is not one of ``ServeConfiguration/trustedProxies``; the peer when none is
+    /// trusted (``TrustedProxies``).
     func clientAddress(_ request: Request, _ context: ServeContext) -> String {
-        guard configuration.proxyTerminatesTLS, let forwarded = request.headers[.xForwardedFor],
-              let last = forwarded.split(separator: ",").last?.trimmingCharacters(in: .whitespaces), !last.isEmpty else {
-            return context.peerAddress
+        configuration.trustedProxies.client(forwardedFor: request.headers[values: .xForwardedFor], peer: context.peerAddress)
+    }
+
+    /// Counts a key that was looked up and not found (`what`: "API key" or "dashboard login")
+    /// against the process's ``FailedKeyBudget``: logs it (with the failures throttled since the
+    /// last one logged) and answers nil for a 401, or, beyond the budget, the seconds a 429 asks
+    /// the client to wait (counted, not logged).
+    func refusedKey(_ what: String, _ request: Request, _ context: ServeContext) -> Int? {
+        switch failedKeys.failure() {
+        case .refuse(let throttledBefore):
+            var metadata: Logger.Metadata = ["serve.client": "\(clientAddress(request, context))", "serve.path": "\(request.uri.path)"]
+            if throttledBefore > 0 { metadata["serve.throttled_before"] = "\(throttledBefore)" }
+            logger.notice("refused \(what)", metadata: metadata)
+            return nil
+        case .throttle(let seconds):
+            return seconds
         }
-        return last
     }
 }
 
-/// The process's ``LoginThrottle`` under a lock.
-final class LoginGate: Sendable {
-    private let state: Mutex<LoginThrottle>
+/// The process's ``FailedKeyBudget`` under a lock, on the wall clock.
+final class FailedKeyGate: Sendable {
+    private let state: Mutex<FailedKeyBudget>
 
-    init(_ throttle: LoginThrottle) { state = Mutex(throttle) }
+    init(_ budget: FailedKeyBudget) { state = Mutex(budget) }
 
-    /// Seconds until `client` may try again (rounded up), nil when it may now.
-    func retryAfter(_ client: String) -> Int? {
+    func failure() -> FailedKeyBudget.Verdict {
         let now = Date().timeIntervalSince1970
-        return state.withLock { $0.retryAfter(client: client, now: now) }.map { Int($0.rounded(.up)) }
-    }
-
-    func recordFailure(_ client: String) {
-        let now = Date().timeIntervalSince1970
-        state.withLock { $0.recordFailure(client: client, now: now) }
+        return state.withLock { $0.failure(now: now) }
     }
 }
 

@@ -50,11 +50,36 @@ extension PGConnection {
     /// each row's id is known whatever order rows come back in; a row whose `dedupe_key` exists
     /// gets that row's id. The insert trigger wakes workers once per statement.
     ///
+    /// A row whose key was taken at the insert but whose holder is gone at the look-up (deleted
+    /// by retention in between: the key is free again) is inserted once more, so that every
+    /// outcome names a row that exists; the rare row whose holder vanished both times is an error.
+    ///
     /// - Returns: one outcome per row, in order.
     /// - Throws: ``EnqueueRefusal`` when the table refuses a row (a named constraint, a NULL in a
     ///   NOT NULL column), found by inserting shorter prefixes in transactions rolled back;
-    ///   `PGError` for anything else.
+    ///   `PGError` for anything else (SQLSTATE 40001, "try again", when a holder vanished twice).
     public func enqueue(_ rows: [NotificationInsert]) throws -> [EnqueueOutcome] {
+        var outcomes = try insertAndLookUp(rows)
+        let lost = outcomes.indices.filter { outcomes[$0].id == 0 }
+        guard !lost.isEmpty else { return outcomes }
+        let again: [EnqueueOutcome]
+        do {
+            again = try insertAndLookUp(lost.map { rows[$0] })
+        } catch var refusal as EnqueueRefusal {
+            refusal.index = lost[refusal.index]
+            throw refusal
+        }
+        for (k, i) in lost.enumerated() { outcomes[i] = again[k] }
+        guard !outcomes.contains(where: { $0.id == 0 }) else {
+            throw PGError(code: .server, message: "a dedupe_key's row was deleted (retention) while this request inserted it, twice: try again",
+                          sqlState: "40001")
+        }
+        return outcomes
+    }
+
+    /// One pass of ``enqueue(_:)``: the inserts, then the look-up of the rows whose key existed;
+    /// a row whose key's holder is gone by then has id 0.
+    private func insertAndLookUp(_ rows: [NotificationInsert]) throws -> [EnqueueOutcome] {
         precondition(!rows.isEmpty && rows.count <= Self.enqueueLimit, "1 to \(Self.enqueueLimit) rows")
         let groups = Self.groupedByColumns(rows)
         var outcomes = [EnqueueOutcome](repeating: EnqueueOutcome(id: 0, created: false), count: rows.count)
@@ -78,7 +103,8 @@ extension PGConnection {
         var byKey: [String: Int64] = [:]
         for i in 0..<existing.count { byKey[try existing.decode(String.self, i, "dedupe_key")] = try existing.decode(Int64.self, i, "id") }
         for i in outcomes.indices where !outcomes[i].created {
-            // A row deleted between the insert and this read (retention) leaves its key free: 0.
+            // A row deleted between the insert and this read (retention) leaves its key free: 0,
+            // for enqueue(_:) to insert again.
             outcomes[i].id = (rows[i].values["dedupe_key"] ?? nil).flatMap { byKey[$0] } ?? 0
         }
         return outcomes

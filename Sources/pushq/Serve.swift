@@ -31,6 +31,8 @@ struct Serve: AsyncParsableCommand {
     var tlsTerminatedByProxy = false
     @Option(help: SettingKey.serveConnections.help())
     var dbConnections: String?
+    @Option(help: SettingKey.httpTrustedProxies.help("E.g. 10.0.0.0/8 for an ingress in the cluster; without it X-Forwarded-For is ignored."))
+    var httpTrustedProxies: String?
     @Option(help: SettingKey.serveDashboardConnections.help())
     var dashboardDbConnections: String?
     @Option(help: SettingKey.serveDatabaseWait.help())
@@ -49,6 +51,7 @@ struct Serve: AsyncParsableCommand {
     /// The flags given, for ``Settings``.
     var flags: [SettingKey: String?] {
         [.httpAddr: httpAddr, .httpTLSCert: httpTlsCert, .httpTLSKey: httpTlsKey, .tlsTerminatedByProxy: tlsTerminatedByProxy ? "true" : nil,
+         .httpTrustedProxies: httpTrustedProxies,
          .serveConnections: dbConnections, .serveDashboardConnections: dashboardDbConnections, .serveDatabaseWait: dbWait,
          .serveDatabaseQueue: dbQueue, .dashboardQueryTimeout: dashboardQueryTimeout, .httpIdleTimeout: httpIdleTimeout,
          .httpHeaderTimeout: httpHeaderTimeout, .httpMaxConnections: httpMaxConnections]

@@ -1,7 +1,7 @@
 import PushCore
 import Testing
 
-/// The pure decisions of `pushq serve`: scopes, where it may listen, the failed-login throttle,
+/// The pure decisions of `pushq serve`: scopes, where it may listen, the failed-key budget, trusted proxies,
 /// and splitting a request body without losing a payload's bytes.
 @Suite("Serve policies")
 struct ServePolicyTests {
@@ -40,28 +40,64 @@ struct ServePolicyTests {
         #expect(why.contains("PUSHQ_HTTP_TLS_CERT") && why.contains("PUSHQ_HTTP_TLS_TERMINATED_BY_PROXY"))
     }
 
-    @Test("throttle: the limit-th failure within the window blocks the client until the oldest leaves it; other clients are not blocked")
-    func throttle() {
-        var t = LoginThrottle(limit: 3, windowSeconds: 60)
-        for s in [0.0, 10, 20] {
-            #expect(t.retryAfter(client: "a", now: s) == nil)
-            t.recordFailure(client: "a", now: s)
-        }
-        #expect(t.retryAfter(client: "a", now: 30) == 30, "until the failure at 0 leaves the window at 60")
-        #expect(t.retryAfter(client: "b", now: 30) == nil)
-        #expect(t.retryAfter(client: "a", now: 60.5) == nil)
-        t.recordFailure(client: "a", now: 61)
-        #expect(t.retryAfter(client: "a", now: 62) == 8, "failures at 10, 20, 61: blocked until the one at 10 leaves the window, at 70")
+    @Test("failed-key budget: a burst of 401s, then 429 with the wait for the next token; refills at the rate; counts what it throttled")
+    func failedKeyBudget() {
+        var b = FailedKeyBudget(burst: 3, perSecond: 0.5)
+        for _ in 0..<3 { #expect(b.failure(now: 100) == .refuse(throttledBefore: 0)) }
+        #expect(b.failure(now: 100) == .throttle(retryAfter: 2), "one token every 2 s")
+        #expect(b.failure(now: 101) == .throttle(retryAfter: 1), "half a token back: 1 s to go")
+        #expect(b.failure(now: 102) == .refuse(throttledBefore: 2), "a token again; the 2 throttled since are told")
+        #expect(b.failure(now: 102.5) == .throttle(retryAfter: 2))
+        #expect(b.failure(now: 1_000) == .refuse(throttledBefore: 1), "refilled, never beyond the burst")
+        #expect(b.failure(now: 1_000) == .refuse(throttledBefore: 0))
+        #expect(b.failure(now: 1_000) == .refuse(throttledBefore: 0))
+        #expect(b.failure(now: 1_000) == .throttle(retryAfter: 2))
+        #expect(b.failure(now: 999) == .throttle(retryAfter: 2), "a clock going back refills nothing")
     }
 
-    @Test("throttle: at most maxClients clients are remembered; the stalest is forgotten first")
-    func throttleBound() {
-        var t = LoginThrottle(limit: 1, windowSeconds: 60, maxClients: 2)
-        t.recordFailure(client: "a", now: 1)
-        t.recordFailure(client: "b", now: 2)
-        t.recordFailure(client: "c", now: 3)
-        #expect(t.retryAfter(client: "a", now: 4) == nil, "a was forgotten")
-        #expect(t.retryAfter(client: "b", now: 4) != nil && t.retryAfter(client: "c", now: 4) != nil)
+    @Test("trusted proxies: parse IPv4 and IPv6 networks and bare addresses; a bad entry is named")
+    func trustedProxiesParsing() throws {
+        let proxies = try TrustedProxies(parsing: " 10.0.0.0/8, 192.168.1.7 ,fd00::/8,, ::1, 2001:db8:0:0:1::/80 ")
+        #expect(proxies.networks.map(\.description) == ["10.0.0.0/8", "192.168.1.7/32", "fd00:0:0:0:0:0:0:0/8", "0:0:0:0:0:0:0:1/128",
+                                                         "2001:db8:0:0:1:0:0:0/80"])
+        #expect(try TrustedProxies(parsing: "").networks.isEmpty && TrustedProxies(parsing: " , ").networks.isEmpty)
+        let bad: [(String, String)] = [
+            ("10.0.0.0/8, 10.0.0.256/24", "10.0.0.256/24"), ("10.0.0.0/33", "10.0.0.0/33"), ("fd00::/129", "fd00::/129"),
+            ("10.0.0.0/", "10.0.0.0/"), ("10.0.0.0/-1", "10.0.0.0/-1"), ("10.0.0.0/8/9", "10.0.0.0/8/9"), ("example.com", "example.com"),
+            ("1::2::3", "1::2::3"), ("10.1", "10.1"), ("010.0.0.1", "010.0.0.1"), ("fe80::1%eth0", "fe80::1%eth0"), ("::ffff:1.2.3", "::ffff:1.2.3"),
+            ("12345::", "12345::"), ("1:2:3:4:5:6:7:8:9", "1:2:3:4:5:6:7:8:9"), ("+1::", "+1::"), ("10.0.0.0/ 8", "10.0.0.0/ 8"),
+        ]
+        for (text, entry) in bad {
+            #expect(throws: IPNetwork.ParseError.self, "\(text)") { try TrustedProxies(parsing: text) }
+            do { _ = try TrustedProxies(parsing: text) } catch { #expect(error.entry == entry, "\(text)") }
+        }
+    }
+
+    @Test("trusted proxies: the client is the first untrusted hop from the right of (X-Forwarded-For…, peer)")
+    func trustedProxiesClient() throws {
+        let proxies = try TrustedProxies(parsing: "10.0.0.0/8, 2001:db8::/32")
+        // (trusted, X-Forwarded-For field lines, peer) → the client.
+        let table: [(TrustedProxies, [String], String, String)] = [
+            (.none, ["203.0.113.9"], "10.1.2.3", "10.1.2.3"),
+            (.none, [], "127.0.0.1", "127.0.0.1"),
+            (proxies, ["203.0.113.9"], "198.51.100.1", "198.51.100.1"),
+            (proxies, ["203.0.113.9"], "10.1.2.3", "203.0.113.9"),
+            (proxies, ["1.1.1.1, 203.0.113.9, 10.9.9.9"], "10.1.2.3", "203.0.113.9"),
+            (proxies, ["1.1.1.1", "203.0.113.9", "10.9.9.9"], "10.1.2.3", "203.0.113.9"),
+            (proxies, ["10.5.5.5, 10.9.9.9"], "10.1.2.3", "10.5.5.5"),
+            (proxies, [], "10.1.2.3", "10.1.2.3"),
+            (proxies, [" "], "10.1.2.3", "10.1.2.3"),
+            (proxies, ["203.0.113.9:4711"], "10.1.2.3", "203.0.113.9"),
+            (proxies, ["[2001:db8::9]:443, [2001:db8::7]"], "10.1.2.3", "2001:db8::9"),
+            (proxies, ["2001:db9::1, 2001:db8::7"], "2001:db8::1", "2001:db9::1"),
+            (proxies, ["203.0.113.9, unknown"], "10.1.2.3", "unknown"),
+            (proxies, ["5.5.5.5, 10.0.0.1"], "::ffff:10.1.2.3", "5.5.5.5"),
+            (proxies, ["5.5.5.5"], "::ffff:11.1.2.3", "::ffff:11.1.2.3"),
+            (proxies, [String(repeating: "x", count: 100)], "10.1.2.3", String(repeating: "x", count: 64)),
+        ]
+        for (trusted, forwarded, peer, client) in table {
+            #expect(trusted.client(forwardedFor: forwarded, peer: peer) == client, "\(forwarded) via \(peer)")
+        }
     }
 
     @Test("split: an object's members with the exact byte ranges of their values, an array's items; nil for anything that is not one JSON value")

@@ -1,4 +1,5 @@
 import Foundation
+import PushCore
 import PushServe
 import PushStore
 import PushTestSupport
@@ -12,8 +13,10 @@ struct AuthTests {
 
     @Test("every scope against every kind of request: read reads only, enqueue reads and enqueues, devices registers only, admin does all; no key, a wrong key and a revoked key are 401")
     func scopes() async throws {
-        // Twelve wrong keys from one address: more than the throttle allows by default.
-        try await ServeHarness.with({ $0.failedLoginLimit = 100 }) { serve, _ in
+        try await ServeHarness.with { serve, db in
+            // A device for user u, so that its fan-out makes a row (a user with none is 404).
+            try await db.query("INSERT INTO pushq.devices (device_token, user_ref, topic) VALUES ($1, 'u', 'com.example.app')",
+                               [String(repeating: "d", count: 64)])
             // (method, path, body) → the scopes allowed.
             let requests: [(String, String, String?, Set<String>)] = [
                 ("GET", "/api/v1/status", nil, ["read", "enqueue", "admin"]),
@@ -99,24 +102,76 @@ struct AuthTests {
         }
     }
 
-    @Test("failed logins are throttled per client: after 10 wrong keys (form or bearer) within a minute the 11th try is 429 with Retry-After, even with a right key")
-    func throttle() async throws {
-        try await ServeHarness.with { serve, _ in
-            for i in 0..<10 {
-                let answer = i % 2 == 0 ? try await login(serve, key: "pq_wrong\(i)", next: "/")
-                                        : try await serve.call("GET", "/api/v1/status", key: "pq_wrong\(i)")
-                #expect(answer.status == 401)
+    @Test("24 wrong keys, bearer and form, with and without X-Forwarded-For, lock out no valid key: enqueue 201, form login 303")
+    func wrongKeysNeverLockOutAValidKey() async throws {
+        // Behind a proxy said to terminate TLS, so that X-Forwarded-For is there to be (mis)used:
+        // 12 wrong keys name 10.0.0.9 as the client, 12 come from the peer alone (one NAT, one node's
+        // SNAT), each more than the 10 a minute the old per-address throttle allowed.
+        try await ServeHarness.with({ $0.proxyTerminatesTLS = true }) { serve, _ in
+            let forged = ["X-Forwarded-For": "10.0.0.9"]
+            for i in 0..<24 {
+                let headers = i % 4 < 2 ? forged : [:]
+                let answer = i % 2 == 0 ? try await login(serve, key: "pq_wrong\(i)", next: "/", headers: headers)
+                                        : try await serve.call("GET", "/api/v1/status", key: "pq_wrong\(i)", headers: headers)
+                #expect(answer.status == 401, "wrong key \(i): \(answer.status)")
             }
-            let bearer = try await serve.call("GET", "/api/v1/status", key: "admin")
-            #expect(bearer.status == 429 && Int(bearer.headers["retry-after"] ?? "") ?? 0 > 0, "\(bearer.status)")
-            let form = try await login(serve, key: serve.keys["admin"]!, next: "/")
-            #expect(form.status == 429 && form.headers["set-cookie"] == nil)
+            for headers in [forged, [:]] {
+                let enqueue = try await serve.call("POST", "/api/v1/notifications", key: "enqueue", json: Self.enqueueBody, headers: headers)
+                #expect(enqueue.status == 201, "a valid key after wrong ones: \(enqueue.status) \(enqueue.body)")
+                let form = try await login(serve, key: serve.keys["admin"]!, next: "/", headers: headers)
+                #expect(form.status == 303 && form.headers["set-cookie"]?.hasPrefix("pushq-session=") == true, "the form: \(form.status)")
+            }
         }
     }
 
-    func login(_ serve: ServeHarness, key: String, next: String) async throws -> HTTPAnswer {
+    @Test("a forged X-Forwarded-For from an untrusted peer is not the client: serve logs the TCP peer")
+    func forgedForwardedForIsNotTheClient() async throws {
+        let log = CapturedLog()
+        try await ServeHarness.with(logger: log.logger(), { $0.proxyTerminatesTLS = true }) { serve, _ in
+            let wrong = try await serve.call("GET", "/api/v1/status", key: "pq_wrong", headers: ["X-Forwarded-For": "203.0.113.9"])
+            #expect(wrong.status == 401)
+            let refused = log.lines("refused an API key")
+            #expect(refused.count == 1 && refused.first?.metadata["serve.client"] == "127.0.0.1",
+                    "the client is the peer, 127.0.0.1: \(refused.map(\.metadata))")
+        }
+    }
+
+    @Test("through a trusted proxy the client is the first untrusted hop from the right of X-Forwarded-For")
+    func trustedProxyForwardedFor() async throws {
+        let log = CapturedLog()
+        // The test's peer, 127.0.0.1, is the trusted proxy; 10.0.0.0/8 a second hop of it.
+        try await ServeHarness.with(logger: log.logger(), { $0.trustedProxies = try! TrustedProxies(parsing: "127.0.0.1, 10.0.0.0/8") }) { serve, _ in
+            let wrong = try await serve.call("GET", "/api/v1/status", key: "pq_wrong", headers: ["X-Forwarded-For": "198.51.100.7, 203.0.113.9, 10.2.3.4"])
+            #expect(wrong.status == 401)
+            let login = try await login(serve, key: "pq_wrong", next: "/", headers: ["X-Forwarded-For": "203.0.113.10"])
+            #expect(login.status == 401)
+            #expect(log.lines("refused an API key").map { $0.metadata["serve.client"] } == ["203.0.113.9"], "\(log.all.map(\.metadata))")
+            #expect(log.lines("refused a dashboard login").map { $0.metadata["serve.client"] } == ["203.0.113.10"])
+        }
+    }
+
+    @Test("beyond the budget of wrong keys a wrong key is 429 with Retry-After, counted not logged; valid keys still pass")
+    func failedKeyBudget() async throws {
+        let log = CapturedLog()
+        // A budget of 3 that refills once in 1 000 s: no refill can happen during the test.
+        try await ServeHarness.with(logger: log.logger(), { $0.failedKeyBudget = FailedKeyBudget(burst: 3, perSecond: 0.001) }) { serve, _ in
+            for i in 0..<3 { #expect(try await serve.call("GET", "/api/v1/status", key: "pq_wrong\(i)").status == 401) }
+            let bearer = try await serve.call("GET", "/api/v1/status", key: "pq_wrong")
+            #expect(try bearer.status == 429 && bearer.error("code") == "too_many_failed_logins", "\(bearer.status) \(bearer.body)")
+            #expect(Int(bearer.headers["retry-after"] ?? "") ?? 0 >= 1)
+            let form = try await login(serve, key: "pq_wrong", next: "/")
+            #expect(form.status == 429 && form.headers["set-cookie"] == nil && Int(form.headers["retry-after"] ?? "") ?? 0 >= 1)
+            #expect(try await serve.call("POST", "/api/v1/notifications", key: "enqueue", json: Self.enqueueBody).status == 201)
+            let valid = try await login(serve, key: serve.keys["read"]!, next: "/")
+            #expect(valid.status == 303 && valid.headers["set-cookie"]?.hasPrefix("pushq-session=") == true)
+            #expect(log.lines("refused an API key").count == 3 && log.lines("refused a dashboard login").isEmpty, "the 429s are not logged")
+        }
+    }
+
+    func login(_ serve: ServeHarness, key: String, next: String, headers: [String: String] = [:]) async throws -> HTTPAnswer {
         let body = "key=\(key.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)&next=\(next.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)"
-        return try await HTTPAnswer.request(port: serve.port, "POST", "/login", headers: ["Content-Type": "application/x-www-form-urlencoded"],
+        return try await HTTPAnswer.request(port: serve.port, "POST", "/login",
+                                            headers: headers.merging(["Content-Type": "application/x-www-form-urlencoded"]) { a, _ in a },
                                             body: Array(body.utf8))
     }
 }

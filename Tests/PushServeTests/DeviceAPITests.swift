@@ -44,6 +44,33 @@ struct DeviceAPITests {
         }
     }
 
+    /// User ids as producers have them: an e-mail address, a plus, a slash, a percent sign, a
+    /// space, non-ASCII letters. Clients percent-encode each of these in a path.
+    static let awkwardUserRefs = ["ann@example.com", "ann+news@example.com", "team/ann", "50%off", "%41", "ann smith", "zoë", "用户-7"]
+
+    /// `ref` as a path segment, every byte but letters, digits and `-._~` percent-encoded.
+    static func pathSegment(_ ref: String) -> String {
+        ref.addingPercentEncoding(withAllowedCharacters: CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~"))!
+    }
+
+    @Test("user refs with @ + / % space and non-ASCII, percent-encoded in the path, reach their devices and their fan-out")
+    func awkwardUserRefsInThePath() async throws {
+        try await ServeHarness.with { serve, _ in
+            for (i, ref) in Self.awkwardUserRefs.enumerated() {
+                let token = String(repeating: "0", count: 63) + String(i)
+                let json = try String(decoding: JSONSerialization.data(withJSONObject: ["device_token": token, "user_ref": ref, "topic": "com.example.app"]),
+                                      as: UTF8.self)
+                #expect(try await serve.call("PUT", "/api/v1/devices", key: "devices", json: json).status == 201)
+                let path = "/api/v1/users/\(Self.pathSegment(ref))"
+                let list = try await serve.call("GET", path + "/devices", key: "read")
+                let devices = try #require(try list.json["devices"] as? [[String: Any]], "\(ref): \(list.status) \(list.body)")
+                #expect(devices.map { $0["device_token"] as? String } == [token], "\(ref) → \(path): \(list.body)")
+                let sent = try await serve.call("POST", path + "/notifications", key: "enqueue", json: #"{"payload":{}}"#)
+                #expect(try sent.status == 201 && (sent.json["ids"] as? [Int])?.count == 1, "\(ref) → \(path): \(sent.status) \(sent.body)")
+            }
+        }
+    }
+
     @Test("the table's rules answer 400 with field, rule and constraint: a short APNs token, an unknown kind, a live_activity token without activity_id, an FCM device in development")
     func refused() async throws {
         try await ServeHarness.with { serve, db in

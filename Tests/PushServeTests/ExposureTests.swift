@@ -55,4 +55,91 @@ struct ExposureTests {
             #expect(plain?.status != 200, "no plain-HTTP answer on a TLS port")
         }
     }
+
+    @Test("serve's TLS: a TLS 1.1 client is refused, TLS 1.2 is served; every HTTPS answer has HSTS, plain HTTP has none")
+    func tlsFloorAndHSTS() async throws {
+        let directory = NSTemporaryDirectory() + "pushq-serve-tls-\(UUID().uuidString)"
+        let fixtures = try MockPushFixtures.generate(into: directory)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try await ServeHarness.with({ $0.tls = (fixtures.serverCertificatePath, fixtures.serverKeyPath) }) { serve, _ in
+            // SECLEVEL=0 lets this OpenSSL offer TLS 1.1 at all: the refusal seen is the server's.
+            let old = try await ChildProcess.run("/usr/bin/openssl", ["s_client", "-connect", "127.0.0.1:\(serve.port)", "-tls1_1",
+                                                                      "-cipher", "DEFAULT@SECLEVEL=0", "-CAfile", fixtures.caCertificatePath])
+            #expect(old.termination != .exit(0) && !old.stdout.contains("BEGIN CERTIFICATE"), "TLS 1.1 handshake: \(old.stdout.suffix(400))")
+            let current = try await ChildProcess.run("/usr/bin/openssl", ["s_client", "-connect", "127.0.0.1:\(serve.port)", "-tls1_2",
+                                                                          "-CAfile", fixtures.caCertificatePath])
+            #expect(current.stdout.contains("Protocol  : TLSv1.2") || current.stdout.contains("TLSv1.2"), "\(current.stdout.suffix(400))")
+            let url = "https://127.0.0.1:\(serve.port)"
+            for (path, key) in [("/healthz", nil), ("/api/v1/status", serve.keys["read"]), ("/api/v1/status", "pq_wrong"), ("/nowhere", serve.keys["read"])] {
+                var arguments = ["-sS", "-o", "/dev/null", "-D", "-", "--cacert", fixtures.caCertificatePath]
+                if let key { arguments += ["-H", "Authorization: Bearer \(key)"] }
+                let head = try await ChildProcess.run("/usr/bin/curl", arguments + [url + path])
+                #expect(head.stdout.lowercased().contains("strict-transport-security: max-age=31536000"), "\(path): \(head.stdout)")
+            }
+        }
+        try await ServeHarness.with { serve, _ in
+            let plain = try await serve.call("GET", "/healthz", key: nil)
+            #expect(plain.status == 200 && plain.headers["strict-transport-security"] == nil)
+        }
+    }
+
+    @Test("a replaced certificate is served to the next connections without a restart; a broken one keeps the last good one")
+    func certificateReload() async throws {
+        let directory = NSTemporaryDirectory() + "pushq-serve-reload-\(UUID().uuidString)"
+        let first = try MockPushFixtures.generate(into: directory + "/first")
+        let second = try MockPushFixtures.generate(into: directory + "/second")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let (certificate, key) = (directory + "/tls.crt", directory + "/tls.key")
+        try Self.replace(certificate, with: first.serverCertificatePath)
+        try Self.replace(key, with: first.serverKeyPath)
+        let log = CapturedLog()
+        try await ServeHarness.with(logger: log.logger(level: .warning), { $0.tls = (certificate, key) }) { serve, _ in
+            #expect(try await Self.servedCertificate(serve.port) == Self.firstPEM(first.serverCertificatePath))
+            // As cert-manager or an operator renews it: new files moved into place.
+            try Self.replace(key, with: second.serverKeyPath)
+            try Self.replace(certificate, with: second.serverCertificatePath)
+            let renewed = try Self.firstPEM(second.serverCertificatePath)
+            // Polled, not slept: each try is one new handshake; the bound only ends a broken run.
+            var served = try await Self.servedCertificate(serve.port)
+            for _ in 0..<300 where served != renewed {
+                try await Task.sleep(for: .milliseconds(100))
+                served = try await Self.servedCertificate(serve.port)
+            }
+            #expect(served == renewed, "the new certificate is served")
+            let curl = try await ChildProcess.run("/usr/bin/curl", ["-sS", "--cacert", second.caCertificatePath, "https://127.0.0.1:\(serve.port)/healthz"])
+            #expect(curl.stdout == "ok\n", "verified against the new CA: \(curl.stderr)")
+
+            try "not a certificate".write(toFile: certificate + ".tmp", atomically: false, encoding: .utf8)
+            #expect(rename(certificate + ".tmp", certificate) == 0)
+            // The next handshake reads the broken file, logs it, and still serves the last good pair.
+            #expect(try await Self.servedCertificate(serve.port) == renewed)
+            let errors = log.all.filter { $0.level >= .error && $0.message.contains(certificate) }
+            #expect(errors.count == 1, "one error naming the file: \(log.all.map(\.message))")
+            #expect(try await Self.servedCertificate(serve.port) == renewed)
+            #expect(log.all.filter { $0.level >= .error }.count == 1, "logged once per broken file, not at every handshake")
+        }
+    }
+
+    /// Copies `source` to a new file and renames it over `path`, as a renewal does.
+    static func replace(_ path: String, with source: String) throws {
+        try FileManager.default.copyItem(atPath: source, toPath: path + ".tmp")
+        guard rename(path + ".tmp", path) == 0 else { throw TestSetupError("rename \(path): \(errno)") }
+    }
+
+    /// The first PEM block of a file.
+    static func firstPEM(_ path: String) throws -> String? {
+        firstPEM(in: try String(contentsOfFile: path, encoding: .utf8))
+    }
+
+    static func firstPEM(in text: String) -> String? {
+        guard let start = text.range(of: "-----BEGIN CERTIFICATE-----"),
+              let end = text.range(of: "-----END CERTIFICATE-----", range: start.upperBound..<text.endIndex) else { return nil }
+        return String(text[start.lowerBound..<end.upperBound])
+    }
+
+    /// The certificate serve presents to a new TLS connection.
+    static func servedCertificate(_ port: Int) async throws -> String? {
+        let handshake = try await ChildProcess.run("/usr/bin/openssl", ["s_client", "-connect", "127.0.0.1:\(port)"])
+        return firstPEM(in: handshake.stdout)
+    }
 }

@@ -173,4 +173,38 @@ struct NotificationAPITests {
             #expect(try long.status == 400 && (long.error("constraint")) == "enqueue_for_user_dedupe_key_length", "\(long.body)")
         }
     }
+
+    @Test("fan-out to a user with no device at all is 404 no_devices naming the user, not a silent 200")
+    func fanOutToNobody() async throws {
+        try await ServeHarness.with { serve, db in
+            let answer = try await serve.call("POST", "/api/v1/users/nobody%40example.com/notifications", key: "enqueue", json: #"{"payload":{}}"#)
+            #expect(try answer.status == 404 && answer.error("code") == "no_devices", "\(answer.status) \(answer.body)")
+            #expect(try answer.error("message")?.contains("nobody@example.com") == true, "\(answer.body)")
+            #expect(try await db.query("SELECT count(*) FROM pushq.notifications").string(0, 0) == "0")
+        }
+    }
+
+    @Test("dedupe: when the row holding the key is deleted between the insert and the look-up, the API inserts again and answers its id, never 0")
+    func dedupeRowPrunedMeanwhile() async throws {
+        try await ServeHarness.with { serve, db in
+            let body = #"{"device_token":"\#(Self.token(5))","payload":{},"dedupe_key":"order-7"}"#
+            let first = try await serve.call("POST", "/api/v1/notifications", key: "enqueue", json: body)
+            let old = try #require(try first.json["id"] as? Int)
+            // The window, made certain: a statement trigger deletes the old row right after the
+            // next insert statement found its key taken (DO NOTHING), before the enqueue's look-up,
+            // as the pruner would if it ran just then. It deletes that one row only, so the retry's
+            // insert is left alone.
+            try await db.execute("""
+                CREATE FUNCTION public.prune_order_7() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN DELETE FROM pushq.notifications WHERE id = \(old); RETURN NULL; END $$;
+                CREATE TRIGGER prune_order_7 AFTER INSERT ON pushq.notifications FOR EACH STATEMENT EXECUTE FUNCTION public.prune_order_7();
+                """)
+            let second = try await serve.call("POST", "/api/v1/notifications", key: "enqueue", json: body)
+            let holder = try await db.query("SELECT id FROM pushq.notifications WHERE dedupe_key = 'order-7'")
+            #expect(holder.count == 1, "one row holds the key again")
+            let id = try second.json["id"] as? Int
+            #expect(id != 0 && id != old && holder.string(0, 0) == id.map(String.init), "\(second.status) \(second.body)")
+            #expect(try second.status == 201 && second.json["created"] as? Bool == true)
+        }
+    }
 }

@@ -21,7 +21,7 @@ struct ServeHarness: Sendable {
         return logger
     }()
 
-    static func with(_ adjust: @Sendable (inout ServeConfiguration) -> Void = { _ in },
+    static func with(logger: Logger = ServeHarness.logger, _ adjust: @Sendable (inout ServeConfiguration) -> Void = { _ in },
                      _ body: @Sendable (ServeHarness, PGConnection) async throws -> Void) async throws {
         try await TestDatabase.with { url in
             let db = try await PGConnection.connect(url, logger: TestDatabase.logger)

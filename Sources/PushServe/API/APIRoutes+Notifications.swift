@@ -53,10 +53,20 @@ extension APIRoutes {
             let bytes = try await Self.body(request, context)
             let arguments = try RequestFields.fanOut.values(bytes, 0..<bytes.count)
             let ids: [Int64]
+            let known: Bool
             do {
-                ids = try await services.pool.withConnection { try await $0.enqueueForUser(user, arguments: arguments) }
+                (ids, known) = try await services.pool.withConnection { db in
+                    let ids = try await db.enqueueForUser(user, arguments: arguments)
+                    if !ids.isEmpty { return (ids, true) }
+                    return (ids, try await db.devices(userRef: user, limit: 1) != "[]")
+                }
             } catch let error as PGError {
                 throw APIError.from(error)
+            }
+            // Nothing enqueued for a user who has no device registered at all: say so, rather than
+            // a 200 a producer would take for "sent" (an id of the producer's own, no secret).
+            guard known else {
+                throw APIError(.notFound, code: "no_devices", message: "user_ref \(user) has no device registered: nothing was enqueued")
             }
             return Self.json(ids.isEmpty ? .ok : .created, String(decoding: try JSONCoding.encoder.encode(["ids": ids]), as: UTF8.self))
         }
@@ -86,10 +96,15 @@ extension APIRoutes {
         }
     }
 
-    /// The path parameter `user_ref` (percent-decoded by the router).
+    /// The path parameter `user_ref`, percent-decoded: the router hands it over as the client
+    /// wrote it, and clients encode `@`, `/`, `+`, `%`, spaces and non-ASCII (`ann%40example.com`).
+    /// A `+` stays a plus (it means a space only in a form's query).
+    ///
+    /// - Throws: ``APIError`` 400 when it is empty, not valid percent-encoded UTF-8, or holds U+0000.
     static func userRef(_ context: ServeContext) throws -> String {
-        guard let user = context.parameters.get("user_ref"), !user.isEmpty, !user.unicodeScalars.contains("\u{0}") else {
-            throw APIError.invalidField("user_ref", "a user_ref, not empty")
+        guard let raw = context.parameters.get("user_ref"), let user = raw.removingPercentEncoding,
+              !user.isEmpty, !user.unicodeScalars.contains("\u{0}") else {
+            throw APIError.invalidField("user_ref", "a user_ref, not empty, percent-encoded UTF-8 in the path")
         }
         return user
     }

@@ -23,7 +23,7 @@ extension SettingKey {
     /// How long final rows are kept (the worker's pruner and `pushq prune`).
     static let retention: [SettingKey] = [retainSentSeconds, retainFinalSeconds]
     /// `pushq serve`'s own (it also reads `PUSHQ_HTTP_ADDR`).
-    static let serving: [SettingKey] = [httpTLSCert, httpTLSKey, tlsTerminatedByProxy, serveConnections, serveDashboardConnections, serveDatabaseWait, serveDatabaseQueue,
+    static let serving: [SettingKey] = [httpTLSCert, httpTLSKey, tlsTerminatedByProxy, httpTrustedProxies, serveConnections, serveDashboardConnections, serveDatabaseWait, serveDatabaseQueue,
                                            dashboardQueryTimeout, httpIdleTimeout, httpHeaderTimeout, httpMaxConnections]
 
     // MARK: Every command
@@ -163,7 +163,10 @@ extension SettingKey {
         summary: "serve: PEM private key of the certificate.")
     static let tlsTerminatedByProxy = SettingKey(
         variable: "PUSHQ_HTTP_TLS_TERMINATED_BY_PROXY", flag: "--tls-terminated-by-proxy", defaultValue: "false", kind: .choice(["true", "false"]),
-        summary: "serve: a proxy in front terminates TLS, so serve may listen beyond loopback in plain HTTP (and reads the client's address from X-Forwarded-For).")
+        summary: "serve: a proxy in front terminates TLS, so serve may listen beyond loopback in plain HTTP.")
+    static let httpTrustedProxies = SettingKey(
+        variable: "PUSHQ_HTTP_TRUSTED_PROXIES", flag: "--http-trusted-proxies", defaultValue: "none", kind: .text,
+        summary: "serve: comma-separated CIDRs (IPv4, IPv6) of the proxies whose X-Forwarded-For is believed; the client is the first hop from the right outside them, else the TCP peer.")
     static let serveConnections = SettingKey(
         variable: "PUSHQ_SERVE_CONNECTIONS", flag: "--db-connections", defaultValue: "4", kind: .wholeNumber(1...64),
         summary: "serve: PostgreSQL connections at most (one per request in progress).")

@@ -1,3 +1,4 @@
+import PushCore
 import PushServe
 
 extension Settings {
@@ -22,6 +23,13 @@ extension Settings {
             throw SettingError(setting: SettingKey.httpTLSKey.variable, value: nil, expected: "the private key of \(SettingKey.httpTLSCert.variable), in PEM")
         }
         c.proxyTerminatesTLS = try text(.tlsTerminatedByProxy) == "true"
+        if let given = given(.httpTrustedProxies) {
+            do {
+                c.trustedProxies = try TrustedProxies(parsing: given.text)
+            } catch {
+                throw SettingError(setting: given.name, value: given.text, expected: "comma-separated networks such as 10.0.0.0/8, fd00::/8; the entry \(error)")
+            }
+        }
         if let n = try wholeNumber(.serveConnections) { c.databaseConnections = n }
         if let n = try wholeNumber(.serveDashboardConnections) { c.dashboardConnections = n }
         if let s = try seconds(.serveDatabaseWait) { c.databaseWait = .milliseconds(Int64((s * 1000).rounded())) }
