@@ -26,6 +26,8 @@ public enum MockAPNsReason: String, Sendable, CaseIterable, Hashable {
     case expiredProviderToken = "ExpiredProviderToken", forbidden = "Forbidden"
     case invalidProviderToken = "InvalidProviderToken", missingProviderToken = "MissingProviderToken"
     case unrelatedKeyIdInToken = "UnrelatedKeyIdInToken", badEnvironmentKeyIdInToken = "BadEnvironmentKeyIdInToken"
+    // The same refusal in the spelling APNs also sends.
+    case badEnvironmentKeyInToken = "BadEnvironmentKeyInToken"
     // 404, 405, 410, 413
     case badPath = "BadPath", methodNotAllowed = "MethodNotAllowed"
     case expiredToken = "ExpiredToken", unregistered = "Unregistered"
@@ -45,7 +47,8 @@ public enum MockAPNsReason: String, Sendable, CaseIterable, Hashable {
              .cannotCreateChannelConfig, .featureNotEnabled, .invalidLiveActivityPayload:
             return 400
         case .badCertificate, .badCertificateEnvironment, .expiredProviderToken, .forbidden,
-             .invalidProviderToken, .missingProviderToken, .unrelatedKeyIdInToken, .badEnvironmentKeyIdInToken:
+             .invalidProviderToken, .missingProviderToken, .unrelatedKeyIdInToken, .badEnvironmentKeyIdInToken,
+             .badEnvironmentKeyInToken:
             return 403
         case .badPath: return 404
         case .methodNotAllowed: return 405

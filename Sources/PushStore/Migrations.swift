@@ -143,6 +143,7 @@ extension Migration {
         Migration(version: 56, name: "rules_trigger", sql: String(decoding: PackageResources._56_rules_trigger_sql, as: UTF8.self)),
         Migration(version: 57, name: "lease_ids_inline",
                   sql: String(decoding: PackageResources._57_lease_ids_inline_sql, as: UTF8.self)),
+        Migration(version: 58, name: "channels_once", sql: String(decoding: PackageResources._58_channels_once_sql, as: UTF8.self)),
         Migration(version: 59, name: "lanes_notify", sql: String(decoding: PackageResources._59_lanes_notify_sql, as: UTF8.self)),
     ]
 }

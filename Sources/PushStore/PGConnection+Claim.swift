@@ -178,7 +178,12 @@ extension PGConnection {
 
     /// Creates the `pushq.rate_budgets` rows of `keys` that do not exist yet (empty: no burst at start).
     public func ensureBudgets(_ keys: [String]) throws(PGError) {
-        guard !keys.isEmpty else { return }
-        try query("INSERT INTO pushq.rate_budgets (key) SELECT unnest($1::text[]) ON CONFLICT (key) DO NOTHING", [keys])
+        // The lanes' rows too: the lanes_budget trigger makes them when a cap is set, but a row
+        // deleted since (TRUNCATE pushq.rate_budgets) would stop its lane for good.
+        try query("""
+            INSERT INTO pushq.rate_budgets (key)
+            SELECT unnest($1::text[]) UNION SELECT 'lane:' || l.name FROM pushq.lanes l WHERE l.max_per_second IS NOT NULL
+            ON CONFLICT (key) DO NOTHING
+            """, [keys])
     }
 }

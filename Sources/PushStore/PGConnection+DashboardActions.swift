@@ -35,15 +35,25 @@ extension PGConnection {
         }
     }
 
-    /// Pauses or resumes `lane` (a row of `pushq.lanes`, created with the defaults if missing),
-    /// with its `audit` row.
+    /// Pauses or resumes `lane`, with its `audit` row. A lane with no row of `pushq.lanes`
+    /// follows `default`'s rank and cap: pausing it makes a row copying them, marked
+    /// `created_by_pause`, and resuming deletes that row, so the lane follows `default` again.
+    /// A lane with a row of its own keeps it; only `paused` changes.
     public func setLanePaused(_ lane: String, paused: Bool, audit: AuditEntry) throws {
         try transaction { c in
             try c.query("SELECT set_config('lock_timeout', $1, true)", [Self.serveLockTimeout])
-            try c.query("""
-                INSERT INTO pushq.lanes (name, paused) VALUES ($1, $2)
-                ON CONFLICT (name) DO UPDATE SET paused = EXCLUDED.paused, updated_at = now()
-                """, [lane, paused])
+            if paused {
+                try c.query("""
+                    INSERT INTO pushq.lanes (name, paused, rank, max_per_second, created_by_pause, note)
+                    SELECT $1, true, COALESCE(d.rank, 100), d.max_per_second, $1 <> 'default',
+                           'made by a dashboard pause with default''s rank and cap; the resume deletes it'
+                      FROM (SELECT 1) one LEFT JOIN pushq.lanes d ON d.name = 'default'
+                    ON CONFLICT (name) DO UPDATE SET paused = true, updated_at = now()
+                    """, [lane])
+            } else {
+                try c.query("DELETE FROM pushq.lanes WHERE name = $1 AND created_by_pause", [lane])
+                try c.query("UPDATE pushq.lanes SET paused = false, updated_at = now() WHERE name = $1 AND paused", [lane])
+            }
             var entry = audit
             entry.rows = 1
             try c.recordAudit(entry)

@@ -30,6 +30,7 @@ import Testing
         (403, .badCertificate, .pauseCredential("BadCertificate")),
         (403, .badCertificateEnvironment, .pauseCredential("BadCertificateEnvironment")),
         (403, .badEnvironmentKeyIdInToken, .pauseCredential("BadEnvironmentKeyIdInToken")),
+        (403, .badEnvironmentKeyInToken, .pauseCredential("BadEnvironmentKeyInToken")),
         (403, .unrelatedKeyIdInToken, .retryNow(.freshConnection(.unrelatedKeyIdInToken))),
         (403, .forbidden, .fail(.forbidden)),
         (404, .badPath, .fail(.badPath)),

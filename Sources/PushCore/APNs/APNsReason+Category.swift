@@ -20,7 +20,7 @@ extension APNsReason {
             return .localBug
         case .badTopic, .missingTopic, .topicDisallowed, .invalidProviderToken,
              .missingProviderToken, .badCertificate, .badCertificateEnvironment,
-             .badEnvironmentKeyIdInToken, .unrelatedKeyIdInToken, .featureNotEnabled,
+             .badEnvironmentKeyIdInToken, .badEnvironmentKeyInToken, .unrelatedKeyIdInToken, .featureNotEnabled,
              .cannotCreateChannelConfig:
             return .configuration
         case .badDeviceToken, .deviceTokenNotForTopic, .unregistered, .expiredToken,

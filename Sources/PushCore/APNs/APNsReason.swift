@@ -7,6 +7,8 @@ public enum APNsReason: Sendable, Hashable {
     case missingDeviceToken, missingTopic, payloadEmpty, topicDisallowed
     case badCertificate, badCertificateEnvironment, expiredProviderToken, forbidden
     case invalidProviderToken, missingProviderToken, unrelatedKeyIdInToken, badEnvironmentKeyIdInToken
+    /// `BadEnvironmentKeyInToken`: ``badEnvironmentKeyIdInToken`` in the other spelling APNs sends.
+    case badEnvironmentKeyInToken
     case badPath, methodNotAllowed, expiredToken, unregistered, payloadTooLarge
     case tooManyProviderTokenUpdates, tooManyRequests, internalServerError
     case serviceUnavailable, shutdown
@@ -22,7 +24,7 @@ public enum APNsReason: Sendable, Hashable {
         .badTopic, .deviceTokenNotForTopic, .duplicateHeaders, .idleTimeout, .invalidPushType,
         .missingDeviceToken, .missingTopic, .payloadEmpty, .topicDisallowed,
         .badCertificate, .badCertificateEnvironment, .expiredProviderToken, .forbidden,
-        .invalidProviderToken, .missingProviderToken, .unrelatedKeyIdInToken, .badEnvironmentKeyIdInToken,
+        .invalidProviderToken, .missingProviderToken, .unrelatedKeyIdInToken, .badEnvironmentKeyIdInToken, .badEnvironmentKeyInToken,
         .badPath, .methodNotAllowed, .expiredToken, .unregistered, .payloadTooLarge,
         .tooManyProviderTokenUpdates, .tooManyRequests, .internalServerError,
         .serviceUnavailable, .shutdown,
@@ -65,6 +67,7 @@ public enum APNsReason: Sendable, Hashable {
         case .missingProviderToken: return "MissingProviderToken"
         case .unrelatedKeyIdInToken: return "UnrelatedKeyIdInToken"
         case .badEnvironmentKeyIdInToken: return "BadEnvironmentKeyIdInToken"
+        case .badEnvironmentKeyInToken: return "BadEnvironmentKeyInToken"
         case .badPath: return "BadPath"
         case .methodNotAllowed: return "MethodNotAllowed"
         case .expiredToken: return "ExpiredToken"

@@ -138,7 +138,7 @@ public enum Outcome: Sendable, Hashable {
         case .unrelatedKeyIdInToken, .tooManyProviderTokenUpdates, .shutdown:
             return .retryNow(.freshConnection(reason))
         case .invalidProviderToken, .missingProviderToken, .badCertificate,
-             .badCertificateEnvironment, .badEnvironmentKeyIdInToken:
+             .badCertificateEnvironment, .badEnvironmentKeyIdInToken, .badEnvironmentKeyInToken:
             return .pauseCredential(reason.rawValue)
         case .tooManyRequests:
             return .retry(.tooManyRequests)

@@ -50,6 +50,18 @@ public enum ChannelOperation: Sendable, Hashable {
         }
     }
 
+    /// Why this operation cannot be sent as it is, nil when it can: the channel id of a read or a
+    /// delete goes into the `apns-channel-id` header, so it must be 1 to
+    /// ``APNsHeaders/Limit/channelID`` bytes with no control character (CR, LF, NUL…), as a
+    /// broadcast's is (``APNsHeaders/problem(deviceToken:)``).
+    public var problem: String? {
+        guard let id = channelID else { return nil }
+        guard !id.isEmpty, id.utf8.count <= APNsHeaders.Limit.channelID, id.utf8.allSatisfy({ $0 >= 0x20 && $0 != 0x7f }) else {
+            return "apns-channel-id is empty, holds a control character or is longer than \(APNsHeaders.Limit.channelID) bytes"
+        }
+        return nil
+    }
+
     /// The JSON body, empty when the operation sends none.
     public var body: [UInt8] {
         guard case .create(let policy) = self else { return [] }

@@ -8,7 +8,7 @@
 /// | 400/404/410 `ChannelNotRegistered` to a read or a delete | ``gone`` (the channel no longer exists at Apple) |
 /// | 400 `BadChannelId`, `MissingChannelId`, `InvalidPushType`, `MissingPushType`, `BadPath`, `MethodNotAllowed`, `PayloadEmpty`…, 413 | ``fail(_:)`` (final) |
 /// | 400 `CannotCreateChannelConfig` (10 000 channels in the environment) | ``fail(_:)`` (final: delete channels, then ask again) |
-/// | 403 `InvalidProviderToken`, `MissingProviderToken`, `BadCertificate`, `BadCertificateEnvironment`, `BadEnvironmentKeyIdInToken`, `TopicDisallowed`, `FeatureNotEnabled` | ``hold(_:reason:)`` `.credential` |
+/// | 403 `InvalidProviderToken`, `MissingProviderToken`, `BadCertificate`, `BadCertificateEnvironment`, `BadEnvironmentKeyIdInToken` (or `BadEnvironmentKeyInToken`), `TopicDisallowed`, `FeatureNotEnabled` | ``hold(_:reason:)`` `.credential` |
 /// | 403 `ExpiredProviderToken`; 429 `TooManyProviderTokenUpdates`, 403 `UnrelatedKeyIdInToken`, 503 `Shutdown` | ``retryNow(_:)`` |
 /// | 429 `TooManyRequests`, 400 `IdleTimeout`, 5xx, another reason | ``retry(_:)`` |
 /// | no answer (connect, TLS, timeout, reset) | ``retry(_:)`` `.outcomeUnknown`; a transport failure of the credential (signing, certificate) is a credential hold |
@@ -57,7 +57,7 @@ public enum ChannelOutcome: Sendable, Hashable {
              .deviceTokenNotForTopic, .missingDeviceToken, .forbidden, .expiredToken, .unregistered:
             return .fail(reason)
         case .invalidProviderToken, .missingProviderToken, .badCertificate, .badCertificateEnvironment,
-             .badEnvironmentKeyIdInToken, .topicDisallowed, .featureNotEnabled:
+             .badEnvironmentKeyIdInToken, .badEnvironmentKeyInToken, .topicDisallowed, .featureNotEnabled:
             return .hold(.credential, reason: reason.rawValue)
         case .expiredProviderToken:
             return .retryNow(.renewProviderToken)

@@ -46,6 +46,11 @@ final class ChannelTransfer: @unchecked Sendable {
         requestID = nil
         channelID = nil
         errorBuffer[0] = 0
+        // A channel id from the database goes into a header: one that cannot be a header value
+        // (CR/LF would inject a header) is refused before anything is sent, as a broadcast's is.
+        if let problem = request.operation.problem {
+            return ChannelResponse(operation: request.operation, transportFailure: TransportFailure(kind: .invalidHeader, message: problem))
+        }
         var list: UnsafeMutablePointer<curl_slist>?
         defer { curl_slist_free_all(list) }
         do {
