@@ -20,12 +20,12 @@ extension PushWorker {
         var gaugesReadAt: ContinuousClock.Instant?
     }
 
-    /// The channel loop, on a connection of its own: claims the channels with an operation due
-    /// (``PGConnection/claimChannels(limit:workerID:leaseSeconds:credentials:defaultEnvironment:)``),
-    /// carries each out at Apple and writes it back; every ``WorkerConfiguration/heartbeatSeconds``
-    /// it reads the channel gauges and runs the reconciliations that are due. Woken by the
-    /// NOTIFY of a new or deleted channel, else every ``WorkerConfiguration/pollSeconds``.
-    /// A worker without APNs credentials has no channel loop.
+    /// The channel loop, on a connection of its own: claims one channel with an operation due
+    /// at a time (``PGConnection/claimChannels(limit:workerID:leaseSeconds:credentials:defaultEnvironment:)``),
+    /// carries it out at Apple under its own lease, renewed before each request, and writes it
+    /// back; every ``WorkerConfiguration/heartbeatSeconds`` it reads the channel gauges and runs
+    /// the reconciliations that are due. Woken by the NOTIFY of a new or deleted channel, else
+    /// every ``WorkerConfiguration/pollSeconds``. A worker without APNs credentials has no channel loop.
     func channelLoop() async {
         guard !configuration.credentials.isEmpty, let connection = await connect(purpose: "channels") else { return }
         var loop = ChannelLoopState()
@@ -35,7 +35,7 @@ extension PushWorker {
             do {
                 // The claim skips the channels of a held credential itself (its own snapshot).
                 let channels = try await connection.claimChannels(
-                    limit: Self.channelBatch, workerID: configuration.workerID, leaseSeconds: configuration.leaseSeconds,
+                    limit: Self.channelBatch, workerID: configuration.workerID, leaseSeconds: channelLeaseSeconds,
                     credentials: configuration.credentials.keys.sorted(), defaultEnvironment: configuration.sender.environment)
                 claimed = channels.count
                 for channel in channels where !stopRequested { try await carryOut(channel, connection, &loop) }
@@ -59,22 +59,43 @@ extension PushWorker {
         await connection.close()
     }
 
-    /// Channels claimed by one statement of the channel loop.
-    static let channelBatch = 10
+    /// Channels claimed by one statement of the channel loop: one, so that each operation has a
+    /// lease of its own (ten under one lease outlived it behind a slow management host, and
+    /// another worker created them again).
+    static let channelBatch = 1
+
+    /// The lease of a claimed channel, seconds: ``WorkerConfiguration/leaseSeconds``, and at
+    /// least one request's deadline (connect and request timeouts) and the lease margin, so
+    /// that a request never outlives it. Renewed before each further request of the operation.
+    var channelLeaseSeconds: Double {
+        max(configuration.leaseSeconds,
+            configuration.sender.requestTimeout + configuration.sender.connectTimeout + WorkerConfiguration.leaseMarginSeconds)
+    }
 
     /// Carries out one claimed channel's operation and writes it back.
-    private func carryOut(_ channel: ClaimedChannel, _ connection: PGConnection, _ loop: inout ChannelLoopState) async throws {
+    private func carryOut(_ claimed: ClaimedChannel, _ connection: PGConnection, _ loop: inout ChannelLoopState) async throws {
+        var channel = claimed
         var metadata: Logger.Metadata = ["channel.name": "\(channel.name)", "channel.operation": "\(channel.operation)",
                                          LogKey.credential: "\(channel.credential)", LogKey.environment: "\(channel.environment.rawValue)"]
-        let completion: ChannelCompletion
-        if channel.operation == .delete, channel.apnsChannelID == nil {
+        let completion: ChannelCompletion?
+        if channel.operation == .delete, channel.apnsChannelID == nil, channel.unansweredCreate == nil {
             // Never created at Apple: nothing to delete there.
             completion = ChannelCompletion(id: channel.id, lease: channel.lease, result: .deleted, httpStatus: nil, reason: nil)
+        } else if let problem = channel.apnsChannelID.flatMap({ ChannelOperation.delete(channelID: $0).problem }) {
+            // Only a hand-written row can hold it (schema 58 checks the column): never sent.
+            completion = ChannelCompletion(id: channel.id, lease: channel.lease, result: .failed, httpStatus: nil,
+                                           reason: APNsReason.badChannelId.rawValue)
+            metadata["error"] = "\(problem)"
+            logger.error("a channel's apns_channel_id cannot be sent as a header value: the channel ends failed, nothing sent", metadata: metadata)
         } else if let bundleID = channel.topic ?? configuration.defaultTopic(credential: channel.credential) {
-            completion = await request(channel, bundleID: bundleID, &loop, &metadata)
+            completion = try await operate(&channel, bundleID: bundleID, connection, &loop, &metadata)
         } else {
             completion = ChannelCompletion(id: channel.id, lease: channel.lease, result: .failed, httpStatus: nil, reason: "MissingTopic")
             logger.error("a channel has no bundle id: set its topic, the credential's topic or PUSHQ_APNS_TOPIC", metadata: metadata)
+        }
+        guard let completion else {
+            logger.warning("a channel's lease ran out before its next request: nothing more sent, the next claim takes it over", metadata: metadata)
+            return
         }
         let status = try await connection.completeChannel(completion, workerID: configuration.workerID)
         metadata["channel.status"] = "\(status ?? "lease lost")"
@@ -85,9 +106,12 @@ extension PushWorker {
         }
     }
 
-    /// Sends one create or delete to Apple and decides what to write back (``ChannelDecision``).
-    private func request(_ channel: ClaimedChannel, bundleID: String, _ loop: inout ChannelLoopState,
-                         _ metadata: inout Logger.Metadata) async -> ChannelCompletion {
+    /// Carries out a channel's operation at Apple: first, when a create of the row went
+    /// unanswered, finds what it made (``settleUnansweredCreate(_:bundleID:_:_:_:_:)``); then the
+    /// create (recorded on the row before it is sent) or the delete. Nil when the row's lease was
+    /// lost on the way: nothing more is sent.
+    private func operate(_ channel: inout ClaimedChannel, bundleID: String, _ connection: PGConnection,
+                         _ loop: inout ChannelLoopState, _ metadata: inout Logger.Metadata) async throws -> ChannelCompletion? {
         let endpoint = channel.endpoint
         let client: APNsChannelClient
         do {
@@ -100,17 +124,110 @@ extension PushWorker {
             return ChannelCompletion(id: channel.id, lease: channel.lease, result: .retry(afterSeconds: after, refund: true),
                                      httpStatus: nil, reason: "ChannelClientUnavailable")
         }
-        let operation: ChannelOperation = channel.operation == .create
-            ? .create(ChannelStoragePolicy(rawValue: channel.messageStoragePolicy) ?? .mostRecentMessageStored)
-            : .delete(channelID: channel.apnsChannelID ?? "")
-        let response = await client.send(operation, requestID: UUID().uuidString.lowercased())
+        if channel.unansweredCreate != nil {
+            switch try await settleUnansweredCreate(&channel, bundleID: bundleID, client, connection, &loop, &metadata) {
+            case .leaseLost: return nil
+            case .answered(let completion): return completion
+            case .adopted(let id):
+                return ChannelCompletion(id: channel.id, lease: channel.lease, result: .created(apnsChannelID: id), httpStatus: nil, reason: nil)
+            case .cleared:
+                if channel.apnsChannelID == nil && channel.operation == .delete {
+                    return ChannelCompletion(id: channel.id, lease: channel.lease, result: .deleted, httpStatus: nil, reason: nil)
+                }
+            }
+        }
+        let operation: ChannelOperation
+        let requestID = UUID().uuidString.lowercased()
+        if channel.operation == .create {
+            operation = .create(ChannelStoragePolicy(rawValue: channel.messageStoragePolicy) ?? .mostRecentMessageStored)
+            // Recorded (and committed) before it is sent: a lost answer is looked for, not created again.
+            guard let lease = try await connection.recordCreateAttempt(channel, requestID: requestID, workerID: configuration.workerID,
+                                                                       leaseSeconds: channelLeaseSeconds) else { return nil }
+            channel.lease = lease
+        } else {
+            operation = .delete(channelID: channel.apnsChannelID ?? "")
+        }
+        let response = await client.send(operation, requestID: requestID)
+        return completion(for: response, of: channel, &loop, &metadata)
+    }
+
+    /// What came of looking for the channel an unanswered create may have made.
+    enum Settlement {
+        /// The row's lease was lost: stop, send nothing more.
+        case leaseLost
+        /// A request failed: write this back (retry, hold or fail as its answer says).
+        case answered(ChannelCompletion)
+        /// The one channel the create made: the row's.
+        case adopted(String)
+        /// Nothing of the create is left at Apple (none was made, or what was made is deleted).
+        case cleared
+    }
+
+    /// After a create of `channel` went unanswered (a timeout or reset, or a worker that died
+    /// before writing the answer back): lists the app's channels at Apple (`all-channels`) and
+    /// looks at those no row of `pushq.channels` has and that the last reconciliation before the
+    /// create did not already find (someone else's): the candidates, made after the create.
+    ///
+    /// Apple's list carries ids only (no request id, no creation time), so ownership is decided
+    /// by elimination. Creates of one app are claimed one at a time fleet-wide, so no other create
+    /// is in flight. One candidate, and this the only row of the app with an unanswered create:
+    /// it is this row's channel, adopted. No candidate: the create never took effect. Otherwise
+    /// (several candidates, or several rows each with an unanswered create, which cannot be told
+    /// apart), the candidates are deleted at Apple and each row creates anew. For a row being
+    /// deleted, every candidate is deleted.
+    private func settleUnansweredCreate(_ channel: inout ClaimedChannel, bundleID: String, _ client: APNsChannelClient,
+                                        _ connection: PGConnection, _ loop: inout ChannelLoopState,
+                                        _ metadata: inout Logger.Metadata) async throws -> Settlement {
+        guard let lease = try await connection.renewChannelLease(channel, workerID: configuration.workerID,
+                                                                  leaseSeconds: channelLeaseSeconds) else { return .leaseLost }
+        channel.lease = lease
+        let response = await client.send(.listAll, requestID: UUID().uuidString.lowercased())
+        metrics.channelRequest(operation: ChannelOperation.listAll.name, result: Self.resultLabel(response.outcome))
+        guard response.outcome == .done, let listed = response.answer?.channels else {
+            return .answered(completion(for: response, of: channel, &loop, &metadata, counted: true))
+        }
+        let facts = try await connection.unansweredCreateFacts(channel, bundleID: bundleID)
+        let candidates = listed.filter { !facts.known.contains($0) && !facts.unknownBefore.contains($0) && ChannelOperation.delete(channelID: $0).problem == nil }
+        metadata["channels.listed"] = "\(listed.count)"
+        metadata["channels.candidates"] = "\(candidates.count)"
+        metadata["channels.unanswered_rows"] = "\(facts.unansweredRows)"
+        if candidates.isEmpty {
+            logger.info("an unanswered create made no channel at Apple", metadata: metadata)
+            return .cleared
+        }
+        if channel.operation == .create, candidates.count == 1, facts.unansweredRows == 1 {
+            metadata["apns.channel_id"] = "\(candidates[0])"
+            logger.info("an unanswered create made a channel at Apple: adopted", metadata: metadata)
+            return .adopted(candidates[0])
+        }
+        logger.warning("channels at Apple that an unanswered create may have made cannot be told apart: deleting them, the rows create anew",
+                       metadata: metadata)
+        for id in candidates where !stopRequested {
+            guard let lease = try await connection.renewChannelLease(channel, workerID: configuration.workerID,
+                                                                      leaseSeconds: channelLeaseSeconds) else { return .leaseLost }
+            channel.lease = lease
+            let deletion = ChannelOperation.delete(channelID: id)
+            let answer = await client.send(deletion, requestID: UUID().uuidString.lowercased())
+            metrics.channelRequest(operation: deletion.name, result: Self.resultLabel(answer.outcome))
+            guard answer.outcome == .done || answer.outcome == .gone else {
+                return .answered(completion(for: answer, of: channel, &loop, &metadata, counted: true))
+            }
+        }
+        return stopRequested ? .answered(ChannelCompletion(id: channel.id, lease: channel.lease, result: .retry(afterSeconds: 0, refund: true),
+                                                           httpStatus: nil, reason: "Shutdown")) : .cleared
+    }
+
+    /// What to write back after `response` to the row's operation (``ChannelDecision``).
+    private func completion(for response: ChannelResponse, of channel: ClaimedChannel, _ loop: inout ChannelLoopState,
+                            _ metadata: inout Logger.Metadata, counted: Bool = false) -> ChannelCompletion {
+        let endpoint = channel.endpoint
         let outcome = response.outcome
         let decision = ChannelDecision.decide(outcome, operation: channel.operation, createdID: response.createdChannelID,
                                               attempts: channel.attempts, maxAttempts: channel.maxAttempts,
                                               holds: loop.holds[endpoint] ?? 0, retry: configuration.retryPolicy,
                                               hold: configuration.holdPolicy, unitRandom: { Double.random(in: 0..<1) })
         loop.holds[endpoint] = decision.isHeldBack ? (loop.holds[endpoint] ?? 0) + 1 : 0
-        metrics.channelRequest(operation: operation.name, result: Self.resultLabel(outcome))
+        if !counted { metrics.channelRequest(operation: response.operation.name, result: Self.resultLabel(outcome)) }
         metadata["http.status"] = "\(response.answer?.status ?? 0)"
         metadata[LogKey.reason] = "\(outcome.reasonText ?? "")"
         if let id = response.answer?.requestID { metadata["apns.request_id"] = "\(id)" }

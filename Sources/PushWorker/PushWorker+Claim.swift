@@ -37,19 +37,25 @@ extension PushWorker {
                 await backOff(&turn, Self.message(.transient), "\(error)")
                 continue
             }
-            var drained = true, heldBackByCap = false
+            var drained = true, heldBackByCap = false, took = 0
             for scope in turn.scopes() {
                 let limit = min(holdLimit - heldCount, configuration.claimBatchSize)
                 guard limit > 0, !stopRequested else { drained = false; break }
                 guard let claimed = await claimTurn(&turn, scope, limit: limit, connection) else { drained = false; break }
                 dispatch(claimed)
+                took += claimed.rows.count
                 if claimed.rows.count >= limit { drained = false }
                 heldBackByCap = heldBackByCap || claimed.heldBackByCap
             }
             turn.rotation &+= 1
             if heldBackByCap {
-                // Rows wait for a cap's budget, which refills continuously: claim again soon.
-                await workWake.wait(timeout: Self.capRecheck)
+                // Rows wait for a cap's budget, which refills continuously: claim again soon. A
+                // held-back turn that took nothing makes sure the budget rows exist (one deleted
+                // by hand would hold its lane back for good), and after two in a row the loop
+                // waits longer (still within the budget's quarter-second burst).
+                turn.emptyHeldBack = took == 0 ? turn.emptyHeldBack + 1 : 0
+                if took == 0 { turn.budgetsReady = false }
+                await workWake.wait(timeout: turn.emptyHeldBack >= 2 ? Self.capRecheck * 4 : Self.capRecheck)
             } else if drained && !turn.expiryLeft {
                 // The queue is drained for now: wait for a NOTIFY, a short retry, or the poll.
                 await workWake.wait(timeout: poll)
@@ -102,7 +108,8 @@ extension PushWorker {
     /// The most rows an urgent claim takes beyond the window.
     static let urgentRows = 100
 
-    /// Makes sure every capped credential has its row in `pushq.rate_budgets`, once.
+    /// Makes sure every capped credential and lane has its row in `pushq.rate_budgets`: at the
+    /// first turn, and again after a turn held back by a cap that took nothing.
     private func ensureBudgets(_ turn: inout ClaimTurn, _ connection: PGConnection) async throws {
         guard !turn.budgetsReady else { return }
         try await connection.ensureBudgets(turn.caps.map(\.key))
@@ -127,6 +134,8 @@ extension PushWorker {
         /// The served credentials that have a fleet-wide cap: each is claimed on its own, with its budget.
         let caps: [RateBudget]
         var budgetsReady = false
+        /// Turns in a row held back by a cap that took no row.
+        var emptyHeldBack = 0
         /// Claims so far: which lane of a rank goes first.
         var rotation = 0
 

@@ -10,6 +10,34 @@ extension WorkerMetrics {
         var result: String
     }
 
+    /// The operations and results of `pushq_channel_requests_total`, its closed label sets.
+    static let channelOperations = ["create", "delete", "list"]
+    static let channelResults = ["done", "gone", "failed", "retry", "held"]
+
+    /// Exports the channel series at zero from the worker's start, not at their first event (the
+    /// Grafana dashboard's rates and alerts need a series to exist): every operation and result of
+    /// `pushq_channel_requests_total`, and `pushq_channels_unknown_at_apple` for each APNs
+    /// endpoint served (until a reconciliation says otherwise).
+    func channelsServed(_ endpoints: [Endpoint]) {
+        guard isEnabled else { return }
+        let apns = endpoints.filter { $0.provider == .apns }
+        guard !apns.isEmpty else { return }
+        state.withLock { s in
+            for operation in Self.channelOperations {
+                for result in Self.channelResults {
+                    _ = Self.counter(&s.channelRequests, ChannelRequestKey(operation: operation, result: result), make: Counter(
+                        label: Catalog.channelRequests.name, dimensions: [("operation", operation), ("result", result)], factory: factory))
+                }
+            }
+            for endpoint in apns where s.unknownChannelGauges[endpoint] == nil {
+                let gauge = Gauge(label: Catalog.channelsUnknownAtApple.name, dimensions: [
+                    ("credential", endpoint.credential), ("environment", endpoint.channel)], factory: factory)
+                s.unknownChannelGauges[endpoint] = gauge
+                gauge.record(0)
+            }
+        }
+    }
+
     /// One request to APNs' channel-management API and what came of it.
     func channelRequest(operation: String, result: String) {
         guard isEnabled else { return }
