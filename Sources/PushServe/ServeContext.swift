@@ -28,7 +28,8 @@ public struct Caller: Sendable, Equatable {
 /// `/healthz` and the login form).
 public struct ServeContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
-    /// The peer's IP address (the proxy's, behind one: ``AuthMiddleware`` then reads `X-Forwarded-For`).
+    /// The TCP peer's IP address (the proxy's, behind one: the client's is
+    /// ``ServeServices/clientAddress(_:_:)``, through the trusted proxies).
     public let peerAddress: String
     public var caller: Caller?
 
