@@ -23,10 +23,10 @@ struct SettingsTests {
         return nil
     }
 
-    @Test("the catalog: 41 variables, each named once, flags unique")
+    @Test("the catalog: 49 variables, each named once, flags unique")
     func catalog() {
         let variables = SettingKey.all.map(\.variable)
-        #expect(variables.count == 41)
+        #expect(variables.count == 49)
         #expect(Set(variables).count == variables.count)
         #expect(variables.allSatisfy { $0.hasPrefix("PUSHQ_") })
         let flags = SettingKey.all.compactMap(\.flag)
