@@ -15,7 +15,10 @@ public actor HealthProbe {
     /// How long a probe waits for the database's answer. Defaults to 2 s.
     public nonisolated let timeout: Duration
     private var connection: PGConnection?
-    private var running: Task<Bool, Never>?
+    private var running: Task<Void, Never>?
+    /// Probes waiting for the check in progress, by number.
+    private var waiting: [UInt64: CheckedContinuation<Bool, Never>] = [:]
+    private var nextProbe: UInt64 = 0
     private var lastGood = true
 
     public init(url: String, timeout: Duration = .seconds(2), logger: Logger) {
@@ -26,28 +29,34 @@ public actor HealthProbe {
 
     /// True when the database answered `SELECT 1` within ``timeout``.
     public func check() async -> Bool {
-        let task: Task<Bool, Never>
-        if let running {
-            task = running
-        } else {
-            task = Task { await self.run() }
-            running = task
+        nextProbe += 1
+        let id = nextProbe
+        if running == nil {
+            running = Task { self.finish(await self.run()) }
         }
         let limit = timeout
-        return await withTaskGroup(of: Bool?.self) { group in
-            group.addTask { await task.value }
-            group.addTask {
+        return await withCheckedContinuation { continuation in
+            waiting[id] = continuation
+            Task {
                 try? await Task.sleep(for: limit)
-                return nil
+                self.expire(id)
             }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first ?? false
         }
     }
 
+    /// The check ended: every probe waiting gets its result.
+    private func finish(_ good: Bool) {
+        running = nil
+        for continuation in waiting.values { continuation.resume(returning: good) }
+        waiting.removeAll()
+    }
+
+    /// A probe's wait ran out: it answers no; the check goes on for the next probes.
+    private func expire(_ id: UInt64) {
+        waiting.removeValue(forKey: id)?.resume(returning: false)
+    }
+
     private func run() async -> Bool {
-        defer { running = nil }
         do {
             let c: PGConnection
             if let connection {

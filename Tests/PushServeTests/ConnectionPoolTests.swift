@@ -40,43 +40,47 @@ struct ConnectionPoolTests {
 
     @Test("all lent: a request waits at most the acquire timeout, then DatabaseBusy; past the queue's bound, DatabaseBusy at once")
     func boundedWait() async throws {
-        // The one connection stays lent until the test lets it go: the waiter can only end by
-        // its wait running out (0.3 s), and the request past the bound (1 waiting) at once.
+        // Each pool's one connection stays lent until the test lets it go, so a request can end
+        // only as the pool decides: by its wait running out (0.3 s) or, past the bound, at once.
         try await TestDatabase.with { url in
-            let pool = ConnectionPool(url: url, capacity: 1, limits: .init(acquireTimeout: .milliseconds(300), maxWaiting: 1),
-                                      logger: ServeHarness.logger)
-            let (lent, lentSignal) = AsyncStream<Void>.makeStream()
-            let (release, releaser) = AsyncStream<Void>.makeStream()
-            let holder = Task {
-                try await pool.withConnection { _ in
-                    lentSignal.yield()
-                    for await _ in release { break }
+            let short = ConnectionPool(url: url, capacity: 1, limits: .init(acquireTimeout: .milliseconds(300)), logger: ServeHarness.logger)
+            let long = ConnectionPool(url: url, capacity: 1, limits: .init(acquireTimeout: .seconds(600), maxWaiting: 1), logger: ServeHarness.logger)
+            for pool in [short, long] {
+                let (lent, lentSignal) = AsyncStream<Void>.makeStream()
+                let (release, releaser) = AsyncStream<Void>.makeStream()
+                let holder = Task {
+                    try await pool.withConnection { _ in
+                        lentSignal.yield()
+                        for await _ in release { break }
+                    }
                 }
-            }
-            var lentEvents = lent.makeAsyncIterator()
-            _ = await lentEvents.next()
-            let waiter = Task { () -> DatabaseBusy? in
-                do {
-                    try await pool.withConnection { _ in }
-                    return nil
-                } catch let busy as DatabaseBusy {
-                    return busy
+                var lentEvents = lent.makeAsyncIterator()
+                _ = await lentEvents.next()
+                if pool === short {
+                    let busy = await Self.busy(pool)
+                    #expect(busy?.reason.hasPrefix("no connection fell free within") == true, "\(String(describing: busy))")
+                } else {
+                    let waiter = Task { try await pool.withConnection { try await $0.query("SELECT 1").decode(Int.self, 0, 0) } }
+                    #expect(try await LockWait.until(timeout: .seconds(60)) { await pool.waitingRequests == 1 })
+                    let busy = await Self.busy(pool)
+                    #expect(busy?.reason == "every place in line (1) is taken")
+                    releaser.yield()
+                    #expect(try await waiter.value == 1, "the one in line gets the connection given back")
                 }
+                releaser.yield()
+                try await holder.value
+                await pool.close()
             }
-            #expect(try await LockWait.until(timeout: .seconds(60)) { await pool.waitingRequests == 1 })
-            var pastTheBound: DatabaseBusy?
-            do {
-                try await pool.withConnection { _ in }
-            } catch let busy as DatabaseBusy {
-                pastTheBound = busy
-            }
-            #expect(pastTheBound?.reason == "every place in line (1) is taken")
-            let timedOut = try await waiter.value
-            #expect(timedOut?.reason.hasPrefix("no connection fell free within") == true, "\(String(describing: timedOut))")
-            releaser.yield()
-            try await holder.value
-            #expect(try await pool.withConnection { try await $0.query("SELECT 1").decode(Int.self, 0, 0) } == 1)
-            await pool.close()
+        }
+    }
+
+    /// The ``DatabaseBusy`` a request on `pool` gets, nil if it got a connection.
+    static func busy(_ pool: ConnectionPool) async -> DatabaseBusy? {
+        do {
+            try await pool.withConnection { _ in }
+            return nil
+        } catch {
+            return error as? DatabaseBusy
         }
     }
 

@@ -50,7 +50,7 @@ struct ServeLimitsTests {
             #expect(held, "the searches reached the lock")
             let waitingBefore = try await Self.waiting(db, on: "pushq.devices")
 
-            let body = #"{"device_token":"\#(NotificationAPITests.token(7)),"payload":{"aps":{"alert":"hi"}}}"#
+            let body = #"{"device_token":"\#(NotificationAPITests.token(7))","payload":{"aps":{"alert":"hi"}}}"#
             let enqueue = try await serve.call("POST", "/api/v1/notifications", key: "enqueue", json: body)
             let health = try await serve.call("GET", "/healthz", key: nil)
             let ready = try await serve.call("GET", "/readyz", key: nil)
@@ -96,7 +96,7 @@ struct ServeLimitsTests {
             let locker = try await PGConnection.connect(serve.databaseURL, logger: TestDatabase.logger)
             try await locker.execute("BEGIN")
             try await locker.execute("LOCK TABLE pushq.notifications IN ACCESS EXCLUSIVE MODE")
-            let body = #"{"device_token":"\#(NotificationAPITests.token(8)),"payload":{"aps":{"alert":"hi"}}}"#
+            let body = #"{"device_token":"\#(NotificationAPITests.token(8))","payload":{"aps":{"alert":"hi"}}}"#
             let first = Task { try await serve.call("POST", "/api/v1/notifications", key: "enqueue", json: body) }
             let held = try await LockWait.until(timeout: .seconds(60)) {
                 try await Self.waiting(db, on: "pushq.notifications", mode: "RowExclusiveLock") >= 1
@@ -133,13 +133,19 @@ struct ServeLimitsTests {
         // Header timeout 1 s; each socket must see the server close it within 120 s (the
         // deadline only bounds the test). Before the fix none was closed.
         try await ServeHarness.with({ $0.headerTimeout = .seconds(1); $0.idleTimeout = .seconds(600) }) { serve, _ in
-            var clients: [RawClient] = []
-            defer { for c in clients { c.close() } }
-            for i in 0..<500 {
-                let c = try RawClient(port: serve.port)
-                if i % 2 == 0 { try c.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ") }
-                clients.append(c)
+            // Connected on a thread of Dispatch's: a connect can wait while the listen backlog is full.
+            let clients = try await withCheckedThrowingContinuation { continuation in
+                DispatchQueue.global().async {
+                    continuation.resume(with: Result {
+                        try (0..<500).map { i in
+                            let c = try RawClient(port: serve.port)
+                            if i % 2 == 0 { try c.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ") }
+                            return c
+                        }
+                    })
+                }
             }
+            defer { for c in clients { c.close() } }
             let normal = try await serve.call("GET", "/healthz", key: nil)
             #expect(normal.status == 200)
             let outcome = try await RawClient.awaitClosed(clients, within: .seconds(120))
@@ -154,7 +160,7 @@ struct ServeLimitsTests {
             let c = try RawClient(port: serve.port)
             defer { c.close() }
             try c.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-            #expect(try c.readAnswerHead().hasPrefix("HTTP/1.1 200"))
+            #expect(try await c.readAnswerHead().hasPrefix("HTTP/1.1 200"))
             let outcome = try await RawClient.awaitClosed([c], within: .seconds(120))
             #expect(outcome.open == 0)
         }
@@ -165,11 +171,12 @@ struct ServeLimitsTests {
         try await ServeHarness.with({ $0.maxConnections = 3; $0.headerTimeout = .seconds(600); $0.idleTimeout = .seconds(600) }) { serve, _ in
             var inside: [RawClient] = []
             defer { for c in inside { c.close() } }
-            for _ in 0..<3 {
+            for i in 0..<3 {
                 // Answered, so accepted and counted before the next one connects.
                 let c = try RawClient(port: serve.port)
                 try c.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-                #expect(try c.readAnswerHead().hasPrefix("HTTP/1.1 200"))
+                let head = try await c.readAnswerHead(what: "connection \(i + 1) of 3")
+                #expect(head.hasPrefix("HTTP/1.1 200"), "\(head)")
                 inside.append(c)
             }
             let beyond = try RawClient(port: serve.port)
@@ -178,7 +185,7 @@ struct ServeLimitsTests {
             let outcome = try await RawClient.awaitClosed([beyond], within: .seconds(120))
             #expect(outcome.open == 0 && outcome.answered == 0, "the connection beyond the cap: \(outcome)")
             try inside[0].send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-            #expect(try inside[0].readAnswerHead().hasPrefix("HTTP/1.1 200"))
+            #expect(try await inside[0].readAnswerHead(what: "the first connection's second request").hasPrefix("HTTP/1.1 200"))
         }
     }
 }
@@ -236,12 +243,19 @@ final class RawClient: Sendable {
         }
     }
 
-    /// The head of one answer (up to its blank line); blocking, at most 60 s.
-    func readAnswerHead() throws -> String {
+    /// The head of one answer (up to its blank line), at most 60 s; read on a thread of
+    /// Dispatch's, never one of the cooperative pool, which serve's handlers need.
+    func readAnswerHead(what: String = "the request") async throws -> String {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(with: Result { try self.blockingReadAnswerHead(what: what) }) }
+        }
+    }
+
+    private func blockingReadAnswerHead(what: String) throws -> String {
         var received: [UInt8] = []
         var byte: UInt8 = 0
         while !received.ends(with: [13, 10, 13, 10]) {
-            guard recv(fd, &byte, 1, 0) == 1 else { throw TestSetupError("no answer head: \(errno)") }
+            guard recv(fd, &byte, 1, 0) == 1 else { throw TestSetupError("no answer head for \(what) (\(received.count) bytes, errno \(errno))") }
             received.append(byte)
         }
         // The body of /healthz (`ok\n`, Content-Length 3): read so the next answer starts clean.
