@@ -95,7 +95,8 @@ extension PushWorker {
                                    message: "cannot send with credential \(key.credential) (\(key.channel)): \(error); its notifications wait")
             state.withLock { s in
                 s.releases += requests.compactMap { s.claim(of: $0) }
-                s.senderHolds.append(hold)
+                // A sender shutting down refuses too (the pace loop's last turn): no hold then.
+                if !s.stopRequested { s.senderHolds.append(hold) }
             }
             completeWake.signal()
         }

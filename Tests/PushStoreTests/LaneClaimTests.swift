@@ -193,4 +193,44 @@ struct LaneClaimTests {
                     "the campaign's rows in due order: its lapsed lease is due when its lease ended, after the others")
         }
     }
+
+    @Test("a change to pushq.lanes notifies pushq_lanes as it commits; the dashboard's lane cancel notifies cancel:<lane>; endCancelled ends only this claim's rows, attempt refunded")
+    func laneNotices() async throws {
+        try await TestDatabase.with { url in
+            let c = try await PGConnection.connect(url, logger: TestDatabase.logger)
+            let listener = try await PGConnection.connect(url, logger: TestDatabase.logger)
+            try await listener.listen(LaneStops.laneChannel)
+            try await c.query("INSERT INTO pushq.lanes (name, max_per_second) VALUES ('c', 50), ('d', NULL)")
+            try await c.query("UPDATE pushq.lanes SET paused = true WHERE name = 'c'")
+            var heard: [PGNotification] = []
+            while heard.count < 2 {
+                let got = try await listener.waitForNotifications(timeout: .seconds(10))
+                try #require(!got.isEmpty, "a lane change was not notified")
+                heard += got
+            }
+            #expect(heard.map(\.payload) == ["", ""], "one notice per statement")
+            let settings = try await c.laneSettings()
+            #expect(settings.contains(LaneSetting(name: "c", paused: true, maxPerSecond: 50)))
+            #expect(settings.contains(LaneSetting(name: "d", paused: false, maxPerSecond: nil)))
+
+            // A claim of lane d's rows, then the dashboard's cancel of lane d.
+            try await insert(c, lane: "d", count: 3)
+            let claimed = try await claim(c)
+            try #require(claimed.rows.count == 3)
+            let audit = AuditEntry(actor: "test", keyID: nil, action: "lane.cancel", target: "lane d", rows: 0, via: "dashboard")
+            #expect(try await c.cancelLane("d", audit: audit) == 0, "rows in flight are not waiting")
+            let cancel = try await listener.waitForNotifications(timeout: .seconds(10))
+            #expect(cancel.map(\.payload) == ["cancel:d"])
+            // The worker ends the rows it holds unsent: the first two under their claim; the third
+            // under a claim it no longer holds (another lease) is left alone.
+            var claims = claimed.rows.map { RowClaim(id: $0.id, attempt: $0.attempts, lease: $0.lease) }
+            claims[2].lease += 1
+            #expect(try await c.endCancelled(claims, workerID: "w1") == 2)
+            let r = try await c.query("SELECT status, attempts, locked_by IS NULL FROM pushq.notifications WHERE lane = 'd' ORDER BY id")
+            #expect((0..<3).map { r.string($0, 0) ?? "" } == ["cancelled", "cancelled", "sending"])
+            #expect((0..<2).map { r.string($0, 1) ?? "" } == ["0", "0"] && r.string(0, 2) == "t")
+            await listener.close()
+            await c.close()
+        }
+    }
 }
