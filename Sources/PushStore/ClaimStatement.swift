@@ -195,9 +195,15 @@ enum ClaimStatement {
                    -- back (its worker may have died before sending); a second one in a row counts.
                    CASE WHEN n.status = 'sending' AND n.last_reason IS DISTINCT FROM 'LeaseExpired' THEN 1 ELSE 0 END AS refund,
                    CASE WHEN n.expires_at <= now() THEN 'expired'
+                        -- An FCM device's environment is always 'production'
+                        -- (devices_fcm_environment_default): saying so lets the probe descend
+                        -- devices_invalidated on all three of its columns. Without it PostgreSQL 18
+                        -- costed the probe on the first and last column above the unique index of
+                        -- every registered device, and probed that one.
                         WHEN n.provider = 'fcm' AND EXISTS (
                                  SELECT 1 FROM pushq.devices d
                                   WHERE d.device_token = n.device_token
+                                    AND d.environment = 'production'
                                     AND d.provider = 'fcm'
                                     AND pushq.token_is_invalid(d.registered_at, d.invalidated_at)) THEN 'failed'
                         WHEN n.provider = 'apns' AND EXISTS (

@@ -24,9 +24,11 @@ extension PGConnection {
             -- Rows that exist and no longer wait (nor are in flight with an entry not older than
             -- their lease: the upkeep's, for a lease that ended, to be claimed again), locked so
             -- that none of them starts waiting again (and gets its entry back) while this deletes
-            -- the entry.
+            -- the entry. (By primary key, an array as below: PostgreSQL 18 knows `front`'s ids
+            -- are distinct, and planned `IN (SELECT id FROM front)` as a hash join that read
+            -- pushq.notifications whole.)
             SELECT n.id FROM pushq.notifications n
-             WHERE n.id IN (SELECT id FROM front) AND n.status NOT IN ('queued', 'retrying')
+             WHERE n.id = ANY (ARRAY(SELECT id FROM front)) AND n.status NOT IN ('queued', 'retrying')
                AND NOT (n.status = 'sending' AND (SELECT f.due_at FROM front f WHERE f.id = n.id) >= n.locked_until)
                FOR UPDATE OF n SKIP LOCKED
         ), gone AS (
