@@ -23,7 +23,7 @@ struct StatementFailureTests {
 
     @Test("the fix names what to do: a GRANT for 42501, pushq migrate for a missing table, the URL for 28xxx and 25006; none for data or transient failures")
     func fixes() throws {
-        #expect(try #require(StatementFailure.fix(sqlState: "42501")).contains("GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA pushq"))
+        #expect(try #require(StatementFailure.fix(sqlState: "42501")).contains("pushq migrate --print-grants <role> --for worker"))
         #expect(try #require(StatementFailure.fix(sqlState: "42P01")).contains("pushq migrate"))
         #expect(try #require(StatementFailure.fix(sqlState: "28P01")).contains("PUSHQ_DATABASE_URL"))
         #expect(try #require(StatementFailure.fix(sqlState: "25006")).contains("target_session_attrs=read-write"))

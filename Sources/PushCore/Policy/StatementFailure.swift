@@ -47,7 +47,7 @@ public enum StatementFailure: Sendable, Hashable {
         case .configuration:
             switch sqlState {
             case "42501":
-                return "grant the worker's role what it lacks, e.g. GRANT USAGE ON SCHEMA pushq TO <role>; GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA pushq TO <role>; GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA pushq TO <role>; GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA pushq TO <role>"
+                return "grant the worker's role what it lacks: `pushq migrate --print-grants <role> --for worker` prints every GRANT it needs; run them as the schema's owner, again after each upgrade"
             case let s? where s.hasPrefix("28"):
                 return "check the user and password in PUSHQ_DATABASE_URL and the server's pg_hba.conf"
             default:
