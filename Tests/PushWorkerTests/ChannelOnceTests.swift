@@ -132,6 +132,7 @@ struct ChannelOnceTests {
             for constraint in ["channels_apns_channel_id_shape"] {
                 try await db.query("ALTER TABLE pushq.channels DROP CONSTRAINT IF EXISTS \(constraint)")
             }
+            try await db.query("DELETE FROM pushq.channels")
             try await db.query("INSERT INTO pushq.channels (name, status, apns_channel_id) VALUES ('x', 'deleting', $1)", [Self.injected])
             try await withWorker(try configuration(url, mock, apnsURL, id: "w1")) { _ in
                 let ended = try await eventually {
