@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import COpenSSL
 import Logging
 import NIOCore
 import NIOSSL
@@ -13,8 +14,8 @@ import Synchronization
 /// Every TLS handshake asks ``current()`` through NIOSSL's `sslContextCallback`, which `stat`s
 /// both files (device, inode, size, modification time: two system calls, nothing beside a
 /// handshake's own cost) and reads them again only when one of these changed. A new pair is
-/// used only once it loads and its key matches its certificate (checked by building a TLS
-/// context from it); otherwise the last good pair stays and one error names the file, logged once
+/// used only once it loads and its key is its first certificate's (the public halves compared);
+/// otherwise the last good pair stays and one error names the file, logged once
 /// per version of the files, not at every handshake. The files are small and read on the event
 /// loop of the handshake that first sees the change.
 final class ServeCertificate: Sendable {
@@ -101,12 +102,32 @@ final class ServeCertificate: Sendable {
         } catch {
             throw ServeError("PUSHQ_HTTP_TLS_KEY \(keyFile): not a readable PEM private key (\(error))")
         }
-        do {
-            _ = try NIOSSLContext(configuration: .makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key)))
-        } catch {
-            throw ServeError("PUSHQ_HTTP_TLS_KEY \(keyFile) is not the key of the certificate in PUSHQ_HTTP_TLS_CERT \(certificateFile) (\(error))")
+        guard let certified = try? chain[0].extractPublicKey().toSPKIBytes(), certified == publicKey(of: key) else {
+            throw ServeError("PUSHQ_HTTP_TLS_KEY \(keyFile) is not the key of the first certificate in PUSHQ_HTTP_TLS_CERT \(certificateFile)")
         }
         return Loaded(chain: chain, key: key, versions: versions)
+    }
+
+    /// The public half of `key` as SubjectPublicKeyInfo DER (what the certificate holds), by
+    /// OpenSSL; nil when it cannot be derived.
+    static func publicKey(of key: NIOSSLPrivateKey) -> [UInt8]? {
+        guard let der = try? key.derBytes else { return nil }
+        return der.withUnsafeBufferPointer { buffer -> [UInt8]? in
+            var input = buffer.baseAddress
+            guard let pkey = d2i_AutoPrivateKey(nil, &input, buffer.count) else {
+                ERR_clear_error()
+                return nil
+            }
+            defer { EVP_PKEY_free(pkey) }
+            let length = i2d_PUBKEY(pkey, nil)
+            guard length > 0 else { return nil }
+            var out = [UInt8](repeating: 0, count: Int(length))
+            let written = out.withUnsafeMutableBufferPointer { outBuffer -> Int32 in
+                var cursor = outBuffer.baseAddress
+                return i2d_PUBKEY(pkey, &cursor)
+            }
+            return written == length ? out : nil
+        }
     }
 
     /// The file's version as `stat` (following links, as a Kubernetes secret's are) sees it; nil

@@ -37,6 +37,20 @@ struct ExposureTests {
         #expect(error?.description.contains("PUSHQ_HTTP_TLS_CERT") == true)
     }
 
+    @Test("a key that is not the certificate's stops serve, naming both variables")
+    func mismatchedKey() throws {
+        let directory = NSTemporaryDirectory() + "pushq-serve-mismatch-\(UUID().uuidString)"
+        let first = try MockPushFixtures.generate(into: directory + "/first")
+        let second = try MockPushFixtures.generate(into: directory + "/second")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var c = ServeConfiguration(databaseURL: "postgresql://unused", host: "0.0.0.0")
+        c.tls = (first.serverCertificatePath, second.serverKeyPath)
+        let error = #expect(throws: ServeError.self) { _ = try ServeApplication(configuration: c, logger: ServeHarness.logger) }
+        #expect(error?.description.contains("PUSHQ_HTTP_TLS_KEY") == true && error?.description.contains("PUSHQ_HTTP_TLS_CERT") == true)
+        c.tls = (first.serverCertificatePath, first.serverKeyPath)
+        _ = try ServeApplication(configuration: c, logger: ServeHarness.logger)
+    }
+
     @Test("with a certificate, serve speaks HTTPS: curl verifying it against the CA gets /healthz and the API; plain HTTP to the same port gets no answer")
     func tls() async throws {
         let directory = NSTemporaryDirectory() + "pushq-serve-tls-\(UUID().uuidString)"
@@ -117,6 +131,11 @@ struct ExposureTests {
             #expect(errors.count == 1, "one error naming the file: \(log.all.map(\.message))")
             #expect(try await Self.servedCertificate(serve.port) == renewed)
             #expect(log.all.filter { $0.level >= .error }.count == 1, "logged once per broken file, not at every handshake")
+
+            // A certificate that is not the key file's key's (a renewal half moved into place): refused too.
+            try Self.replace(certificate, with: first.serverCertificatePath)
+            #expect(try await Self.servedCertificate(serve.port) == renewed)
+            #expect(log.all.filter { $0.level >= .error }.count == 2, "\(log.all.map(\.message))")
         }
     }
 
