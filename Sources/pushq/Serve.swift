@@ -68,7 +68,14 @@ struct Serve: AsyncParsableCommand {
             throw CommandFailure(error.description)
         }
         let c = try await PGConnection.connect(configuration.databaseURL, logger: logger)
-        if let refusal = try await c.closing({ try await $0.schemaRefusal(program: "serve") }) { throw CommandFailure(refusal) }
+        let refusal: String?
+        do {
+            refusal = try await c.closing { try await $0.schemaRefusal(program: "serve") }
+        } catch let error as PGError where error.sqlState == "42501" {
+            // A role of its own without its grants (docs/operations.md, Database roles).
+            throw CommandFailure("\(error): grant serve's role what it needs: `pushq migrate --print-grants <role> --for serve` prints the GRANT statements; run them as the schema's owner")
+        }
+        if let refusal { throw CommandFailure(refusal) }
         let group = ServiceGroup(configuration: .init(services: [.init(service: application.service())],
                                                       gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()

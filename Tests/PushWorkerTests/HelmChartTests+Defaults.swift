@@ -5,7 +5,7 @@ import Testing
 /// The chart's safe defaults (issue 45): no plaintext serve unless asked for, NetworkPolicies,
 /// requests and limits, locked-down containers; and serve and the workers under roles of their own.
 extension HelmChartTests {
-    static let rolesValues = "\(chart)/ci/roles-values.yaml"
+    static var rolesValues: String { exampleValues[2] }
 
     /// Renders the chart with `yaml` as the only values file.
     static func render(_ yaml: String) async throws -> HelmChartCheck {

@@ -12,7 +12,7 @@ import Testing
 @Suite("Helm chart")
 struct HelmChartTests {
     static let chart = "deploy/helm/pushq"
-    static let exampleValues = ["\(chart)/ci/token-values.yaml", "\(chart)/ci/tls-values.yaml"]
+    static let exampleValues = ["\(chart)/ci/token-values.yaml", "\(chart)/ci/tls-values.yaml", "\(chart)/ci/roles-values.yaml"]
 
     @Test("both example values files lint strictly, render, and every object is valid Kubernetes 1.25 and newest", arguments: exampleValues)
     func lintsRendersValidates(values: String) async throws {
