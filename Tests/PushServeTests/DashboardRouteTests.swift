@@ -130,10 +130,14 @@ struct DashboardRouteTests {
             func post(_ body: String) async throws -> HTTPAnswer {
                 try await Self.form(serve, "admin", body)
             }
+            // promo has no row of pushq.lanes: it follows default's rank and cap, and keeps them
+            // through a pause and a resume (the pause's row copies them, the resume deletes it).
+            try await db.query("UPDATE pushq.lanes SET rank = 7, max_per_second = 20 WHERE name = 'default'")
             #expect(try await post("action=pause-lane&lane=promo").status == 303)
-            #expect(try await db.query("SELECT paused FROM pushq.lanes WHERE name = 'promo'").decode(Bool.self, 0, 0) == true)
+            let paused = try await db.query("SELECT paused, rank, max_per_second FROM pushq.lanes WHERE name = 'promo'")
+            #expect(try paused.decode(Bool.self, 0, 0) == true && paused.string(0, 1) == "7" && paused.string(0, 2) == "20")
             #expect(try await post("action=resume-lane&lane=promo").status == 303)
-            #expect(try await db.query("SELECT paused FROM pushq.lanes WHERE name = 'promo'").decode(Bool.self, 0, 0) == false)
+            #expect(try await db.query("SELECT 1 FROM pushq.lanes WHERE name = 'promo'").count == 0)
             let cancelled = try await post("action=cancel-lane&lane=promo")
             #expect(cancelled.headers["location"]?.contains("done=5") == true)
             #expect(try await db.query("SELECT count(*) FROM pushq.notifications WHERE status = 'queued'").decode(Int.self, 0, 0) == 2)
