@@ -48,6 +48,25 @@ struct LeastPrivilegeTests {
         return (process, try #require(port, "serve came up: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")"))
     }
 
+    @Test("pushq migrate --grant-serve and --grant-worker grant each role its catalog after migrating; an unknown role is named")
+    func migrateGrants() async throws {
+        try await TestRoles.with(["pushq_serve_g", "pushq_worker_g"]) { roles in
+            try await TestDatabase.withConnection { db in
+                let url = try await databaseURL(db)
+                let (granted, out, error) = try await pushq(["migrate", "--grant-serve", roles[0], "--grant-worker", roles[1]], url)
+                #expect(granted == .exit(0), "\(error)")
+                #expect(out.contains("granted role \(roles[0]) what pushq serve needs") && out.contains("granted role \(roles[1]) what pushq worker needs"), "\(out)")
+                let can = try await db.query("""
+                    SELECT has_table_privilege($1, 'pushq.notifications', 'INSERT'), has_table_privilege($1, 'pushq.notifications', 'DELETE'),
+                           has_table_privilege($2, 'pushq.notifications', 'DELETE'), has_table_privilege($2, 'pushq.api_keys', 'SELECT')
+                    """, [roles[0], roles[1]])
+                #expect((0..<4).map { can.string(0, $0) } == ["t", "f", "t", "f"])
+                let (unknown, _, unknownError) = try await pushq(["migrate", "--grant-serve", "pushq_nobody_\(roles[0])"], url)
+                #expect(unknown != .exit(0) && unknownError.contains("pushq_nobody_\(roles[0])") && unknownError.contains("42704"), "\(unknownError)")
+            }
+        }
+    }
+
     @Test("serve and worker, each under a role given only --print-grants: API, dashboard, keys, sends, retry, invalidation, prune")
     func serveAndWorkerUnderOwnRoles() async throws {
         try await TestRoles.with(["pushq_serve_t", "pushq_worker_t"]) { roles in
@@ -133,7 +152,13 @@ struct LeastPrivilegeTests {
                         #expect(acted.status == 303, "\(action): \(acted.head) \(acted.body.prefix(300)); \((try? String(contentsOfFile: serveLog, encoding: .utf8)) ?? "")")
                         #expect(try await scalar(db, "SELECT count(*) FROM pushq.lanes WHERE name = 'bulk' AND paused") == paused, "\(action)")
                     }
-                    #expect(try await scalar(db, "SELECT count(*) FROM pushq.audit_log WHERE action LIKE '%lane%'") == 2)
+                    for form in ["action=cancel-lane&lane=bulk", "action=lift-hold&credential=default&environment=development"] {
+                        let acted = try await http("POST", base + "/dashboard/actions", headers: [bearer], form: form)
+                        #expect(acted.status == 303, "\(form): \(acted.head) \(acted.body.prefix(300))")
+                    }
+                    #expect(try await scalar(db, "SELECT count(*) FROM pushq.audit_log WHERE action LIKE '%lane%'") == 3)
+                    let removed = try await http("DELETE", base + "/api/v1/devices", headers: [bearer], body: #"{"device_token":"\#(t(6))"}"#)
+                    #expect(removed.status == 404, "\(removed)")
 
                     // The worker: every row ends; the invalid token is recorded; the failed and the
                     // cancelled row are pruned (RETAIN_FINAL 0), the sent ones kept.
