@@ -196,4 +196,34 @@ struct ChannelStoreTests {
             #expect(status.channels.map(\.name) == ["a"] && status.reconciliations.count == 1)
         }
     }
+
+    @Test("creates of one app are claimed one at a time across workers, another app's go on; a claim returns the unanswered create")
+    func createsOfOneAppOneAtATime() async throws {
+        try await TestDatabase.with { url in
+            let a = try await PGConnection.connect(url, logger: TestDatabase.logger)
+            let b = try await PGConnection.connect(url, logger: TestDatabase.logger)
+            try await a.query("INSERT INTO pushq.channels (name, topic) VALUES ('m1', 'com.example.app'), ('m2', 'com.example.app'), ('o1', 'com.example.other')")
+            func one(_ c: PGConnection, _ worker: String) async throws -> [ClaimedChannel] {
+                try await c.claimChannels(limit: 1, workerID: worker, leaseSeconds: 60, credentials: ["default"], defaultEnvironment: .production)
+            }
+            let first = try await one(a, "w1")
+            #expect(first.map(\.name) == ["m1"] && first.first?.unansweredCreate == nil)
+            // m2 waits while m1's create is held; the other app's channel does not.
+            #expect(try await one(b, "w2").map(\.name) == ["o1"])
+            #expect(try await one(b, "w2").isEmpty, "m2 is not claimed while m1 is being created")
+            // m1's create is sent and its answer lost: a retry, the row claimable again with its record.
+            let m1 = try #require(first.first)
+            let lease = try #require(try await a.recordCreateAttempt(m1, requestID: "0a9e1c66-7d1e-4b5c-9a43-1f0e2d3c4b5a", workerID: "w1", leaseSeconds: 60))
+            var sent = m1
+            sent.lease = lease
+            try await a.completeChannel(ChannelCompletion(id: m1.id, lease: lease, result: .retry(afterSeconds: 0, refund: false),
+                                                          httpStatus: nil, reason: "Timeout"), workerID: "w1")
+            try await a.query("UPDATE pushq.channels SET scheduled_at = now() + interval '1 hour' WHERE name = 'm2'")
+            let again = try await one(b, "w2")
+            #expect(again.map(\.name) == ["m1"] && again.first?.unansweredCreate != nil, "claimed again with its unanswered create")
+            #expect(try await a.renewChannelLease(sent, workerID: "w1", leaseSeconds: 60) == nil, "the old lease is gone")
+            await a.close()
+            await b.close()
+        }
+    }
 }
