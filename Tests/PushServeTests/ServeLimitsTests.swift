@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import MockPush
 import PushServe
 import PushStore
 import PushTestSupport
@@ -153,6 +154,28 @@ struct ServeLimitsTests {
             let outcome = try await RawClient.awaitClosed(clients, within: .seconds(120))
             #expect(outcome.open == 0, "\(outcome.open) of 500 slow clients still open")
             #expect(outcome.answered == 0, "a slow client got an answer")
+        }
+    }
+
+    @Test("over TLS too: clients that never finish the handshake or send half of one are closed by the header timeout")
+    func slowTLSClientsClosed() async throws {
+        let directory = NSTemporaryDirectory() + "pushq-serve-limits-\(UUID().uuidString)"
+        let fixtures = try MockPushFixtures.generate(into: directory)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try await ServeHarness.with({
+            $0.tls = (fixtures.serverCertificatePath, fixtures.serverKeyPath)
+            $0.headerTimeout = .seconds(1)
+        }) { serve, _ in
+            var clients: [RawClient] = []
+            defer { for c in clients { c.close() } }
+            for i in 0..<20 {
+                let c = try RawClient(port: serve.port)
+                // The first bytes of a TLS record header (a handshake), and nothing more.
+                if i % 2 == 0 { try c.send("\u{16}\u{03}\u{01}") }
+                clients.append(c)
+            }
+            let outcome = try await RawClient.awaitClosed(clients, within: .seconds(120))
+            #expect(outcome.open == 0, "\(outcome.open) of 20 slow TLS clients still open")
         }
     }
 
