@@ -42,9 +42,6 @@ public actor ConnectionPool {
     private var waiting: [(id: UInt64, continuation: CheckedContinuation<PGConnection?, any Error>, timer: Task<Void, Never>)] = []
     private var nextWaiter: UInt64 = 0
 
-    /// The server-side `statement_timeout` of serve's API sessions.
-    public static let statementTimeout: Duration = .seconds(30)
-
     public init(url: String, capacity: Int, limits: Limits = Limits(), name: String = "API", logger: Logger) {
         self.url = url
         self.capacity = max(1, capacity)
