@@ -18,8 +18,9 @@ import PushStore
 /// Not thread-safe: it lives in the worker's state, under its lock. Pure apart from that: the
 /// clock (nanoseconds) and each sender's free streams are passed in.
 struct SendPacer {
-    /// Seconds of its cap a bucket keeps: a cap idle for a while starts this much at once.
-    static let burstSeconds = 0.1
+    /// Seconds of its cap a bucket keeps (at least one token): a cap idle for a while starts this
+    /// much at once. Small: what reaches the provider also bunches by how late threads run.
+    static let burstSeconds = 0.02
 
     /// A bucket: a lane's (by the name of the row whose cap it is) or a credential's.
     enum Bucket: Hashable {
