@@ -107,7 +107,7 @@ public enum RoleGrants {
     public static let triggerFunctions: Set<String> = [
         "channels_changed", "channels_status", "devices_activity_tokens", "devices_lowercase_token",
         "due_ended", "due_inserted", "due_waiting", "lanes_budget", "notifications_channel",
-        "notifications_rules", "notify_enqueued", "notify_final", "retire_ended_activity_token",
+        "notifications_rules", "notify_enqueued", "notify_final", "notify_lanes_changed", "retire_ended_activity_token",
     ]
 
     /// The idempotent `GRANT` statements that let `role` run as `use`, one a line, after a
