@@ -23,7 +23,7 @@ extension PushWorker {
                     lanesKnown = false
                 }
                 if !lanesKnown {
-                    applyLanes(try await connection.laneSettings())
+                    try await refreshLanes(connection)
                     lanesKnown = true
                 }
                 let received = try await connection.waitForNotifications(timeout: .seconds(30))
@@ -43,7 +43,7 @@ extension PushWorker {
                         laneCancelled(lane)
                     }
                     lanesKnown = false
-                    applyLanes(try await connection.laneSettings())
+                    try await refreshLanes(connection)
                     lanesKnown = true
                 }
             } catch {
@@ -54,6 +54,14 @@ extension PushWorker {
                 backoff = min(backoff * 2, 5)
             }
         }
+    }
+
+    /// Reads `pushq.lanes` on the listener's connection and applies it (``applyLanes(_:)``), then
+    /// says LISTEN again (idempotent): the session's last statement stays a LISTEN, which is how
+    /// `pg_stat_activity` shows a worker's listener.
+    private func refreshLanes(_ connection: PGConnection) async throws {
+        applyLanes(try await connection.laneSettings())
+        try await connection.listen(LaneStops.laneChannel)
     }
 
     /// Reads `pushq.lanes` and applies it (``applyLanes(_:)``); a failure is logged, and the
