@@ -179,8 +179,10 @@ struct PublishedRulesTests {
         #expect(byStatus[429] == ["TooManyRequests", "TooManyProviderTokenUpdates"])
         #expect(byStatus[503] == ["ServiceUnavailable", "Shutdown"])
         // 14 of pushes to devices, 6 of broadcasts and channel management, and the mock's own
-        // MockInvalidLiveActivityPayload.
-        #expect(byStatus[400]?.count == 21 && byStatus[403]?.count == 8)
+        // MockInvalidLiveActivityPayload. 403: 8 of Apple's table and BadEnvironmentKeyInToken, the
+        // spelling APNs also sends for BadEnvironmentKeyIdInToken.
+        #expect(byStatus[400]?.count == 21 && byStatus[403]?.count == 9)
+        #expect(byStatus[403]?.isSuperset(of: ["BadEnvironmentKeyIdInToken", "BadEnvironmentKeyInToken"]) == true)
         #expect(byStatus[400]?.isSuperset(of: ["MissingChannelId", "BadChannelId", "ChannelNotRegistered", "MissingPushType",
                                                "CannotCreateChannelConfig", "FeatureNotEnabled", "MockInvalidLiveActivityPayload"]) == true)
     }

@@ -149,7 +149,15 @@ struct DashboardQueryTests {
             try await c.setLanePaused("campaign", paused: true, audit: pause)
             #expect(try await c.query("SELECT paused FROM pushq.lanes WHERE name = 'campaign'").decode(Bool.self, 0, 0) == true)
             try await c.setLanePaused("campaign", paused: false, audit: pause)
+            // `campaign` had no row of its own: the pause made one (copying default's rank and cap,
+            // schema 58), and the resume deleted it, so the lane follows `default` again.
+            #expect(try await c.query("SELECT count(*) FROM pushq.lanes WHERE name = 'campaign'").decode(Int.self, 0, 0) == 0)
+            try await c.query("INSERT INTO pushq.lanes (name, rank) VALUES ('campaign', 150)")
+            try await c.setLanePaused("campaign", paused: true, audit: pause)
+            try await c.setLanePaused("campaign", paused: false, audit: pause)
+            // A lane with a row of its own keeps it, resumed.
             #expect(try await c.query("SELECT paused FROM pushq.lanes WHERE name = 'campaign'").decode(Bool.self, 0, 0) == false)
+            #expect(try await c.query("SELECT rank FROM pushq.lanes WHERE name = 'campaign'").decode(Int.self, 0, 0) == 150)
 
             try await c.query("""
                 INSERT INTO pushq.credential_pauses (credential, environment, reason, message, paused_until)
@@ -162,7 +170,7 @@ struct DashboardQueryTests {
             let log = try await c.query("SELECT action, rows FROM pushq.audit_log WHERE actor = 'ops' ORDER BY id")
             #expect((0..<log.count).map { "\(log.string($0, 0) ?? "") \(log.string($0, 1) ?? "")" }
                     == ["lane.cancel 10000", "lane.cancel 10000", "lane.cancel \(campaign - 20_000)", "lane.cancel 0",
-                        "lane.cancel 2", "lane.cancel 1", "lane.pause 1", "lane.pause 1", "hold.lift 1", "hold.lift 0"])
+                        "lane.cancel 2", "lane.cancel 1", "lane.pause 1", "lane.pause 1", "lane.pause 1", "lane.pause 1", "hold.lift 1", "hold.lift 0"])
             await c.close()
         }
     }

@@ -46,6 +46,7 @@ public struct ConstraintExplanation: Sendable, Hashable {
         "notifications_max_attempts_positive": ("max_attempts", "at least 1"),
         "notifications_metadata_size": ("metadata", "at most 65536 bytes as text"),
         "notifications_notify_channel_name": ("notify_channel", "a lower-case name LISTEN hears as written: ^[a-z_][a-z0-9_]{0,62}$"),
+        "notifications_notify_channel_reserved": ("notify_channel", "not starting with pushq_, a prefix reserved for the channels of pushq's own workers"),
         "notifications_payload_object": ("payload", "a JSON object"),
         "notifications_payload_size": ("payload", "at most 4096 bytes (5120 for an APNs voip push)"),
         "notifications_priority_valid": ("priority", "10, 5 or 1"),
