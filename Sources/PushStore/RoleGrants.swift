@@ -3,7 +3,7 @@
 /// `pushq migrate` (and `pushq api-key`, which writes keys) run as the owner of schema `pushq`;
 /// `pushq serve`, exposed to producers and browsers, and `pushq worker` each run as a role of
 /// their own that can read and write rows but never change, empty or drop a table
-/// (docs/operations.md, Database roles).
+/// (docs/deploy.md, Database roles).
 public enum DatabaseRole: String, CaseIterable, Sendable {
     /// `pushq serve`: the API and the dashboard.
     case serve

@@ -20,7 +20,7 @@ struct Migrate: AsyncParsableCommand {
             `--print-grants ROLE --for serve` (or `--for worker`) prints the GRANT statements that \
             role needs, without connecting; `--grant-serve ROLE` and `--grant-worker ROLE` apply \
             them after migrating. Grants are idempotent: apply them again after every upgrade, \
-            since a new migration may add a table (docs/operations.md, Database roles).
+            since a new migration may add a table (docs/deploy.md, Database roles).
             """
     )
 

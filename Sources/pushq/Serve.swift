@@ -72,7 +72,7 @@ struct Serve: AsyncParsableCommand {
         do {
             refusal = try await c.closing { try await $0.schemaRefusal(program: "serve") }
         } catch let error as PGError where error.sqlState == "42501" {
-            // A role of its own without its grants (docs/operations.md, Database roles).
+            // A role of its own without its grants (docs/deploy.md, Database roles).
             throw CommandFailure("\(error): grant serve's role what it needs: `pushq migrate --print-grants <role> --for serve` prints the GRANT statements; run them as the schema's owner")
         }
         if let refusal { throw CommandFailure(refusal) }

@@ -1,7 +1,7 @@
 import PushCore
 import Testing
 
-/// What becomes of an FCM row after each verdict: one test per row of the FCM answers table (docs/operations.md).
+/// What becomes of an FCM row after each verdict: one test per row of the FCM answers table (docs/faults.md).
 @Suite struct DispositionFCMTests {
     let policy = RetryPolicy(baseSeconds: 1, capSeconds: 600, throttleDelaySeconds: 300)
 

@@ -3,7 +3,7 @@ import Testing
 
 @Suite("Statement failures")
 struct StatementFailureTests {
-    @Test("each SQLSTATE is classified as the \"Faults that last\" table of docs/operations.md says", arguments: [
+    @Test("each SQLSTATE is classified as the \"Faults that last\" part of docs/faults.md says", arguments: [
         ("22008", StatementFailure.deterministic), ("22P02", .deterministic), ("23514", .deterministic), ("23505", .deterministic),
         ("P0001", .deterministic), ("P0004", .deterministic),
         ("25006", .readOnly),

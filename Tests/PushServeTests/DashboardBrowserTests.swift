@@ -8,7 +8,7 @@ import Testing
 /// `scripts/browser-steps`), against `pushq serve` on 127.0.0.1 and a real PostgreSQL.
 ///
 /// With `PUSHQ_DASHBOARD_SCREENSHOT=docs/dashboard-overview.png` set, the overview's screenshot
-/// is also copied there (the one in docs/operations.md, Dashboard).
+/// is also copied there (the one in docs/status.md, The dashboard).
 @Suite("Dashboard in Chromium")
 struct DashboardBrowserTests {
     /// An hour of traffic for the chart, a waiting campaign, a hold and a live worker.

@@ -9,17 +9,17 @@ struct PrometheusRulesTests {
         repositoryRoot.appendingPathComponent("deploy/prometheus/" + name).path
     }
 
-    /// The alerts of docs/operations.md's table "What to alert on", in its order.
+    /// The alerts of docs/monitoring.md's table "Alerts", in its order.
     static func documentedAlerts() throws -> [String] {
-        let docs = try String(contentsOf: repositoryRoot.appendingPathComponent("docs/operations.md"), encoding: .utf8)
-        let section = (docs.components(separatedBy: "### What to alert on").dropFirst().first ?? "").components(separatedBy: "\n\n")
+        let docs = try String(contentsOf: repositoryRoot.appendingPathComponent("docs/monitoring.md"), encoding: .utf8)
+        let section = (docs.components(separatedBy: "\n## Alerts\n").dropFirst().first ?? "").components(separatedBy: "\n\n")
         let table = section.first { $0.hasPrefix("| alert |") } ?? ""
         return table.split(separator: "\n").dropFirst(2).compactMap { line in
             line.split(separator: "`").dropFirst().first.map(String.init)
         }
     }
 
-    @Test("alerts.yml passes promtool check rules and names every alert docs/operations.md lists")
+    @Test("alerts.yml passes promtool check rules and names every alert docs/monitoring.md lists")
     func checkRules() throws {
         let (ok, output) = try Promtool.run(["check", "rules", Self.path("alerts.yml")])
         #expect(ok, "\(output)")

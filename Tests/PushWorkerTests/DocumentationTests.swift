@@ -52,7 +52,7 @@ struct DocumentationTests {
     @Test("the documents exist and name variables, metrics and SQL objects (the checks below have something to check)")
     func documentsAreRead() throws {
         for (path, text) in Self.documents { #expect(!text.isEmpty, "\(path) is empty or unreadable") }
-        #expect(Self.documents.contains { $0.path == "docs/operations.md" })
+        #expect(Self.documents.contains { $0.path == "docs/monitoring.md" })
         #expect(try Self.names("PUSHQ_[A-Z0-9_]+").count > 20)
         #expect(try Self.names("pushq_[a-z0-9_]+").count > 10)
         #expect(try Self.names("(?<![\\w.])pushq\\.([a-z_][a-z0-9_]*)").count > 5)
@@ -135,7 +135,7 @@ struct DocumentationTests {
             objects.formUnion(designs)
             constraints.formUnion(designs)
 
-            // `pushq.worker` and the like are log labels (docs/operations.md, Logs), not SQL objects.
+            // `pushq.worker` and the like are log labels (docs/monitoring.md, Logs), not SQL objects.
             let labels = try Self.logLabels()
             #expect(labels.contains("worker"))
             for (name, paths) in try Self.names("(?<![\\w.])pushq\\.([a-z_][a-z0-9_]*)") {

@@ -8,7 +8,7 @@ import PushWorker
 import Testing
 
 /// One worker draining APNs and FCM rows from the same queue, against the mock's APNs and FCM
-/// HTTP v1 endpoints (OAuth exchange included): one test per row of the FCM answers table (docs/operations.md).
+/// HTTP v1 endpoints (OAuth exchange included): one test per row of the FCM answers table (docs/faults.md).
 @Suite("FCM end to end", .serialized)
 struct FCMEndToEndTests {
     /// Registration token `i`: base64url and a colon, mixed case (FCM tokens are case-sensitive).
@@ -48,7 +48,7 @@ struct FCMEndToEndTests {
             """, [token, payload, credential]).decode(Int64.self, 0, "id")
     }
 
-    @Test("mixed APNs and FCM rows: each FCM answer of the table ends the row as docs/operations.md says; bodies, message names, invalidations")
+    @Test("mixed APNs and FCM rows: each FCM answer of the table ends the row as docs/faults.md says; bodies, message names, invalidations")
     func outcomeTable() async throws {
         try await TestDatabase.withConnection { db in
             try await withMock({ $0.recordBodies = true }) { mock, mockURL in

@@ -40,10 +40,10 @@ extension GrafanaDashboardTests {
         return nil
     }
 
-    /// Metric → its labels, in the order of docs/operations.md's metrics table (the labels column's
+    /// Metric → its labels, in the order of docs/monitoring.md's metrics table (the labels column's
     /// backticked names outside parentheses, which hold values, and before a colon: "`kind`: `transport`, …").
     static func documentedLabels() throws -> [String: [String]] {
-        let docs = try String(contentsOf: repositoryRoot.appendingPathComponent("docs/operations.md"), encoding: .utf8)
+        let docs = try String(contentsOf: repositoryRoot.appendingPathComponent("docs/monitoring.md"), encoding: .utf8)
         var labels: [String: [String]] = [:]
         for line in docs.split(separator: "\n") where line.hasPrefix("| `pushq_") {
             let cells = line.split(separator: "|", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }

@@ -6,7 +6,7 @@ import Testing
 /// deploy/grafana/pushq-dashboard.json: a dashboard Grafana can import (its structure), whose expressions
 /// are PromQL (promtool parses each, after the one substitution Grafana would make of its
 /// variables), name only series the worker exports (`WorkerMetrics.catalog`, or Prometheus' own
-/// `up`) with labels docs/operations.md's metrics table gives them, and graph every metric that is
+/// `up`) with labels docs/monitoring.md's metrics table gives them, and graph every metric that is
 /// not deprecated. What no test here checks: how Grafana draws it.
 @Suite("Grafana dashboard")
 struct GrafanaDashboardTests {
@@ -79,7 +79,7 @@ struct GrafanaDashboardTests {
     func seriesExist() throws {
         let dashboard = try Self.dashboard()
         let labels = try Self.documentedLabels()
-        #expect(labels.count >= WorkerMetrics.catalog.count - 8, "docs/operations.md's metrics table was not read: \(labels.keys.sorted())")
+        #expect(labels.count >= WorkerMetrics.catalog.count - 8, "docs/monitoring.md's metrics table was not read: \(labels.keys.sorted())")
         var graphed = Set<String>()
         for query in Self.queries(dashboard) {
             let metrics = Self.selectors(in: query.expr)

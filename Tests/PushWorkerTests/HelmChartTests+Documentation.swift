@@ -4,7 +4,7 @@ import PushTestSupport
 import Testing
 
 /// The chart against pushq and its docs: the variables it sets are ones each command reads, and
-/// docs/operations.md's table of values names every value of values.yaml and nothing else.
+/// docs/deploy.md's table of values names every value of values.yaml and nothing else.
 extension HelmChartTests {
     /// The `PUSHQ_*` variables `pushq COMMAND` reads: those its `--help` names, and those every
     /// command reads without a flag (docs/configuration.md, "Every command", checked against the
@@ -36,10 +36,10 @@ extension HelmChartTests {
         #expect(checked >= 6)
     }
 
-    /// `key` → default of docs/operations.md's table of the chart's values.
+    /// `key` → default of docs/deploy.md's table of the chart's values.
     static func documentedValues() throws -> [String: String] {
-        let docs = try String(contentsOf: repositoryRoot.appendingPathComponent("docs/operations.md"), encoding: .utf8)
-        let section = docs.components(separatedBy: "\n### Kubernetes\n").dropFirst().first?.components(separatedBy: "\n## ").first ?? ""
+        let docs = try String(contentsOf: repositoryRoot.appendingPathComponent("docs/deploy.md"), encoding: .utf8)
+        let section = docs.components(separatedBy: "\n## Kubernetes\n").dropFirst().first?.components(separatedBy: "\n## ").first ?? ""
         var rows: [String: String] = [:]
         for line in section.split(separator: "\n") where line.hasPrefix("| `") {
             let cells = line.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
@@ -64,7 +64,7 @@ extension HelmChartTests {
         return out
     }
 
-    @Test("docs/operations.md (Kubernetes) documents every value of values.yaml with its default, and no other")
+    @Test("docs/deploy.md (Kubernetes) documents every value of values.yaml with its default, and no other")
     func valuesAreDocumented() async throws {
         let check = try await HelmChartCheck(chart: Self.chart, values: [Self.exampleValues[0]])
         let leaves = Self.leaves(check.defaultValues)
@@ -72,16 +72,16 @@ extension HelmChartTests {
         let documented = try Self.documentedValues()
         #expect(documented.count > 25)
         for (row, _) in documented {
-            #expect(leaves.keys.contains { $0 == row || $0.hasPrefix(row + ".") }, "docs/operations.md documents \(row), which values.yaml does not have")
+            #expect(leaves.keys.contains { $0 == row || $0.hasPrefix(row + ".") }, "docs/deploy.md documents \(row), which values.yaml does not have")
             #expect(!documented.keys.contains { $0.hasPrefix(row + ".") }, "\(row) is documented as a whole and in parts")
         }
         for (path, value) in leaves {
             let row = documented.keys.first { path == $0 || path.hasPrefix($0 + ".") }
-            #expect(row != nil, "values.yaml's \(path) is not in docs/operations.md (Kubernetes)")
+            #expect(row != nil, "values.yaml's \(path) is not in docs/deploy.md (Kubernetes)")
             if let row, row == path {
                 let shown = documented[row] ?? ""
                 #expect(shown == value || "\"\(shown)\"" == value || (shown == "none" && value == "\"\""),
-                        "docs/operations.md gives \(row) the default \(shown), values.yaml \(value)")
+                        "docs/deploy.md gives \(row) the default \(shown), values.yaml \(value)")
             }
         }
     }

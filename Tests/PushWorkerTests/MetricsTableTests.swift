@@ -6,7 +6,7 @@ import PushStore
 import PushTestSupport
 import Testing
 
-/// Every row of the metrics table (docs/operations.md, Metrics), read from the `/metrics` of a
+/// Every row of the metrics table (docs/monitoring.md, Metrics), read from the `/metrics` of a
 /// real worker process driven by the mock's faults. `MetricsEndpointTests` has the basics
 /// (sent, GOAWAYs, readiness); these cover each label value the table lists.
 @Suite("Metrics table", .serialized)

@@ -2,7 +2,7 @@ import Foundation
 import PushStore
 
 /// `pushq status --json` and `GET /api/v1/status`: the same figures as `pushq status`'s text, with
-/// snake_case keys (docs/operations.md, "Status").
+/// snake_case keys (docs/status.md, "`pushq status`").
 public struct StatusJSON: Encodable, Sendable {
     struct Holder: Encodable, Sendable { var worker: String; var rows: Int; var lapsed_leases: Int }
     struct Reason: Encodable, Sendable { var status: String; var reason: String; var rows: Int }

@@ -6,9 +6,9 @@
 -- pushq.channels gets `create_requested_at` and `create_request_id`: a worker records its
 -- create there (fenced by its lease) before it sends it. A row with an attempted create and no
 -- `apns_channel_id` may have a channel at Apple whose answer was lost: the next worker to claim
--- it lists Apple's channels first and adopts or deletes it (docs/operations.md, Broadcast
--- channels). pushq.delete_channel now sends such a row to 'deleting' (a worker deletes what
--- Apple made) instead of ending it at once. Nullable columns without a default: no rewrite.
+-- it lists Apple's channels first and adopts or deletes it (docs/channels.md).
+-- pushq.delete_channel now sends such a row to 'deleting' (a worker deletes what Apple
+-- made) instead of ending it at once. Nullable columns without a default: no rewrite.
 --
 -- `apns_channel_id` must look like Apple's ids (base64, 1 to 256 characters): it goes into the
 -- `apns-channel-id` header, and a CR/LF in it would inject a header. A row that holds anything
