@@ -17,15 +17,14 @@ public struct FailedKeyBudget: Sendable {
     public var burst: Int
     /// Failures answered 401 per second, sustained. Defaults to 10.
     public var perSecond: Double
-    private var tokens: Double
-    private var updatedAt: Double?
+    /// The budget's ``TokenBucket``, made full at the first failure (its clock is nanoseconds).
+    private var bucket: TokenBucket?
     private var throttled = 0
 
     public init(burst: Int = 100, perSecond: Double = 10) {
         precondition(burst >= 1 && perSecond > 0, "a burst of 1 or more, a positive rate")
         self.burst = burst
         self.perSecond = perSecond
-        self.tokens = Double(burst)
     }
 
     /// What to answer a failed look-up.
@@ -38,16 +37,14 @@ public struct FailedKeyBudget: Sendable {
 
     /// Counts a failed look-up at `now` (seconds, any epoch, never going back).
     public mutating func failure(now: Double) -> Verdict {
-        if let updatedAt, now > updatedAt {
-            tokens = min(Double(burst), tokens + (now - updatedAt) * perSecond)
-        }
-        updatedAt = max(updatedAt ?? now, now)
-        guard tokens >= 1 else {
+        let nanoseconds = Int64((now * 1e9).rounded())
+        var bucket = bucket ?? TokenBucket(rate: perSecond, burstSeconds: Double(burst) / perSecond, now: nanoseconds)
+        defer { self.bucket = bucket }
+        guard bucket.take(now: nanoseconds) else {
             throttled += 1
-            let wait = ((1 - tokens) / perSecond).rounded(.up)
+            let wait = (Double(bucket.untilNextToken(now: nanoseconds)) / 1e9).rounded(.up)
             return .throttle(retryAfter: max(1, Int(wait)))
         }
-        tokens -= 1
         defer { throttled = 0 }
         return .refuse(throttledBefore: throttled)
     }
