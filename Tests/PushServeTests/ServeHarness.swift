@@ -97,10 +97,11 @@ struct HTTPAnswer: Sendable {
         }
     }
 
-    private static func exchange(port: Int, _ method: String, _ path: String, headers: [String: String], body: [UInt8]?) throws -> HTTPAnswer {
+    /// A TCP socket connected to 127.0.0.1:`port`, whose reads give up after 60 s: the
+    /// caller closes it.
+    static func connectLoopback(port: Int) throws -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw TestSetupError("socket: \(errno)") }
-        defer { close(fd) }
         var timeout = timeval(tv_sec: 60, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var address = sockaddr_in()
@@ -110,7 +111,17 @@ struct HTTPAnswer: Sendable {
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard connected == 0 else { throw TestSetupError("connect to 127.0.0.1:\(port): \(errno)") }
+        guard connected == 0 else {
+            let problem = errno
+            close(fd)
+            throw TestSetupError("connect to 127.0.0.1:\(port): \(problem)")
+        }
+        return fd
+    }
+
+    private static func exchange(port: Int, _ method: String, _ path: String, headers: [String: String], body: [UInt8]?) throws -> HTTPAnswer {
+        let fd = try connectLoopback(port: port)
+        defer { close(fd) }
         var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
         head += "Content-Length: \(body?.count ?? 0)\r\n\r\n"

@@ -33,21 +33,6 @@ struct LeastPrivilegeTests {
         return (status, head, parts.dropFirst().joined(separator: "\r\n\r\n"))
     }
 
-    /// Starts `pushq serve` on 127.0.0.1:0 with `url`, waiting for the port it printed.
-    func startServe(_ url: String, log: String) async throws -> (ChildProcess, Int) {
-        var env = ProcessInfo.processInfo.environment
-        env["PUSHQ_DATABASE_URL"] = url
-        let process = try ChildProcess(pushqBinary, ["serve", "--http-addr", "127.0.0.1:0"], environment: env, stdout: .null, stderr: .file(log))
-        var port: Int?
-        let deadline = ContinuousClock.now + .seconds(60)
-        while port == nil, ContinuousClock.now < deadline, !process.hasExited {
-            let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-            if let range = text.range(of: "http.address=127.0.0.1:") { port = Int(text[range.upperBound...].prefix { $0.isNumber }) }
-            if port == nil { try await Task.sleep(for: .milliseconds(50)) }
-        }
-        return (process, try #require(port, "serve came up: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")"))
-    }
-
     @Test("pushq migrate --grant-serve and --grant-worker grant each role its catalog after migrating; an unknown role is named")
     func migrateGrants() async throws {
         try await TestRoles.with(["pushq_serve_g", "pushq_worker_g"]) { roles in
@@ -115,7 +100,7 @@ struct LeastPrivilegeTests {
                                                   stdout: .null, stderr: .file(workerLog))
                     let serveLog = NSTemporaryDirectory() + "pushq-lp-serve-\(UUID().uuidString.prefix(8)).log"
                     defer { unlink(serveLog) }
-                    let (serve, port) = try await startServe(serveURL, log: serveLog)
+                    let (serve, port) = try await ServeCommandTests.startServe(serveURL, log: serveLog)
                     let base = "http://127.0.0.1:\(port)"
 
                     // The API: a device for a user, a send to that user, sends to tokens, a cancel.

@@ -10,6 +10,21 @@ import Testing
 /// The `pushq serve` and `pushq api-key` processes, as an operator runs them.
 @Suite("pushq serve and pushq api-key")
 struct ServeCommandTests {
+    /// Starts `pushq serve` on 127.0.0.1:0 with `url`, waiting for the port it printed.
+    static func startServe(_ url: String, log: String) async throws -> (ChildProcess, Int) {
+        var env = ProcessInfo.processInfo.environment
+        env["PUSHQ_DATABASE_URL"] = url
+        let process = try ChildProcess(pushqBinary, ["serve", "--http-addr", "127.0.0.1:0"], environment: env, stdout: .null, stderr: .file(log))
+        var port: Int?
+        let deadline = ContinuousClock.now + .seconds(60)
+        while port == nil, ContinuousClock.now < deadline, !process.hasExited {
+            let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            if let range = text.range(of: "http.address=127.0.0.1:") { port = Int(text[range.upperBound...].prefix { $0.isNumber }) }
+            if port == nil { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        return (process, try #require(port, "serve came up: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")"))
+    }
+
     func pushq(_ arguments: [String], _ url: String, extra: [String: String] = [:]) async throws -> (ChildProcess.Termination, String, String) {
         var env = ProcessInfo.processInfo.environment
         env["PUSHQ_DATABASE_URL"] = url
@@ -67,17 +82,7 @@ struct ServeCommandTests {
             let (_, key, _) = try await pushq(["api-key", "create", "ops", "--scope", "admin"], url)
             let log = NSTemporaryDirectory() + "pushq-serve-\(UUID().uuidString).log"
             defer { unlink(log) }
-            var env = ProcessInfo.processInfo.environment
-            env["PUSHQ_DATABASE_URL"] = url
-            let process = try ChildProcess(pushqBinary, ["serve", "--http-addr", "127.0.0.1:0"], environment: env, stdout: .null, stderr: .file(log))
-            var port: Int?
-            let deadline = ContinuousClock.now + .seconds(60)
-            while port == nil, ContinuousClock.now < deadline, !process.hasExited {
-                let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-                if let range = text.range(of: "http.address=127.0.0.1:") { port = Int(text[range.upperBound...].prefix { $0.isNumber }) }
-                if port == nil { try await Task.sleep(for: .milliseconds(50)) }
-            }
-            let listening = try #require(port, "serve came up: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
+            let (process, listening) = try await Self.startServe(url, log: log)
             var health = URLRequest(url: URL(string: "http://127.0.0.1:\(listening)/healthz")!)
             health.timeoutInterval = 10
             let (body, _) = try await URLSession.shared.data(for: health)
