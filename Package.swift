@@ -46,7 +46,7 @@ let package = Package(
         .target(
             name: "PushStore",
             dependencies: ["CLibPQ", "PushCore", .product(name: "Logging", package: "swift-log")],
-            resources: [.embedInCode("Migrations")]
+            resources: [.embedInCode("Migrations/SQL")]
         ),
         // The HTTP/2 senders (libcurl): provider-neutral machinery in Curl/, each provider's own
         // requests, authentication and answers in APNs/ and FCM/ (see docs/architecture.md).

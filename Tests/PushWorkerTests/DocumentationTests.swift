@@ -81,8 +81,8 @@ struct DocumentationTests {
     }
 
     /// `pushq_` names in the docs that are not metrics, each with the file that makes it true.
-    static let notMetrics = ["pushq_demo": "scripts/run-demo", "pushq_enqueued": "Sources/PushStore/Migrations/001_schema.sql",
-                                     "pushq_lanes": "Sources/PushStore/Migrations/059_lanes_notify.sql"]
+    static let notMetrics = ["pushq_demo": "scripts/run-demo", "pushq_enqueued": "Sources/PushStore/Migrations/SQL/001_schema.sql",
+                                     "pushq_lanes": "Sources/PushStore/Migrations/SQL/059_lanes_notify.sql"]
 
     @Test("every pushq_* metric the docs name is in the worker's catalog (histograms with _bucket, _sum, _count)")
     func metricsExist() throws {
