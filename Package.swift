@@ -42,10 +42,18 @@ let package = Package(
         .target(name: "ChildProcess"),
         // Pure: models, limits, APNs reasons, outcome classification, retry policy. No I/O.
         .target(name: "PushCore"),
-        // PostgreSQL: libpq connection, migrations, queries.
+        // The libpq driver: connection, statements, prepared statements, notify, results, parameters,
+        // errors, the thread its blocking calls run on. Knows nothing of pushq's tables (PushCore only
+        // for CivilCalendar, the timestamp reader's date arithmetic).
+        .target(
+            name: "PGClient",
+            dependencies: ["CLibPQ", "PushCore", .product(name: "Logging", package: "swift-log")]
+        ),
+        // pushq's SQL on PGClient: the queue (claim, write-back, due, leases), channels, what serve
+        // reads and writes, status, and the migrations.
         .target(
             name: "PushStore",
-            dependencies: ["CLibPQ", "PushCore", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["PGClient", "CLibPQ", "PushCore", .product(name: "Logging", package: "swift-log")],
             resources: [.embedInCode("Migrations/SQL")]
         ),
         // The HTTP/2 senders (libcurl): provider-neutral machinery in Curl/, each provider's own
@@ -57,7 +65,7 @@ let package = Package(
         // claim -> send -> record pipeline.
         .target(
             name: "PushWorker",
-            dependencies: ["PushStore", "PushTransport", "PushCore", .product(name: "Logging", package: "swift-log"),
+            dependencies: ["PushStore", "PGClient", "PushTransport", "PushCore", .product(name: "Logging", package: "swift-log"),
                            .product(name: "CoreMetrics", package: "swift-metrics")]
         ),
         // SwiftNIO HTTP/2 TLS mock of APNs and FCM (tests, make run, benchmarks, users' tests). Never
@@ -79,7 +87,7 @@ let package = Package(
         .target(
             name: "PushServe",
             dependencies: [
-                "PushStore", "PushCore", "COpenSSL",
+                "PushStore", "PGClient", "PushCore", "COpenSSL",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
@@ -93,7 +101,7 @@ let package = Package(
         .executableTarget(
             name: "pushq",
             dependencies: [
-                "PushWorker", "PushStore", "PushTransport", "PushCore", "PushServe",
+                "PushWorker", "PushStore", "PGClient", "PushTransport", "PushCore", "PushServe",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
@@ -133,23 +141,23 @@ let package = Package(
 
         // Shared by the test targets: a fresh database per test on the cluster of PUSHQ_DATABASE_URL.
         // Also this repository's own fixtures (scripts/gen-test-certs, fixed key ids) for the mock.
-        .target(name: "PushTestSupport", dependencies: ["PushStore", "PushCore", "ChildProcess", "MockPush", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "PushTestSupport", dependencies: ["PushStore", "PGClient", "PushCore", "ChildProcess", "MockPush", .product(name: "Logging", package: "swift-log")]),
 
         // Benchmark: the SQL ceiling (claim + complete without HTTP) and idle-latency inserts (scripts/bench).
         .executableTarget(
             name: "queue-bench",
-            dependencies: ["PushStore", "PushCore", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["PushStore", "PGClient", "PushCore", .product(name: "Logging", package: "swift-log")],
             path: "bench/queue-bench"
         ),
 
         .testTarget(name: "PushCoreTests", dependencies: ["PushCore", .product(name: "PropertyBased", package: "swift-property-based")]),
-        .testTarget(name: "PushStoreTests", dependencies: ["PushStore", "PushCore", "ChildProcess", "PushTestSupport",
+        .testTarget(name: "PushStoreTests", dependencies: ["PushStore", "PGClient", "PushCore", "ChildProcess", "PushTestSupport",
                                                     .product(name: "InMemoryLogging", package: "swift-log"),
                                                     .product(name: "PropertyBased", package: "swift-property-based"),
                                                     .product(name: "Yams", package: "Yams")],
                     exclude: ["Fixtures"]),
         .testTarget(name: "PushTransportTests", dependencies: ["PushTransport", "MockPush", "PushCore", "ChildProcess", "PushTestSupport", .product(name: "PropertyBased", package: "swift-property-based")]),
-        .testTarget(name: "PushWorkerTests", dependencies: ["PushWorker", "PushStore", "MockPush", "PushTransport", "PushCore", "ChildProcess", "PushTestSupport",
+        .testTarget(name: "PushWorkerTests", dependencies: ["PushWorker", "PushStore", "PGClient", "MockPush", "PushTransport", "PushCore", "ChildProcess", "PushTestSupport",
                                                      .product(name: "InMemoryLogging", package: "swift-log"),
                                                      .product(name: "PropertyBased", package: "swift-property-based")]),
         // The mock's own tests: its public API over real TLS + HTTP/2, with fixtures it generates itself.
@@ -157,7 +165,7 @@ let package = Package(
                                                    .product(name: "Logging", package: "swift-log"),
                                                    .product(name: "NIOHPACK", package: "swift-nio-http2")]),
         // pushq serve against a real PostgreSQL, over real HTTP (and TLS) on 127.0.0.1.
-        .testTarget(name: "PushServeTests", dependencies: ["PushServe", "PushStore", "PushCore", "ChildProcess", "PushTestSupport", "MockPush",
+        .testTarget(name: "PushServeTests", dependencies: ["PushServe", "PushStore", "PGClient", "PushCore", "ChildProcess", "PushTestSupport", "MockPush",
                                                      .product(name: "Hummingbird", package: "hummingbird"),
                                                      .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                                                      .product(name: "Logging", package: "swift-log")]),

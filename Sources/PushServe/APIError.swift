@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import PushCore
 import PushStore
+import PGClient
 
 /// An answer of the API that is not a success, as JSON:
 /// `{"error": {"code": "invalid_field", "message": "...", "field": "device_token", "rule": "...", "index": 3}}`.

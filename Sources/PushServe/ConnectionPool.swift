@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import Logging
 import PushStore
+import PGClient
 
 /// The PostgreSQL connections of one part of `pushq serve` (the API's, the dashboard's): at most
 /// `capacity`, opened on first need and kept, each lent to one request at a time.

@@ -1,5 +1,6 @@
 import Logging
 import PushStore
+import PGClient
 
 /// Whether the database answers, for `/healthz` and `/readyz`, on a connection of its own: a
 /// probe never waits for a pool's slot, so requests that hold every slot (slow dashboard

@@ -4,6 +4,7 @@ import Logging
 import PushCore
 import PushStore
 import Synchronization
+import PGClient
 
 /// What every route group of `pushq serve` works with: the database, the configuration, the
 /// logger, the budget of failed key look-ups.

@@ -1,4 +1,5 @@
 import PushCore
+import PGClient
 
 /// The conditions a claim adds to "due, of these credentials" (``ClaimRouting``): no endpoint
 /// held (``heldSQL(environment:)``) or the one endpoint a probe claims, a single row, rows to

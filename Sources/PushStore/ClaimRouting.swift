@@ -1,4 +1,5 @@
 import PushCore
+import PGClient
 
 /// Which rows a worker may claim by credential: APNs rows of its APNs credentials, FCM rows of
 /// its FCM credentials (`"default"` names the rows whose `credential` is NULL, per provider).

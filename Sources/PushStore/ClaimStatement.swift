@@ -1,4 +1,5 @@
 import PushCore
+import PGClient
 
 /// The claim statement of ``PGConnection/claim(limit:workerID:leaseSeconds:credentials:fcmCredentials:defaultEnvironment:only:row:excluding:rotation:budget:)``.
 ///

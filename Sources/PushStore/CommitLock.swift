@@ -1,3 +1,4 @@
+import PGClient
 /// How a migration whose header has `-- pushq:commit-lock <table>[,<table>…]` commits: holding
 /// `SHARE` on those tables, taken after its SQL ran and just before its commit.
 ///

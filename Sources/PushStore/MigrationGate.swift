@@ -1,3 +1,4 @@
+import PGClient
 /// A migration whose header has `-- pushq:after-workers <version>`: `pushq migrate` applies it
 /// only once no live worker (heartbeat within ``PGConnection/workerLivenessSeconds``) registered
 /// a `schema_known` below `version` in `pushq.workers` (workers of releases before schema 35

@@ -1,3 +1,4 @@
+import PGClient
 /// One numbered schema change, embedded in the binary from `migrations/NNN_name.sql`.
 ///
 /// A file's header (its leading `--` lines) may hold directives for the migrator:

@@ -1,4 +1,5 @@
 import Foundation
+import PGClient
 
 /// A row of `pushq.api_keys`, without its hash.
 public struct APIKeyRecord: Sendable, Equatable {

@@ -1,4 +1,5 @@
 import PushCore
+import PGClient
 
 extension PGConnection {
     /// Retires up to `limit` valid `live_activity` tokens registered more than `seconds` ago

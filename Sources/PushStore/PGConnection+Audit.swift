@@ -1,3 +1,4 @@
+import PGClient
 /// One row for `pushq.audit_log`: who changed what, on which rows.
 public struct AuditEntry: Sendable, Equatable {
     /// The key's name (API, dashboard), or the operating-system user (`pushq api-key`).

@@ -1,3 +1,4 @@
+import PGClient
 /// What cancelling one notification did.
 public enum CancelOutcome: Sendable, Equatable {
     /// The row was `queued` or `retrying` and is `cancelled` now.

@@ -1,5 +1,6 @@
 import Foundation
 import PushCore
+import PGClient
 
 /// One broadcast channel in `pushq status`.
 public struct ChannelReport: Sendable {

@@ -1,4 +1,5 @@
 import PushCore
+import PGClient
 
 /// A row of `pushq.channels` a worker claimed: one operation to carry out at Apple.
 public struct ClaimedChannel: Sendable, Hashable {

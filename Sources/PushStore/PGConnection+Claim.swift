@@ -1,5 +1,6 @@
 import Foundation
 import PushCore
+import PGClient
 
 extension PGConnection {
     /// Claims up to `limit` due rows in one statement, for this worker, with the database clock,

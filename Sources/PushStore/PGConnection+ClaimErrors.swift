@@ -1,4 +1,5 @@
 import PushCore
+import PGClient
 
 extension PGConnection {
     /// The rows a claim of one row would take, with the same filters as

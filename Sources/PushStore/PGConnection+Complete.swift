@@ -1,5 +1,6 @@
 import Foundation
 import PushCore
+import PGClient
 
 extension PGConnection {
     /// Writes back a batch of attempts, with their token invalidations and throttles, and the

@@ -1,4 +1,5 @@
 import Foundation
+import PGClient
 
 /// Sends, failures and token invalidations per minute over the last hour: the dashboard's chart.
 public struct MinuteSeries: Sendable, Equatable {

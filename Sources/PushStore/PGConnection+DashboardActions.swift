@@ -1,5 +1,6 @@
 import Foundation
 import PushCore
+import PGClient
 
 extension PGConnection {
     /// Rows a lane's cancellation ends per statement (each its own transaction: docs/producers.md, Cancelling).

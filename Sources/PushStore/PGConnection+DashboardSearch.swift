@@ -1,4 +1,5 @@
 import Foundation
+import PGClient
 
 /// One row of `pushq.notifications` in a list (search results, a reason's rows, a user's page).
 public struct NotificationSummary: Sendable, Equatable {

@@ -1,3 +1,4 @@
+import PGClient
 /// A device registration as the API received it: the columns of `pushq.devices` it gives, in
 /// text form (nil: SQL NULL). A column left out takes the table's default for a new device and
 /// is left as it is for a registered one.

@@ -1,3 +1,4 @@
+import PGClient
 extension PGConnection {
     /// Deletes entries of pushq.due whose row no longer waits (nor is in flight with an entry the
     /// upkeep gave its ended lease: one not older than the row's `locked_until`): rows a worker of the previous release claimed through its own indexes

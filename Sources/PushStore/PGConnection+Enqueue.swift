@@ -1,4 +1,5 @@
 import Foundation
+import PGClient
 
 /// One notification to insert: the columns it gives, each value in PostgreSQL's text form (nil
 /// is SQL NULL). A column it leaves out takes the table's default, as in a producer's INSERT

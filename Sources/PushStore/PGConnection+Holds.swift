@@ -1,5 +1,6 @@
 import Foundation
 import PushCore
+import PGClient
 
 /// An endpoint held back (a row of `pushq.credential_pauses`).
 public struct HeldEndpoint: Sendable, Hashable {

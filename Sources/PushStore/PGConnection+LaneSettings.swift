@@ -1,4 +1,5 @@
 import PushCore
+import PGClient
 
 /// A row of `pushq.lanes` as a worker needs it beside the claim: whether the lane is paused (its
 /// requests must not start) and its cap (its requests' starts are paced).

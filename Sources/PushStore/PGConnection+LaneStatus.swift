@@ -1,3 +1,4 @@
+import PGClient
 extension PGConnection {
     /// The lanes of ``QueueStatus/lanes``: ``laneGauges()`` with each lane's send rate, plus the
     /// lanes without a row in `pushq.lanes` that sent in the window but have nothing due.

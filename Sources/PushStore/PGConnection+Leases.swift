@@ -1,3 +1,4 @@
+import PGClient
 extension PGConnection {
     /// What ``recoverLapsedLeases(limit:)`` did.
     public struct LapsedLeases: Sendable, Equatable {

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import PGClient
 
 extension PGConnection {
     /// An arbitrary constant: the advisory lock that serialises concurrent `pushq migrate` runs.

@@ -1,3 +1,4 @@
+import PGClient
 /// pushq.outcomes (schema 42): the rows workers sent and failed, tallied per minute, lane, status
 /// and reason in the statement that ends them. The dashboard's chart and failure reasons, the
 /// recent failures of `pushq status` and the lanes' send rates read it instead of the final rows of

@@ -1,4 +1,5 @@
 import PushCore
+import PGClient
 
 extension PrunePass {
     /// The rows of this pass past their retention of `$1` seconds: final, aged from `finished_at`

@@ -1,4 +1,5 @@
 import Foundation
+import PGClient
 
 /// The queue's size as the metrics show it: read by one worker at a time.
 public struct QueueGauges: Sendable, Hashable {

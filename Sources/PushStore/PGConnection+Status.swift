@@ -1,4 +1,5 @@
 import Foundation
+import PGClient
 
 /// The state of the queue, as `pushq status` shows it.
 ///

@@ -1,5 +1,6 @@
 import Foundation
 import PushCore
+import PGClient
 
 /// A credential a worker serves, as registered in `pushq.workers`.
 public struct ServedCredential: Sendable, Hashable, Codable {

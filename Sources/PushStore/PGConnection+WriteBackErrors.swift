@@ -1,3 +1,4 @@
+import PGClient
 extension PGConnection {
     /// The `last_reason` of a row ended by ``endWriteBackError(_:workerID:)``.
     public static let writeBackErrorReason = "WriteBackError"

@@ -1,3 +1,4 @@
+import PGClient
 /// The database role a long-running pushq command runs as, apart from the schema's owner.
 ///
 /// `pushq migrate` (and `pushq api-key`, which writes keys) run as the owner of schema `pushq`;

@@ -1,4 +1,5 @@
 import PushCore
+import PGClient
 
 /// A token to record as invalid in `pushq.devices`: an APNs token lower-case in its environment,
 /// an FCM token as given (case-sensitive) with environment `production`.

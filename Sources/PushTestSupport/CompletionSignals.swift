@@ -1,5 +1,6 @@
 import Foundation
 import PushStore
+import PGClient
 
 /// A completion signal as the tests read it: the JSON payload of the `pg_notify` that the
 /// trigger `notifications_notify_final` (schema 12) sends when a row with a `notify_channel`

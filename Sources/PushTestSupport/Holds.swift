@@ -1,5 +1,6 @@
 import PushCore
 import PushStore
+import PGClient
 
 /// Holds written as a worker's write-back writes them: the claim reads `pushq.credential_pauses`
 /// itself, so a test holds an endpoint by giving it a row there.

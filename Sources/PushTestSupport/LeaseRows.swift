@@ -1,4 +1,5 @@
 import PushStore
+import PGClient
 
 extension PGConnection {
     /// Gives a row of pushq.leases to each row a test left `sending` without one (an UPDATE or

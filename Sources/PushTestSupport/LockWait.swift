@@ -1,4 +1,5 @@
 import PushStore
+import PGClient
 
 /// A migration waiting for a lock another session holds, as the migration tests set it up:
 /// a reader's open transaction on a table, the migration's lock request queued behind it, and

@@ -1,4 +1,5 @@
 import PushStore
+import PGClient
 
 /// The rules a row of `pushq.notifications` must follow, where the schema keeps them.
 ///

@@ -2,6 +2,7 @@ import ChildProcess
 import Foundation
 import Logging
 import PushStore
+import PGClient
 
 /// Test support shared by the test targets (a library so that they need not copy it).
 ///

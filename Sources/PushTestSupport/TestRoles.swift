@@ -1,5 +1,6 @@
 import Foundation
 import PushStore
+import PGClient
 
 /// PostgreSQL roles of the test cluster for tests that run pushq as a role other than the owner.
 ///

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PushCore
 import PushStore
+import PGClient
 
 /// Deletes final rows past their retention, and retires Live Activity tokens past Apple's
 /// limits: the worker's upkeep and `pushq prune`.

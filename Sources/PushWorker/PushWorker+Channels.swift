@@ -3,6 +3,7 @@ import Logging
 import PushCore
 import PushStore
 import PushTransport
+import PGClient
 
 extension PushWorker {
     /// The clients of APNs' channel-management API the channel loop made, one per credential,

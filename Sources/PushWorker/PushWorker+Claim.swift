@@ -2,6 +2,7 @@ import Logging
 import PushCore
 import PushStore
 import PushTransport
+import PGClient
 
 extension PushWorker {
     /// Claims due rows while the window has room, until a stop is requested; takes the due

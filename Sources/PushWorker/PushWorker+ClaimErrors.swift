@@ -2,6 +2,7 @@ import Logging
 import PushCore
 import PushStore
 import PushTransport
+import PGClient
 
 /// Where a claim looks: the served credentials (the statement leaves out held endpoints), or one
 /// endpoint (a probe).

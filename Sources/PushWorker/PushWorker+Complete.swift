@@ -3,6 +3,7 @@ import Logging
 import PushCore
 import PushStore
 import PushTransport
+import PGClient
 
 extension PushWorker {
     /// Writes answers back in batches until claiming is over and nothing is held.

@@ -1,5 +1,6 @@
 import Logging
 import PushStore
+import PGClient
 
 extension PushWorker {
     /// Refuses to run through a pooler that does not keep a session per client

@@ -1,6 +1,7 @@
 import Logging
 import PushCore
 import PushStore
+import PGClient
 
 extension PushWorker {
     /// What a failed statement calls for (``StatementFailure``): by its SQLSTATE, and a

@@ -1,5 +1,6 @@
 import PushCore
 import PushStore
+import PGClient
 
 extension PushWorker {
     /// How long a loop may go without a tick before the worker counts as stuck, in seconds: a

@@ -2,6 +2,7 @@ import Logging
 import PushCore
 import PushStore
 import PushTransport
+import PGClient
 
 extension PushWorker {
     /// Waits for the insert trigger's NOTIFY and wakes the claim loop; and for the lanes'

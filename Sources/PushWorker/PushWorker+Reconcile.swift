@@ -2,6 +2,7 @@ import Logging
 import PushCore
 import PushStore
 import PushTransport
+import PGClient
 
 extension PushWorker {
     /// The nightly reconciliation, run by the channel loop: for each (credential, environment,

@@ -2,6 +2,7 @@ import Logging
 import PushCore
 import PushStore
 import PushTransport
+import PGClient
 
 extension PushWorker.State {
     /// The row `request` was sent for, if this worker still holds it under the claim that sent it

@@ -2,6 +2,7 @@ import Logging
 import PushCore
 import PushStore
 import PushTransport
+import PGClient
 
 extension PushWorker {
     /// Shuts down every sender still running, at once (nothing is in flight any more, or the

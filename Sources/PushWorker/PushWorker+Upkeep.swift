@@ -3,6 +3,7 @@ import Logging
 import PushCore
 import PushStore
 import PushTransport
+import PGClient
 
 extension PushWorker {
     /// Loads and checks every configured credential before anything starts: a token key signs

@@ -1,6 +1,7 @@
 import Logging
 import PushCore
 import PushStore
+import PGClient
 
 extension PushWorker {
     /// After the write-back of `batch` failed on data (SQLSTATE class 22, 23 or P0), carries out a

@@ -4,6 +4,7 @@ import PushCore
 import PushStore
 import PushTransport
 import Synchronization
+import PGClient
 
 /// The claim → send → record pipeline of one `pushq worker` process.
 ///

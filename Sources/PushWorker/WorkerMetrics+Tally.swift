@@ -1,5 +1,6 @@
 import PushCore
 import PushStore
+import PGClient
 
 extension WorkerMetrics {
     /// One written batch, counted: built by the complete loop while it decides (no extra pass).

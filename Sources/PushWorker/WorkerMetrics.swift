@@ -2,6 +2,7 @@ import CoreMetrics
 import PushCore
 import PushStore
 import Synchronization
+import PGClient
 
 /// The worker's metrics, recorded through swift-metrics into the factory it is given.
 ///

@@ -3,6 +3,7 @@ import Foundation
 import PushCore
 import PushServe
 import PushStore
+import PGClient
 
 /// `pushq api-key create|list|revoke`: the keys of `pushq serve`.
 struct APIKeyCommand: AsyncParsableCommand {

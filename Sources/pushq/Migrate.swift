@@ -1,5 +1,6 @@
 import ArgumentParser
 import PushStore
+import PGClient
 
 struct Migrate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

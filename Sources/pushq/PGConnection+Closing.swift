@@ -1,4 +1,5 @@
 import PushStore
+import PGClient
 
 extension PGConnection {
     /// Runs `body`, then closes the connection (awaited, whether `body` returned or threw),

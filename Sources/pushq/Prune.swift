@@ -3,6 +3,7 @@ import Foundation
 import PushCore
 import PushStore
 import PushWorker
+import PGClient
 
 struct Prune: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import PushCore
 import PushStore
+import PGClient
 
 struct Send: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -3,6 +3,7 @@ import Logging
 import PushServe
 import PushStore
 import ServiceLifecycle
+import PGClient
 
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import PushServe
 import PushStore
+import PGClient
 
 struct Status: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

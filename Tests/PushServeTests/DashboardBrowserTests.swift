@@ -3,6 +3,7 @@ import PushServe
 import PushStore
 import PushTestSupport
 import Testing
+import PGClient
 
 /// The dashboard in a real headless Chromium (Debian's `chromium`, over the DevTools protocol:
 /// `scripts/browser-steps`), against `pushq serve` on 127.0.0.1 and a real PostgreSQL.

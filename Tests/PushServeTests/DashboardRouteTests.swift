@@ -3,6 +3,7 @@ import PushServe
 import PushStore
 import PushTestSupport
 import Testing
+import PGClient
 
 /// The dashboard served by `pushq serve` over HTTP on 127.0.0.1: pages, scopes, the session's
 /// CSRF token on every action, the audit log, escaping of what the database holds.

@@ -1,6 +1,7 @@
 @testable import PushServe
 import PushStore
 import Testing
+import PGClient
 
 /// What the API checks itself before the table does: a time's form.
 @Suite("API: request fields")

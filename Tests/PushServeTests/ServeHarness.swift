@@ -6,6 +6,7 @@ import PushStore
 import PushTestSupport
 import ServiceLifecycle
 import Testing
+import PGClient
 
 /// A `pushq serve` application on 127.0.0.1 (a free port), on a fresh migrated database, with
 /// one key of each scope; stopped (graceful shutdown) when `body` returns.

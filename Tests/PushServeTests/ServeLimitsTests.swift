@@ -6,6 +6,7 @@ import PushStore
 import PushTestSupport
 import Synchronization
 import Testing
+import PGClient
 
 /// serve's bounded resources (issue 45, item 3; `/healthz` of item 5), over real HTTP on
 /// 127.0.0.1 and a real PostgreSQL: the dashboard's pool apart from the API's, the health

@@ -1,6 +1,7 @@
 import Foundation
 import PushStore
 import Testing
+import PGClient
 
 /// What `PQexec` did and the send-and-poll loop must keep doing.
 @Suite("Statements through libpq's asynchronous API")

@@ -2,6 +2,7 @@ import Foundation
 import PushCore
 import PushStore
 import Testing
+import PGClient
 
 /// Cancelling a campaign that is still queued, as docs/producers.md shows it: by lane (or by
 /// lane and metadata), in batches, walking the lane's entries of pushq.due (schema 33).

@@ -3,6 +3,7 @@ import PushCore
 import PushStore
 import PushTestSupport
 import Testing
+import PGClient
 
 /// Broadcast channels in the database (migrations 19–21): the channel claim and its fenced
 /// write-back, broadcast rows waiting for their channel, deletion, the checks at INSERT, the

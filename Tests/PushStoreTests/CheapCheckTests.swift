@@ -1,5 +1,6 @@
 import PushStore
 import Testing
+import PGClient
 
 /// Migration 25: the topic, lane and notify-channel rules without bounded repetitions, which
 /// PostgreSQL's regular expressions expand into a state per repetition and which every claim

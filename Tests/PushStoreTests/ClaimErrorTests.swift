@@ -3,6 +3,7 @@ import PushCore
 import PushStore
 import PushTestSupport
 import Testing
+import PGClient
 
 /// Rows that could break the claim statement: the ones it now takes in its stride, and the
 /// statements that single out and end the ones that still break it.

@@ -2,6 +2,7 @@ import Foundation
 import PushCore
 import PushStore
 import Testing
+import PGClient
 
 /// Claims of the whole fleet take turns (`PGConnection.claimLockKey`).
 @Suite("Claims take turns")

@@ -3,6 +3,7 @@ import PushCore
 @testable import PushStore
 import PushTestSupport
 import Testing
+import PGClient
 
 /// How PostgreSQL plans the claim on a table of many rows: every step reads the rows it claims
 /// through an index, whatever caps are set, and nothing is compiled by JIT.

@@ -3,6 +3,7 @@ import PushCore
 @testable import PushStore
 import PushTestSupport
 import Testing
+import PGClient
 
 /// The claim statement's verdicts beyond "send", and the holds and upkeep statements around it.
 @Suite("Claim verdicts, holds and upkeep")

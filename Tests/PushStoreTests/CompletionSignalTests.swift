@@ -2,6 +2,7 @@ import Foundation
 import PushCore
 import PushStore
 import Testing
+import PGClient
 
 /// Completion signals (schema 12): the trigger `notifications_notify_final` notifies a row's
 /// `notify_channel` once, in the transaction that makes it final, whichever statement does.

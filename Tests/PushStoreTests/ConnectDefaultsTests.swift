@@ -1,6 +1,7 @@
 import Foundation
 @testable import PushStore
 import Testing
+import PGClient
 
 /// The libpq options that bound connecting and a vanished peer (`PGConnectDefaults`).
 @Suite("Connection defaults")

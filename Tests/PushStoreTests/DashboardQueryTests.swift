@@ -3,6 +3,7 @@ import PushCore
 @testable import PushStore
 import PushTestSupport
 import Testing
+import PGClient
 
 /// The dashboard's queries (`pushq serve`): what they find, and that they read indexes only.
 @Suite("Dashboard queries")

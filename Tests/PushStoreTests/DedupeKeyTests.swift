@@ -2,6 +2,7 @@ import Foundation
 import PushCore
 import PushStore
 import Testing
+import PGClient
 
 /// Idempotent enqueue: `dedupe_key` and its unique index `notifications_dedupe_key` (schema 12
 /// and 13), and `pushq.enqueue_for_user`'s per-device keys (schema 15).

@@ -3,6 +3,7 @@ import PushCore
 @testable import PushStore
 import PushTestSupport
 import Testing
+import PGClient
 
 /// pushq.due.retrying (schemas 43 and 44): the waiting rows counted `queued` and `retrying` apart
 /// from pushq.due, not through an index of the row's status.

@@ -2,6 +2,7 @@ import Foundation
 import PushCore
 @testable import PushStore
 import Testing
+import PGClient
 
 /// pushq.due (schema 33): one entry per waiting row, kept in step by triggers whatever writes the
 /// row (producers, workers of this release and of the previous one, operators), claimed from by

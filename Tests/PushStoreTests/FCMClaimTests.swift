@@ -2,6 +2,7 @@ import Foundation
 import PushCore
 import PushStore
 import Testing
+import PGClient
 
 /// Claiming and writing back mixed APNs and FCM rows: credentials per provider, holds and probes
 /// by (credential, channel), the invalid-token check per provider (case-sensitive for FCM), no

@@ -1,6 +1,7 @@
 import Foundation
 import PushStore
 import Testing
+import PGClient
 
 /// The `provider` column (migrations 7-11): FCM rows are refused by named constraints when they
 /// break FCM's rules or set APNs-only columns; valid FCM rows go in as given; APNs rows and old

@@ -2,6 +2,7 @@ import Foundation
 import PushCore
 @testable import PushStore
 import Testing
+import PGClient
 
 /// The claim's order by lane (rank, turns within a rank, due order within a lane), pauses and
 /// the fleet-wide caps of lanes and credentials (pushq.lanes, pushq.rate_budgets).

@@ -2,6 +2,7 @@ import Foundation
 import PushCore
 @testable import PushStore
 import Testing
+import PGClient
 
 /// Leases as rows of pushq.leases (schema 35): written by the claim, read by the upkeep once
 /// they end, and what becomes of their rows.

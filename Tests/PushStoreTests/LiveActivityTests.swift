@@ -2,6 +2,7 @@ import Foundation
 import PushCore
 import PushStore
 import Testing
+import PGClient
 
 /// Live Activity tokens in `pushq.devices` and the functions that start, update and end
 /// activities (schemas 16 to 18), against a real PostgreSQL.

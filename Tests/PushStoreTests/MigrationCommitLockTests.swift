@@ -3,6 +3,7 @@ import PushCore
 @testable import PushStore
 import PushTestSupport
 import Testing
+import PGClient
 
 /// `-- pushq:commit-lock`: a migration that validates constraints commits holding SHARE on its
 /// tables, so that no INSERT is being planned while its commit changes the row descriptor

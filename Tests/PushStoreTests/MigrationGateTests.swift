@@ -1,6 +1,7 @@
 import Foundation
 @testable import PushStore
 import Testing
+import PGClient
 
 /// `-- pushq:after-workers <version>`: a migration that waits for the workers of earlier releases
 /// to stop, and that this release's workers do not need.

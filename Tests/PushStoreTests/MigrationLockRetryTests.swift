@@ -3,6 +3,7 @@ import InMemoryLogging
 import Logging
 @testable import PushStore
 import Testing
+import PGClient
 
 /// `-- pushq:lock-retry`: the migrator runs such a migration with a short lock timeout and
 /// tries again, so that it never holds producers up behind a long transaction.

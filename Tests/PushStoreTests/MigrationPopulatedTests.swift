@@ -3,6 +3,7 @@ import PushCore
 @testable import PushStore
 import Synchronization
 import Testing
+import PGClient
 
 /// Migrations on a populated table while producers insert (and workers send) without pause.
 @Suite("Migration on a populated table")

@@ -1,6 +1,7 @@
 import Foundation
 import PushStore
 import Testing
+import PGClient
 
 /// Upgrading a version 3 database to the row constraints of migrations 4 and 5.
 @Suite("Migration to row constraints")

@@ -2,6 +2,7 @@ import Foundation
 import PushCore
 @testable import PushStore
 import Testing
+import PGClient
 
 /// Upgrading a database made by the previous schema: every row kept, every old INSERT accepted.
 @Suite("Migration upgrades")

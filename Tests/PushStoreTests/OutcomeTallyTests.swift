@@ -2,6 +2,7 @@ import Foundation
 import PushCore
 @testable import PushStore
 import Testing
+import PGClient
 
 /// pushq.outcomes (schema 42): every statement that ends a row as sent or failed tallies it, and
 /// the dashboard, `pushq status` and the lanes' send rates read the tally.

@@ -1,6 +1,7 @@
 import Foundation
 import PushStore
 import Testing
+import PGClient
 
 @Suite("libpq layer")
 struct PGConnectionTests {

@@ -1,5 +1,6 @@
 import Foundation
 @testable import PushStore
+import PGClient
 
 /// A worker of an earlier release: its claim as a worker of schema 32 (before pushq.due) sent it
 /// (`Fixtures/previous-claim.sql`), which walks the status indexes of pushq.notifications and

@@ -2,6 +2,7 @@ import PropertyBased
 import PushStore
 import PushTestSupport
 import Testing
+import PGClient
 
 /// Connection strings and array parameters over generated values.
 @Suite("Property tests: PGURL and array parameters")

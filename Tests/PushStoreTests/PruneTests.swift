@@ -3,6 +3,7 @@ import PushCore
 import PushStore
 import Synchronization
 import Testing
+import PGClient
 
 /// Set once the pruning task has finished.
 private final class Done: Sendable {

@@ -1,6 +1,7 @@
 import Foundation
 import PushStore
 import Testing
+import PGClient
 
 @Suite("Reconnect")
 struct ReconnectTests {

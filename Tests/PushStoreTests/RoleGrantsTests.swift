@@ -1,6 +1,7 @@
 import PushStore
 import PushTestSupport
 import Testing
+import PGClient
 
 /// The grants of `pushq migrate --print-grants` (``RoleGrants``) against a migrated schema: they
 /// name every object of it, apply as printed, and leave each role unable to change the schema.

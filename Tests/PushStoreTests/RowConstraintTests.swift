@@ -1,6 +1,7 @@
 import Foundation
 import PushStore
 import Testing
+import PGClient
 
 /// The constraints of migration 4 (and the lane and notify-channel rules of 12, as schema 25
 /// wrote them): values that would harm the queue or the request are refused at INSERT with a

@@ -3,6 +3,7 @@ import PushCore
 import PushStore
 import PushTestSupport
 import Testing
+import PGClient
 
 /// Schema 56: the rules of a producer's row as one trigger (`pushq.notifications_rules()`),
 /// run when a row is written by its producer or becomes waiting again, not at every claim and

@@ -1,6 +1,7 @@
 import Foundation
 @testable import PushStore
 import Testing
+import PGClient
 
 @Suite("SQL templates")
 struct SQLTemplateTests {

@@ -3,6 +3,7 @@ import PushCore
 import PushStore
 import PushTestSupport
 import Testing
+import PGClient
 
 /// Schema 58 (issue 45, item 9): notify_channel cannot be the workers' own; a channel id must be a
 /// header value; a dashboard pause and resume of a lane with no row keeps `default`'s rank and cap.

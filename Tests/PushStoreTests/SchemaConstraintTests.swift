@@ -1,6 +1,7 @@
 import Foundation
 @testable import PushStore
 import Testing
+import PGClient
 
 /// Bad rows are refused at INSERT with a constraint that names the problem;
 /// valid edge cases are accepted (contract §1).

@@ -2,6 +2,7 @@ import Foundation
 import PushCore
 @testable import PushStore
 import Testing
+import PGClient
 
 /// Every statement `pushq serve` runs is index-backed and bounded: their plans on a table of a
 /// million notifications and 200 000 devices (analysed, sequential scans allowed) read indexes,

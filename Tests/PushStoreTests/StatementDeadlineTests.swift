@@ -1,6 +1,7 @@
 import Foundation
 @testable import PushStore
 import Testing
+import PGClient
 
 /// The client-side `statementDeadline` and the server-side `statementTimeout`; a `TCPProxy`
 /// switched to a blackhole stands in for a server or network that stopped answering.

@@ -3,6 +3,7 @@ import PushCore
 @testable import PushStore
 import PushTestSupport
 import Testing
+import PGClient
 
 /// `pushq status` reads indexes, never the whole of pushq.notifications. The statements
 /// checked are the constants `queueStatus` runs (internal, reached through `@testable`).

@@ -2,6 +2,7 @@ import Foundation
 import PushCore
 import PushStore
 import Testing
+import PGClient
 
 /// The statements behind a write-back that fails on data, and rows a worker cannot read.
 @Suite("Write-back errors and unreadable rows")

@@ -3,6 +3,7 @@ import PushCore
 @testable import PushStore
 import PushTestSupport
 import Testing
+import PGClient
 
 /// How PostgreSQL plans the write-back when its statistics see almost no row in flight: the
 /// state autovacuum's ANALYZE leaves behind during a long drain (docs/performance.md, "The

@@ -4,6 +4,7 @@ import PushCore
 import PushStore
 import PushTestSupport
 import Testing
+import PGClient
 
 /// Issue 45, item 9: a capped lane whose `pushq.rate_budgets` row is gone heals itself.
 @Suite("Missing budget rows")

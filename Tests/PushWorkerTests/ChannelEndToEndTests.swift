@@ -5,6 +5,7 @@ import PushStore
 import PushTestSupport
 import PushWorker
 import Testing
+import PGClient
 
 /// Broadcast channels end to end: workers create and delete channels on the mock's
 /// channel-management port, broadcast rows wait for their channel and go to the push port, and

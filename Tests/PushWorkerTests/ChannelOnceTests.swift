@@ -5,6 +5,7 @@ import PushStore
 import PushTestSupport
 import PushWorker
 import Testing
+import PGClient
 
 /// Issue 45, item 8 and the channel part of item 9: each row of `pushq.channels` ends with exactly
 /// one channel at Apple, however slow the management host, however many workers, and when a

@@ -5,6 +5,7 @@ import PushStore
 import PushTestSupport
 import PushWorker
 import Testing
+import PGClient
 
 /// Completion signals from a worker in this process against the mock over TLS: one NOTIFY on
 /// the row's channel for every way a worker, its upkeep or a producer ends a row, none for a

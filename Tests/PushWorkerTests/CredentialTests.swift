@@ -5,6 +5,7 @@ import PushStore
 import PushTestSupport
 import PushWorker
 import Testing
+import PGClient
 
 /// Credential-level failures: the credential pauses, its rows wait with their attempts intact.
 @Suite("Credential pauses", .serialized)

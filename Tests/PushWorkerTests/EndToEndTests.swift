@@ -5,6 +5,7 @@ import PushStore
 import PushTestSupport
 import PushWorker
 import Testing
+import PGClient
 
 /// A worker in this process against a real PostgreSQL and the mock over TLS.
 @Suite("Worker end to end", .serialized)

@@ -6,6 +6,7 @@ import PushTestSupport
 import PushTransport
 import PushWorker
 import Testing
+import PGClient
 
 /// One worker draining APNs and FCM rows from the same queue, against the mock's APNs and FCM
 /// HTTP v1 endpoints (OAuth exchange included): one test per row of the FCM answers table (docs/faults.md).

@@ -8,6 +8,7 @@ import PushTestSupport
 import PushTransport
 import PushWorker
 import Testing
+import PGClient
 
 /// Fixtures from `scripts/gen-test-certs`, generated once per test process.
 enum Fixtures {

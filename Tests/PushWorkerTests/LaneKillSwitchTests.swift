@@ -5,6 +5,7 @@ import PushStore
 import PushTestSupport
 import PushWorker
 import Testing
+import PGClient
 
 /// A pause or a lane cancel stops what a worker already holds: the rows it claimed and has not
 /// started go back to waiting (or end `cancelled`), only the requests on the wire finish.

@@ -4,6 +4,7 @@ import MockPush
 import PushStore
 import PushTestSupport
 import Testing
+import PGClient
 
 /// `/metrics` per lane, from a real worker process: labels are the lanes of `pushq.lanes` only,
 /// every other lane is `other`.

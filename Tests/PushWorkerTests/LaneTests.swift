@@ -5,6 +5,7 @@ import PushStore
 import PushTestSupport
 import PushWorker
 import Testing
+import PGClient
 
 /// Lanes through real workers and the mock: order between ranks with several workers, a cap
 /// held by a fleet that changes, a pause while rows are in flight.

@@ -5,6 +5,7 @@ import PushStore
 import PushTestSupport
 import PushWorker
 import Testing
+import PGClient
 
 /// A Live Activity's life through a worker and the mock over TLS: started on a user's devices
 /// from their push-to-start tokens, updated and ended by activity id; APNs' answers retiring

@@ -3,6 +3,7 @@ import Foundation
 import PushStore
 import PushTestSupport
 import Testing
+import PGClient
 
 /// `pushq migrate` as an operator runs it during a rolling upgrade: it applies what this
 /// release's workers need, and the gated migrations once the earlier workers are gone.

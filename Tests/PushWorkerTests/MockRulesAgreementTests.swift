@@ -5,6 +5,7 @@ import PushStore
 import PushTestSupport
 import PushWorker
 import Testing
+import PGClient
 
 /// pushq's limits and rules against the mock's, which are written from Apple's and Google's
 /// documentation and not from pushq: a wrong limit in PushCore or in the schema makes one of

@@ -4,6 +4,7 @@ import MockPush
 import PushStore
 import PushTestSupport
 import Testing
+import PGClient
 
 /// A managed PostgreSQL service (RDS, Cloud SQL, Azure, Supabase…) gives no superuser and installs
 /// no extension on request: the database belongs to an ordinary role. `pushq migrate` and

@@ -8,6 +8,7 @@ import PushTestSupport
 import PushWorker
 import Synchronization
 import Testing
+import PGClient
 
 /// Outcomes of rounds tried while another round ran.
 private final class Outcomes: Sendable {

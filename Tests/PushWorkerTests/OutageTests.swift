@@ -5,6 +5,7 @@ import PushCore
 import PushStore
 import PushTestSupport
 import Testing
+import PGClient
 
 /// Two-minute outages against a `pushq worker` process with the default retry and probe
 /// settings: APNs answering 500 to everything, and APNs refusing connections. Nothing may

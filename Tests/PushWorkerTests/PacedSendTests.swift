@@ -5,6 +5,7 @@ import PushStore
 import PushTestSupport
 import PushWorker
 import Testing
+import PGClient
 
 /// A cap meters the requests that start, not only the rows claimed: a provider that stalls and
 /// then answers everything at once does not turn the rows claimed meanwhile into a burst.

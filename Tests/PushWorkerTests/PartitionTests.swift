@@ -4,6 +4,7 @@ import MockPush
 import PushStore
 import PushTestSupport
 import Testing
+import PGClient
 
 /// A network partition between a `pushq worker` process and PostgreSQL: the worker reaches
 /// the database through a `TCPProxy` that is switched to a blackhole mid-run. The proxy

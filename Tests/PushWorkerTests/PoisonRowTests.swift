@@ -5,6 +5,7 @@ import PushStore
 import PushTestSupport
 import PushWorker
 import Testing
+import PGClient
 
 /// Rows whose data makes the claim statement fail, planted with the table's rules off and a
 /// CHECK constraint added NOT VALID that they break (as a row from before migration 4 was, until

@@ -5,6 +5,7 @@ import PushStore
 import PushTestSupport
 import PushWorker
 import Testing
+import PGClient
 
 /// Workers behind PgBouncer, and multi-host URLs whose first host is read-only.
 @Suite("Poolers and failover", .serialized)

@@ -4,6 +4,7 @@ import MockPush
 import PushStore
 import PushTestSupport
 import Testing
+import PGClient
 
 /// `pushq worker` processes: killed, stopped, several at once, and PostgreSQL restarted under them.
 @Suite("Worker processes", .serialized)

@@ -7,6 +7,7 @@ import PushTestSupport
 import PushTransport
 @testable import PushWorker
 import Testing
+import PGClient
 
 /// What a worker checks before it runs, and what it leaves behind when it stops or fails.
 @Suite("Worker start and stop", .serialized)

@@ -5,6 +5,7 @@ import PushStore
 import PushTestSupport
 import PushWorker
 import Testing
+import PGClient
 
 /// Write-backs that fail: on a row's data (a trigger added by the test refuses one row's
 /// answer, as an odd reason or timestamp would), or transiently (a killed connection, 40001).

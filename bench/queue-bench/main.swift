@@ -19,6 +19,7 @@ import Foundation
 import Logging
 import PushCore
 import PushStore
+import PGClient
 
 var logger = Logger(label: "queue-bench")
 logger.logLevel = .warning

@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import PushCore
 import PushStore
+import PGClient
 
 extension APIRoutes {
     /// `PUT /devices`, `DELETE /devices`, `GET /users/{user_ref}/devices`.

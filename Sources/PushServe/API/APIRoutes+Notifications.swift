@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import PushCore
 import PushStore
+import PGClient
 
 extension APIRoutes {
     /// `POST /notifications` (one or up to 1 000), `GET /notifications/{id}`,

@@ -1,3 +1,4 @@
+import PGClient
 /// An operator's action from the dashboard. Each is shown on a confirmation page first
 /// (``DashboardPage/confirm(_:)``), then posted with the session's CSRF token, carried out,
 /// and written to the audit log with the key's name.

@@ -1,4 +1,5 @@
 import PushStore
+import PGClient
 
 extension DashboardPage {
     /// The reasons of the last hour and of the last day, each count linking to its rows.

@@ -1,5 +1,6 @@
 import Hummingbird
 import PushStore
+import PGClient
 
 /// A dashboard read stopped by the dashboard's statement timeout
 /// (``ServeConfiguration/dashboardQueryTimeout``): its page says so instead of failing.

@@ -1,5 +1,6 @@
 import Foundation
 import PushStore
+import PGClient
 
 /// What a search box's text asks for.
 enum DashboardSearch: Equatable {

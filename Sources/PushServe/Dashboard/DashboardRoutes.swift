@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import PushCore
 import PushStore
+import PGClient
 
 /// The dashboard under `/dashboard` (and `/` leading there): server-rendered pages over the
 /// store's bounded queries, and the operator's actions, each confirmed, CSRF-checked (by

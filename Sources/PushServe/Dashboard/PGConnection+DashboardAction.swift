@@ -1,4 +1,5 @@
 import PushStore
+import PGClient
 
 extension PGConnection {
     /// Carries out `action`, writing `audit` in the transaction of each change.

@@ -21,8 +21,8 @@ import CLibPQ
 /// The kernel's timers cannot see a peer that still acknowledges packets but never answers
 /// (a stuck server, a proxy that stopped forwarding): `PGConnection.statementDeadline`
 /// covers that case.
-enum PGConnectDefaults {
-    static let options: [(keyword: String, value: String)] = [
+package enum PGConnectDefaults {
+    package static let options: [(keyword: String, value: String)] = [
         ("connect_timeout", "10"),
         ("keepalives", "1"),
         ("keepalives_idle", "30"),
@@ -39,7 +39,7 @@ enum PGConnectDefaults {
     /// a setting that appears later overrides one that appears earlier, so a value in the
     /// URL wins over the default placed before it. An environment variable, though, only
     /// fills what no entry sets, so a default whose variable is set is left out.
-    static func parameters(url: String, environment: [String: String]) -> [(keyword: String, value: String)] {
+    package static func parameters(url: String, environment: [String: String]) -> [(keyword: String, value: String)] {
         var out = options.filter { option in
             guard let variable = environmentVariables[option.keyword] else { return true }
             return environment[variable] == nil
@@ -50,7 +50,7 @@ enum PGConnectDefaults {
 
     /// libpq's environment variable for each option that has one (`connect_timeout`:
     /// `PGCONNECT_TIMEOUT`), as `PQconndefaults` reports them.
-    static let environmentVariables: [String: String] = {
+    package static let environmentVariables: [String: String] = {
         // Out of memory: the one variable among the options above, as libpq documents it.
         guard let defaults = PQconndefaults() else { return ["connect_timeout": "PGCONNECT_TIMEOUT"] }
         defer { PQconninfoFree(defaults) }

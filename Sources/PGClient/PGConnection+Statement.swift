@@ -106,7 +106,7 @@ extension PGConnection {
     /// Runs `body` with a statement deadline of at least `minimum`, for work that may
     /// legitimately take long (migrations: DDL on big tables, waiting for another
     /// process's migration lock).
-    func withDeadline<T>(atLeast minimum: Duration, _ body: () throws -> T) rethrows -> T {
+    package func withDeadline<T>(atLeast minimum: Duration, _ body: () throws -> T) rethrows -> T {
         let saved = deadlineInForce
         deadlineInForce = max(deadlineInForce, minimum)
         defer { deadlineInForce = saved }

@@ -13,7 +13,7 @@ extension PGConnection {
     /// A session that lost its statements (a pooler's `DISCARD ALL`: SQLSTATE 26000) forgets
     /// them; the call fails like any statement and the next one prepares again. A reconnect
     /// starts with none (``prepareSession()``).
-    func preparedQuery(_ sql: String, _ parameters: [(any PGParameter)?]) throws(PGError) -> PGResult {
+    package func preparedQuery(_ sql: String, _ parameters: [(any PGParameter)?]) throws(PGError) -> PGResult {
         let texts = try Self.texts(parameters)
         guard let name = try statementName(sql, count: texts.count) else { return try query(sql, parameters) }
         do {

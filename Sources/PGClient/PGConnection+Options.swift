@@ -3,7 +3,7 @@ import CLibPQ
 extension PGConnection {
     /// The libpq options of the current session as libpq holds them (`PQconninfo`): what
     /// the URL, the environment and `PGConnectDefaults` set. Passwords are left out.
-    var connectionOptions: [String: String] {
+    package var connectionOptions: [String: String] {
         guard let conn, let info = PQconninfo(conn) else { return [:] }
         defer { PQconninfoFree(info) }
         var options: [String: String] = [:]
@@ -20,5 +20,5 @@ extension PGConnection {
 
     /// The session's socket descriptor (`PQsocket`), -1 when there is none. For tests
     /// that read the kernel's socket options; the descriptor stays libpq's.
-    var socketDescriptor: Int32 { conn.map { PQsocket($0) } ?? -1 }
+    package var socketDescriptor: Int32 { conn.map { PQsocket($0) } ?? -1 }
 }

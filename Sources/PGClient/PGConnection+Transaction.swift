@@ -25,7 +25,7 @@ extension PGConnection {
 
     /// ``transaction(begin:commit:_:)`` for a body that throws only ``PGError`` (as `execute`,
     /// `BEGIN` and `COMMIT` do), with the error typed: the claim and the release of rows.
-    func typedTransaction<T: Sendable>(begin: String, commit: String = "COMMIT",
+    package func typedTransaction<T: Sendable>(begin: String, commit: String = "COMMIT",
                                        _ body: @Sendable (isolated PGConnection) throws(PGError) -> T) throws(PGError) -> T {
         do {
             return try transaction(begin: begin, commit: commit) { c in try body(c) }

@@ -1,5 +1,6 @@
-import Foundation
 import PushCore
+import Foundation
+
 
 /// Conversion between `Date` and PostgreSQL's ISO `timestamptz` text.
 ///

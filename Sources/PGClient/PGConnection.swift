@@ -153,7 +153,7 @@ public actor PGConnection {
     }
 
     /// The parameters as PostgreSQL text (nil: NULL).
-    static func texts(_ parameters: [(any PGParameter)?]) throws(PGError) -> [String?] {
+    package static func texts(_ parameters: [(any PGParameter)?]) throws(PGError) -> [String?] {
         var texts: [String?] = []
         texts.reserveCapacity(parameters.count)
         for (i, parameter) in parameters.enumerated() {
