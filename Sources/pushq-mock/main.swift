@@ -15,12 +15,15 @@ struct PushMockCommand: AsyncParsableCommand {
         commandName: "pushq-mock",
         abstract: "A mock of Apple's APNs provider API and of FCM HTTP v1 (TLS + HTTP/2) with faults on demand.",
         discussion: """
-        Control endpoints on the same port: GET /_mock/stats, GET /_mock/requests, POST /_mock/reset,
-        POST /_mock/rules, POST /_mock/failure-rate, POST /_mock/answer-all (a MockAnswer, or null),
-        POST /_mock/faults (tokenMaxAgeSeconds included), POST /_mock/refuse {"milliseconds":N}
+        Control endpoints on the same port: GET /_mock/stats, GET /_mock/requests, POST /_mock/reset, \
+        POST /_mock/rules, POST /_mock/failure-rate, POST /_mock/answer-all (a MockAnswer, or null), \
+        POST /_mock/faults (tokenMaxAgeSeconds included), POST /_mock/refuse {"milliseconds":N} \
         (close the listener and every connection, listen again N ms later), GET /_mock/wait?count=N&timeoutMs=T.
 
-        APNs broadcasts on the same port (POST /4/broadcasts/apps/{bundle}); APNs channel management         (/1/apps/{bundle}/channels, /all-channels) on --management-port, which GET /_mock/management         reports ({"port":N,"url":"https://127.0.0.1:N"}); channels: GET /_mock/channels,         POST /_mock/channels/create, /delete, /fail-next, GET /_mock/channels/requests.
+        APNs broadcasts on the same port (POST /4/broadcasts/apps/{bundle}); APNs channel management \
+        (/1/apps/{bundle}/channels, /all-channels) on --management-port, which GET /_mock/management \
+        reports ({"port":N,"url":"https://127.0.0.1:N"}); channels: GET /_mock/channels, \
+        POST /_mock/channels/create, /delete, /fail-next, GET /_mock/channels/requests.
 
         FCM HTTP v1 on the same port: POST /token (OAuth 2.0 JWT bearer exchange for the service \
         accounts it knows: with --fixtures, the fixtures' account) and POST /v1/projects/{id}/messages:send.
@@ -35,13 +38,13 @@ struct PushMockCommand: AsyncParsableCommand {
     @Option(help: "Port; 0 picks a free one (printed on the ready line).") var port = 0
     @Option(help: "Port of the APNs channel-management API (Apple's 2196 / 2195); 0 picks a free one (GET /_mock/management says which).")
     var managementPort = 0
-    @Option(help: "Fixtures directory, generated when missing (CA, server and client certificates, APNs key, FCM account): sets --cert, --key, the APNs key and bundle id, and the FCM account unless given.")
+    @Option(help: "Fixtures directory, generated when missing (CA, server and client certificates, APNs key, FCM account): sets --cert, --key, the APNs key, a bundle id (--bundle-id adds others) and the FCM account unless given.")
     var fixtures: String?
     @Option(help: "Server certificate (PEM).") var cert: String?
     @Option(help: "Server private key (PEM).") var key: String?
     @Option(help: "CA (PEM) for client certificates; enables certificate auth.") var clientCA: String?
     @Option(help: "Accepted token key as KEYID:TEAMID:PUBLIC_KEY_PEM_PATH (repeatable).") var tokenKey: [String] = []
-    @Option(help: "Allowed bundle id (repeatable).") var bundleId: [String] = []
+    @Option(help: "A bundle id accepted beside the fixtures' one, e.g. a second app (repeatable).") var bundleId: [String] = []
     @Option(help: "production, or development (adds apns-unique-id).") var environment = "production"
     @Option(help: "SETTINGS_MAX_CONCURRENT_STREAMS once a connection has a valid token.") var maxStreams = 1000
     @Flag(help: "Advertise the full stream limit from the start (no 1-stream phase).") var noLimitStreams = false
@@ -137,7 +140,8 @@ struct PushMockCommand: AsyncParsableCommand {
                 return MockTokenKey(keyID: parts[0], teamID: parts[1], publicKeyPEMPath: parts[2])
             }
         }
-        if !bundleId.isEmpty { configuration.bundleIDs = bundleId }
+        // Added to the fixtures' bundle id, which the docs' recipes and MOCK_APNS_TOPIC use.
+        for id in bundleId where !configuration.bundleIDs.contains(id) { configuration.bundleIDs.append(id) }
         guard let env = MockAPNsEnvironment(rawValue: environment) else {
             throw ValidationError("--environment expects production or development, got \(environment)")
         }

@@ -87,6 +87,45 @@ struct ExecutableTests {
         #expect(await process.wait() == .exit(0))
     }
 
+    @Test("--bundle-id adds an app beside the fixtures' bundle id: both topics are accepted, a third is not")
+    func bundleIDAdds() async throws {
+        // A user's second app next to the fixtures' default one, which the docs' recipes use.
+        let process = try ChildProcess(Self.binary, ["--fixtures", Fixtures.directory, "--bundle-id", "com.example.second",
+                                                     "--log-level", "warning"], stdout: .pipe, stderr: .null)
+        defer { if !process.hasExited { process.kill(SIGKILL); process.waitBlocking() } }
+        let line = process.readLine() ?? ""
+        let prefix = "pushq-mock listening on 127.0.0.1:"
+        let port = try #require(Int(line.dropFirst(prefix.count)), "ready line: \(line)")
+        let jwt = try Fixtures.jwt()
+        var second = TestRequest.valid(jwt: jwt)
+        second.set("apns-topic", "com.example.second")
+        var third = TestRequest.valid(jwt: jwt)
+        third.set("apns-topic", "com.example.third")
+        let answers = try Curl.run(port: port, [.valid(jwt: jwt), second, third]).responses
+        #expect(answers.map(\.status) == [200, 200, 400], "\(answers.map { ($0.status, $0.reason ?? "") })")
+        #expect(answers.last?.reason == "TopicDisallowed")
+        process.kill(SIGTERM)
+        #expect(await process.wait() == .exit(0))
+    }
+
+    @Test("--help has no run of three or more spaces inside its prose")
+    func helpHasNoRunsOfSpaces() async throws {
+        let result = try await ChildProcess.run(Self.binary, ["--help"])
+        #expect(result.termination == .exit(0))
+        #expect(result.stdout.contains("--bundle-id"))
+        // ArgumentParser aligns the options' help in a column: an option line's first gap (name to help)
+        // and every line's indentation are layout; any other run of 3+ spaces comes from the source text.
+        var runs: [String] = []
+        for line in result.stdout.split(separator: "\n", omittingEmptySubsequences: false) {
+            var text = line.drop { $0 == " " }
+            if line.hasPrefix("  -"), let gap = text.range(of: "  ") {
+                text = text[gap.upperBound...].drop { $0 == " " }
+            }
+            if text.trimmingCharacters(in: .whitespaces).contains("   ") { runs.append(String(line)) }
+        }
+        #expect(runs.isEmpty, "runs of spaces in --help: \(runs)")
+    }
+
     @Test("--print-token prints a JWT the mock accepts")
     func printToken() async throws {
         let dir = Fixtures.directory
