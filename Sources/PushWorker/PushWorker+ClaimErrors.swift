@@ -28,6 +28,9 @@ struct Claim: Sendable {
     /// the claim's start plus ``WorkerConfiguration/sendWindowSeconds``, so that every request
     /// ends (answered or timed out) before the lease the database granted runs out.
     var sendBy: Int64
+    /// ``monotonicNanoseconds()`` just before the claim statement was sent: a lane cancel this
+    /// worker handled later may have skipped rows this claim had locked (``PushWorker/laneCancelled(_:)``).
+    var startedAt: Int64
     /// A cap held back rows that were due: claim again soon.
     var heldBackByCap = false
 }
@@ -43,7 +46,8 @@ extension PushWorker {
                                    defaultEnvironment: configuration.sender.environment,
                                    only: scope.only, row: row, excluding: excluding,
                                    rotation: scope.rotation, budget: scope.budget, belowRank: scope.belowRank)
-        return Claim(rows: rows.rows, sendBy: startedAt + Int64(configuration.sendWindowSeconds * 1e9), heldBackByCap: rows.heldBackByCap)
+        return Claim(rows: rows.rows, sendBy: startedAt + Int64(configuration.sendWindowSeconds * 1e9), startedAt: startedAt,
+                     heldBackByCap: rows.heldBackByCap)
     }
 
     /// After a claim of `limit` rows failed on data (SQLSTATE class 22 or 23), carries out a

@@ -52,16 +52,48 @@ extension PushWorker {
             logger.error("notifications without a topic: set PUSHQ_APNS_TOPIC, the credential's topic or the rows' topic column",
                          metadata: ["notifications": "\(missingTopic)"])
         }
-        let paced = state.withLock { s in
-            s.stats.claimed += rows.count
-            for (id, h) in held { s.hold(id, h) }
-            s.local.append(contentsOf: local)
-            // Requests of capped lanes and credentials start when their cap allows (``paceLoop()``).
-            return s.pacer.isActive && s.pacer.take(from: &batches)
+        // Under the gate: a lane cancel handled meanwhile either finds these requests in a
+        // sender's queue or the pacer, or is seen here (``laneCancelled(_:)``).
+        handOverGate.withLock { _ in
+            let (paced, cancelled) = state.withLock { s in
+                s.stats.claimed += rows.count
+                for (id, h) in held { s.hold(id, h) }
+                s.local.append(contentsOf: local)
+                // Looked at only for a claim older than a cancel (a few lanes at most, once per claim).
+                let cancelled = s.laneCancels.contains(where: { claim.startedAt < $0.value })
+                    ? Self.takeCancelled(from: &batches, claimedAt: claim.startedAt, s.laneCancels) : []
+                s.cancels += cancelled.compactMap { s.claim(of: $0) }
+                // Requests of capped lanes and credentials start when their cap allows (``paceLoop()``).
+                return (s.pacer.isActive && s.pacer.take(from: &batches), cancelled)
+            }
+            if !local.isEmpty || !cancelled.isEmpty { completeWake.signal() }
+            if !cancelled.isEmpty {
+                logger.info("lane cancelled: notifications of a claim that started before the cancel end cancelled, unsent",
+                            metadata: ["notifications": "\(cancelled.count)", "lane": "\(Set(cancelled.map(\.lane)).sorted().joined(separator: ","))"])
+            }
+            if paced { paceWake.signal() }
+            for (key, requests) in batches { submit(requests, to: key) }
         }
-        if !local.isEmpty { completeWake.signal() }
-        if paced { paceWake.signal() }
-        for (key, requests) in batches { submit(requests, to: key) }
+    }
+
+    /// Removes from `batches` and returns the requests of the lanes cancelled (`cancels`: when
+    /// this worker handled each lane's last cancel) after `claimedAt`, the start of their claim.
+    ///
+    /// A lane's cancel ends its waiting rows `SKIP LOCKED`: the rows a claim had locked when the
+    /// cancel ran are skipped, and that claim returns them to this worker only afterwards. A claim
+    /// that started after the worker handled the notice started after the cancel committed, so
+    /// its rows of the lane were not waiting when the cancel ran; they go out.
+    static func takeCancelled(from batches: inout [Endpoint: [PushRequest]], claimedAt: Int64,
+                              _ cancels: [String: Int64]) -> [PushRequest] {
+        var taken: [PushRequest] = []
+        for (key, requests) in batches where requests.contains(where: { cancels[$0.lane].map { claimedAt < $0 } ?? false }) {
+            var going: [PushRequest] = []
+            for request in requests {
+                if let at = cancels[request.lane], claimedAt < at { taken.append(request) } else { going.append(request) }
+            }
+            batches[key] = going.isEmpty ? nil : going
+        }
+        return taken
     }
 
     /// The request for `row` (``PushRequest/make(tag:claim:startDeadline:provider:deviceToken:payload:pushType:topic:defaultTopic:priority:collapseID:apnsID:expiration:channelID:)``),

@@ -103,15 +103,26 @@ extension PushWorker {
     }
 
     /// A lane was cancelled from the dashboard: the requests of `lane` this worker claimed and
-    /// has not started end `cancelled` (requests on the wire end with the provider's answer).
+    /// has not started end `cancelled` (requests on the wire, and those a connection already
+    /// took from its sender's queue to start, end with the provider's answer).
+    ///
+    /// Also those of a claim in flight now: the cancel skipped the rows that claim had locked,
+    /// so the time of this notice is kept, and the rows of `lane` of a claim that started earlier
+    /// are ended `cancelled` when it returns (``dispatch(_:probe:)``).
     func laneCancelled(_ lane: String) {
-        let (senders, paced) = state.withLock { s in (Array(s.senders.values), s.pacer.remove { $0.lane == lane }) }
-        var withdrawn = paced
-        for sender in senders { withdrawn += sender.withdraw(lane: lane) }
-        if !withdrawn.isEmpty {
-            logger.info("lane cancelled: notifications claimed and not started end cancelled",
-                        metadata: ["notifications": "\(withdrawn.count)", "lane": "\(lane)"])
+        let withdrawn = handOverGate.withLock { _ in
+            let now = monotonicNanoseconds()
+            let (senders, paced) = state.withLock { s in
+                s.laneCancels[lane] = now
+                return (Array(s.senders.values), s.pacer.remove { $0.lane == lane })
+            }
+            var withdrawn = paced
+            for sender in senders { withdrawn += sender.withdraw(lane: lane) }
+            return withdrawn
         }
+        // Logged also when nothing was held: that the worker heard the cancel.
+        logger.info("lane cancelled: notifications claimed and not started end cancelled",
+                    metadata: ["notifications": "\(withdrawn.count)", "lane": "\(lane)"])
         handBack(withdrawn, cancelled: true)
     }
 

@@ -13,10 +13,15 @@ extension PushWorker {
         while !stopRequested {
             let now = monotonicNanoseconds()
             let senders = state.withLock { $0.senders }
-            let (go, late, wait) = state.withLock { s in
-                s.pacer.release(now: now) { senders[$0]?.freeSlots ?? Int.max }
+            // Under the gate: a lane cancel takes what waits in the pacer, or what it handed over
+            // from the senders' queues (``laneCancelled(_:)``).
+            let (late, wait) = handOverGate.withLock { _ in
+                let (go, late, wait) = state.withLock { s in
+                    s.pacer.release(now: now) { senders[$0]?.freeSlots ?? Int.max }
+                }
+                for (endpoint, requests) in go { submit(requests, to: endpoint) }
+                return (late, wait)
             }
-            for (endpoint, requests) in go { submit(requests, to: endpoint) }
             if !late.isEmpty { handBack(late, cancelled: false) }
             // Held back by a token: until it comes (at least a millisecond); by room or nothing:
             // until answers come, a second at most (a send-by time may pass meanwhile).

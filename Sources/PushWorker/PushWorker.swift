@@ -78,6 +78,10 @@ public final class PushWorker: Sendable {
         var laneStops = LaneStops()
         /// The requests of capped lanes and credentials waiting for their turn to start (``paceLoop()``).
         var pacer = SendPacer()
+        /// When this worker handled each lane's last cancel notice (``monotonicNanoseconds()``,
+        /// ``PushWorker/laneCancelled(_:)``): the rows of that lane a claim that started earlier
+        /// returns are ended `cancelled` unsent (the cancel skipped them, locked by that claim).
+        var laneCancels: [String: Int64] = [:]
         /// Endpoints to hold whose senders cannot be built, written by the complete loop.
         var senderHolds: [HoldRequest] = []
         /// Senders are per endpoint: tokens belong to one environment, and one connection never mixes keys.
@@ -135,6 +139,11 @@ public final class PushWorker: Sendable {
     let paceWake = Wakeup()
     /// The listener's connection, to interrupt its wait on stop.
     let listener = Mutex<PGConnection?>(nil)
+    /// Orders a lane's cancel (``laneCancelled(_:)``) against the hand-over of claimed rows to the
+    /// senders (``dispatch(_:probe:)``, ``paceLoop()``): a request is either in a sender's queue
+    /// or the pacer when the cancel withdraws the lane's, or handed over after the cancel's time
+    /// was recorded, and then checked against it. Never taken with `state` or a sender's lock held.
+    let handOverGate = Mutex(())
 
     /// - Parameters:
     ///   - configuration: see ``WorkerConfiguration``; checked by ``run()``.
