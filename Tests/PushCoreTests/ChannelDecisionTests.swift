@@ -28,14 +28,18 @@ struct ChannelDecisionTests {
         #expect(decide(.fail(.badChannelId), .delete) == .failed)
     }
 
-    @Test("a reachable retry (429, an unknown reason) counts the attempt with the retry policy's backoff, and fails once attempts run out")
+    /// a reachable retry (429, an unknown reason) counts the attempt with the retry policy's backoff, and
+    /// fails once attempts run out
+    @Test("a reachable retry (429, an unknown reason) counts the attempt with the policy's backoff; fails once attempts run out")
     func reachableRetry() {
         #expect(decide(.retry(.tooManyRequests), attempts: 2) == .retry(afterSeconds: 300 + 0.5 * 2, refund: false))
         #expect(decide(.retry(.unknownReason("HTTP418")), attempts: 3) == .retry(afterSeconds: 1 + 0.5 * 4, refund: false))
         #expect(decide(.retry(.tooManyRequests), attempts: 10, max: 10) == .failed)
     }
 
-    @Test("an outage (5xx, no answer) gives the attempt back and backs off as an outage probe, longer each time in a row, never failing the channel")
+    /// an outage (5xx, no answer) gives the attempt back and backs off as an outage probe, longer each time
+    /// in a row, never failing the channel
+    @Test("an outage (5xx, no answer) gives the attempt back and backs off longer each time, never failing the channel")
     func outage() {
         let first = decide(.retry(.serverError(nil)), attempts: 10, max: 10, holds: 0)
         let fourth = decide(.retry(.outcomeUnknown(.connect)), attempts: 10, max: 10, holds: 3)
@@ -44,7 +48,9 @@ struct ChannelDecisionTests {
         #expect(first.isHeldBack && fourth.isHeldBack)
     }
 
-    @Test("a credential hold gives the attempt back and waits the credential pause's interval; retryNow goes again at once, attempt given back")
+    /// a credential hold gives the attempt back and waits the credential pause's interval; retryNow goes
+    /// again at once, attempt given back
+    @Test("a credential hold gives the attempt back and waits the pause's interval; retryNow goes again at once")
     func holdAndRetryNow() {
         #expect(decide(.hold(.credential, reason: "FeatureNotEnabled"), holds: 1) == .retry(afterSeconds: 60, refund: true))
         #expect(decide(.retryNow(.renewProviderToken)) == .retry(afterSeconds: 0, refund: true))

@@ -13,7 +13,9 @@ import Testing
 
     static let throttled = FCMVerdict.throttleToken(seconds: 60)
 
-    @Test("one hot token: each of its rows retries after Retry-After with an attempt counted; nothing held, however many of its rows, and others are sent")
+    /// one hot token: each of its rows retries after Retry-After with an attempt counted; nothing held,
+    /// however many of its rows, and others are sent
+    @Test("one hot token: its rows retry after Retry-After with an attempt counted; nothing held, other rows sent")
     func oneHotToken() {
         var d = Decider(policy: policy)
         let out = d.decide((1...40).map { answer($0, Self.throttled, token: "hot") } + [answer(41, .sent, token: "other")],
@@ -37,7 +39,9 @@ import Testing
         #expect(out.holds.isEmpty)
     }
 
-    @Test("three different tokens with 429 and no 200s: the project's quota; the credential is held for Retry-After, those rows wait with their attempts back")
+    /// three different tokens with 429 and no 200s: the project's quota; the credential is held for
+    /// Retry-After, those rows wait with their attempts back
+    @Test("three tokens with 429 and no 200s: the project's quota holds the credential for Retry-After, attempts given back")
     func manyTokensHold() {
         var d = Decider(policy: policy)
         let first = d.decide([answer(1, Self.throttled, token: "a"), answer(2, Self.throttled, token: "b")], unitRandom: { 0.5 })

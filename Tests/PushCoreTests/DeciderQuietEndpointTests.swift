@@ -27,7 +27,9 @@ import Testing
                outcome: c.outcome, reasonText: nil, isHTTPAnswer: true)
     }
 
-    @Test("first answer: waits 1-16 s, attempt given back; the same answer again (lastReason): failed at face value, token invalidated for BadDeviceToken",
+    /// first answer: waits 1-16 s, attempt given back; the same answer again (lastReason): failed at face
+    /// value, token invalidated for BadDeviceToken
+    @Test("first answer waits 1-16 s with the attempt back; the same answer again fails at face value, token invalidated",
           arguments: cases)
     func waitsOnceThenBelieved(_ c: Case) {
         var d = Decider(policy: policy)
@@ -68,7 +70,9 @@ import Testing
         #expect(out.dispositions.allSatisfy { $0.status == .retrying && $0.refundsAttempt && $0.invalidation == nil })
     }
 
-    @Test("a busy endpoint in the wrong environment: the first few wait, the window fills meanwhile, and their second answers are held as a burst, nothing invalidated",
+    /// a busy endpoint in the wrong environment: the first few wait, the window fills meanwhile, and their
+    /// second answers are held as a burst, nothing invalidated
+    @Test("a busy endpoint in the wrong environment: the first few wait, and their second answers are held as a burst",
           arguments: cases)
     func busyBurstStillHeld(_ c: Case) {
         var d = Decider(policy: policy)

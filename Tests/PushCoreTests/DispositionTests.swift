@@ -50,7 +50,9 @@ import Testing
         #expect(d == Disposition(status: .retrying, reason: "X", retryDelay: 1, refundsAttempt: true))
     }
 
-    @Test("connection-level failures give the attempt back the first time and wait 1-2 s; a repeat counts and ends the row at max_attempts")
+    /// connection-level failures give the attempt back the first time and wait 1-2 s; a repeat counts and
+    /// ends the row at max_attempts
+    @Test("connection-level failures give the attempt back once and wait 1-2 s; a repeat counts, ending at max_attempts")
     func retryNow() {
         let renew = decide(.retryNow(.renewProviderToken), random: 0.25)
         #expect(renew == Disposition(status: .retrying, reason: "ExpiredProviderToken", retryDelay: 1.25, refundsAttempt: true))

@@ -3,7 +3,9 @@ import Testing
 
 /// A connection's thread never spins on a failing `curl_multi_perform`/`curl_multi_poll`.
 @Suite struct LoopBackoffTests {
-    @Test("rests double from 10 ms to 1 s; only the first failure of a run is logged; in-flight transfers are given up from the third")
+    /// rests double from 10 ms to 1 s; only the first failure of a run is logged; in-flight transfers are
+    /// given up from the third
+    @Test("rests double from 10 ms to 1 s; only a run's first failure is logged; in-flight transfers given up from the third")
     func failuresInARow() {
         var backoff = LoopBackoff()
         let steps = (1...9).map { _ in backoff.failed() }

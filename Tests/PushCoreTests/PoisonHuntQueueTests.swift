@@ -125,7 +125,9 @@ import Testing
         }
     }
 
-    @Test("a bad row alone in the queue is not ended: nothing shows the claim works; a row enqueued after it is claimed, and it is ended")
+    /// a bad row alone in the queue is not ended: nothing shows the claim works; a row enqueued after it is
+    /// claimed, and it is ended
+    @Test("a bad row alone in the queue is not ended; once a row enqueued after it is claimed, it is ended")
     func aloneThenCompany() {
         var q = Queue(due: [1], bad: [1])
         #expect(q.drain(full: 500) == [.giveUp(.nothingElseDue)])

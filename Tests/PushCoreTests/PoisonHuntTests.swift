@@ -198,7 +198,9 @@ import Testing
         #expect(hunt.isOver == { if case .done = hunt.next { return true }; if case .giveUp = hunt.next { return true }; return false }())
     }
 
-    @Test("SQLSTATE classes 22 and 23 are deterministic; lost connections, serialization failures, deadlocks, shutdowns and timeouts are not (a missing column is configuration: see StatementFailureTests)",
+    /// SQLSTATE classes 22 and 23 are deterministic; lost connections, serialization failures, deadlocks,
+    /// shutdowns and timeouts are not (a missing column is configuration: see StatementFailureTests)
+    @Test("SQLSTATE classes 22 and 23 are deterministic; lost connections, conflicts, shutdowns and timeouts are not",
           arguments: [("22003", StatementFailure.deterministic), ("22P02", .deterministic), ("22008", .deterministic),
                       ("23514", .deterministic), ("23505", .deterministic), ("40001", .transient), ("40P01", .transient),
                       ("57P01", .transient), ("57014", .transient), ("08006", .transient), ("42703", .configuration),

@@ -34,7 +34,9 @@ struct RetentionPolicyTests {
         #expect(RetentionPolicy(batchSize: 1000).restSeconds(afterBatchOf: deleted, took: took) == expected)
     }
 
-    @Test("a pass goes on from its position; it starts from the first row again once its last start is as old as its retention or rescanSeconds (the smaller), or the clock is behind")
+    /// a pass goes on from its position; it starts from the first row again once its last start is as old as
+    /// its retention or rescanSeconds (the smaller), or the clock is behind
+    @Test("a pass resumes where it was; it restarts once its start is as old as its retention or rescan, or the clock is behind")
     func walkRescan() {
         var walk = PruneWalk()
         let p = PrunePosition(createdAt: "2026-11-20 10:00:00+00", id: 7)

@@ -40,7 +40,9 @@ struct ServePolicyTests {
         #expect(why.contains("PUSHQ_HTTP_TLS_CERT") && why.contains("PUSHQ_HTTP_TLS_TERMINATED_BY_PROXY"))
     }
 
-    @Test("failed-key budget: a burst of 401s, then 429 with the wait for the next token; refills at the rate; counts what it throttled")
+    /// failed-key budget: a burst of 401s, then 429 with the wait for the next token; refills at the rate;
+    /// counts what it throttled
+    @Test("failed-key budget: a burst of 401s, then 429 with the wait; refills at the rate; counts what it throttled")
     func failedKeyBudget() {
         var b = FailedKeyBudget(burst: 3, perSecond: 0.5)
         for _ in 0..<3 { #expect(b.failure(now: 100) == .refuse(throttledBefore: 0)) }
@@ -100,7 +102,9 @@ struct ServePolicyTests {
         }
     }
 
-    @Test("split: an object's members with the exact byte ranges of their values, an array's items; nil for anything that is not one JSON value")
+    /// split: an object's members with the exact byte ranges of their values, an array's items; nil for
+    /// anything that is not one JSON value
+    @Test("split: an object's members with their values' byte ranges, an array's items; nil for anything not one JSON value")
     func split() {
         let text = #" { "payload" : {"aps": {"alert":"x"}} , "n":1.50, "s":"a\"b" } "#
         let bytes = Array(text.utf8)

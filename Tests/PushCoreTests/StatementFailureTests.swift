@@ -21,7 +21,9 @@ struct StatementFailureTests {
         #expect(StatementFailure(sqlState: nil) == .transient)
     }
 
-    @Test("the fix names what to do: a GRANT for 42501, pushq migrate for a missing table, the URL for 28xxx and 25006; none for data or transient failures")
+    /// the fix names what to do: a GRANT for 42501, pushq migrate for a missing table, the URL for 28xxx and
+    /// 25006; none for data or transient failures
+    @Test("the fix names what to do: a GRANT, pushq migrate, or the URL; none for data or transient failures")
     func fixes() throws {
         #expect(try #require(StatementFailure.fix(sqlState: "42501")).contains("pushq migrate --print-grants <role> --for worker"))
         #expect(try #require(StatementFailure.fix(sqlState: "42P01")).contains("pushq migrate"))
