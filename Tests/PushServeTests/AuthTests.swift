@@ -11,7 +11,9 @@ struct AuthTests {
     static let enqueueBody = #"{"device_token":"\#(String(repeating: "a", count: 64))","payload":{}}"#
     static let deviceBody = #"{"device_token":"\#(String(repeating: "b", count: 64))","user_ref":"u"}"#
 
-    @Test("every scope against every kind of request: read reads only, enqueue reads and enqueues, devices registers only, admin does all; no key, a wrong key and a revoked key are 401")
+    /// every scope against every kind of request: read reads only, enqueue reads and enqueues, devices
+    /// registers only, admin does all; no key, a wrong key and a revoked key are 401
+    @Test("every scope against every kind of request; no key, a wrong key and a revoked key are 401")
     func scopes() async throws {
         try await ServeHarness.with { serve, db in
             // A device for user u, so that its fan-out makes a row (a user with none is 404).
@@ -59,7 +61,10 @@ struct AuthTests {
         }
     }
 
-    @Test("login form: a wrong key 401 with the form again; the right key 303 to next with a Secure, HttpOnly, SameSite=Strict cookie that then reads; a form action without the CSRF token 403, with it 200; another Origin 403; logout ends the session")
+    /// login form: a wrong key 401 with the form again; the right key 303 to next with a Secure, HttpOnly,
+    /// SameSite=Strict cookie that then reads; a form action without the CSRF token 403, with it 200; another
+    /// Origin 403; logout ends the session
+    @Test("login form: wrong key 401, right key 303 with a strict cookie; actions need the CSRF token; other Origin 403; logout")
     func session() async throws {
         try await ServeHarness.with { serve, db in
             let form = try await HTTPAnswer.request(port: serve.port, "GET", "/login?next=/api/v1/status")

@@ -7,7 +7,9 @@ import Testing
 /// serve's connections: lent one request at a time, at most `capacity`.
 @Suite("Serve: connection pool")
 struct ConnectionPoolTests {
-    @Test("with every slot taken, requests wait; when an open fails, a waiting request gets the slot and tries itself (none waits forever)")
+    /// with every slot taken, requests wait; when an open fails, a waiting request gets the slot and tries
+    /// itself (none waits forever)
+    @Test("with every slot taken, requests wait; when an open fails, a waiting request gets the slot (none waits forever)")
     func failedOpenFreesTheSlot() async throws {
         // A server that completes the TCP handshake and never answers: each open takes libpq's
         // connect_timeout (1 s) and fails.

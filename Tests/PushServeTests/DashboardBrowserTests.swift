@@ -35,7 +35,9 @@ struct DashboardBrowserTests {
                                     credentials: [ServedCredential(name: "default", environment: "production", topic: "com.example.app")])
     }
 
-    @Test("log in with a key, the overview's counts are the table's, search a token, open its notification, cancel it and see it cancelled in the table")
+    /// log in with a key, the overview's counts are the table's, search a token, open its notification,
+    /// cancel it and see it cancelled in the table
+    @Test("log in, the overview's counts are the table's, search a token, open its notification, cancel it and see it cancelled")
     func loginSearchCancel() async throws {
         try await ServeHarness.with { serve, db in
             try await Self.seed(db)
@@ -93,7 +95,9 @@ struct DashboardBrowserTests {
         }
     }
 
-    @Test("the overview refreshes itself: a change made after the page loaded (a lane's rows cancelled through the dashboard's action, by fetch) shows in its counts without a reload")
+    /// the overview refreshes itself: a change made after the page loaded (a lane's rows cancelled through
+    /// the dashboard's action, by fetch) shows in its counts without a reload
+    @Test("the overview refreshes itself: a change made after the page loaded shows in its counts without a reload")
     func refreshes() async throws {
         try await ServeHarness.with { serve, db in
             try await DashboardRouteTests.insert(db, 3, lane: "promo")

@@ -31,7 +31,9 @@ struct DashboardPageTests {
         #expect("<p>\(none)</p>" as HTML == "<p></p>")
     }
 
-    @Test("every page escapes what the database holds: payload, metadata, reasons, lanes, holds, workers, users, topics, search text, the key's name")
+    /// every page escapes what the database holds: payload, metadata, reasons, lanes, holds, workers, users,
+    /// topics, search text, the key's name
+    @Test("every page escapes what the database holds")
     func everyPageEscapes() {
         let h = Self.hostile
         let record = NotificationRecord(columns: NotificationRecord.names.map {
@@ -89,7 +91,9 @@ struct DashboardPageTests {
         #expect(DashboardSearch("id:x") == nil && DashboardSearch("  ") == nil && DashboardSearch("=x") == .user("=x"))
     }
 
-    @Test("actions: the fields of a form name the same action again; refused without what they need; only a row's cancel is not a fleet operation")
+    /// actions: the fields of a form name the same action again; refused without what they need; only a row's
+    /// cancel is not a fleet operation
+    @Test("actions: a form's fields name the same action again; refused without what they need; only a row's cancel is not fleet")
     func actionFields() {
         let all: [DashboardAction] = [.cancelRow(9), .cancelLane("a&b"), .pauseLane("x"), .resumeLane("x"), .liftHold(credential: "c", environment: "fcm")]
         for a in all {

@@ -46,7 +46,9 @@ struct DashboardRouteTests {
         return cookie
     }
 
-    @Test("without a key a page goes to the login form; with a read key the overview shows the table's counts under a strict Content-Security-Policy, and no action")
+    /// without a key a page goes to the login form; with a read key the overview shows the table's counts
+    /// under a strict Content-Security-Policy, and no action
+    @Test("without a key a page goes to the login form; a read key sees the overview's counts under a strict CSP, and no action")
     func overviewForReader() async throws {
         try await ServeHarness.with { serve, db in
             try await Self.insert(db, 4)
@@ -86,7 +88,9 @@ struct DashboardRouteTests {
         }
     }
 
-    @Test("a session's action needs its CSRF token: without it 403 and nothing changes; with the page's token the row is cancelled, audited with the key's name, and the row's page says so")
+    /// a session's action needs its CSRF token: without it 403 and nothing changes; with the page's token the
+    /// row is cancelled, audited with the key's name, and the row's page says so
+    @Test("a session's action needs its CSRF token: without it 403 and nothing changes; with it the row is cancelled and audited")
     func sessionCancelNeedsCSRF() async throws {
         try await ServeHarness.with { serve, db in
             let id = try #require(try await Self.insert(db, 1).first)
@@ -150,7 +154,9 @@ struct DashboardRouteTests {
         }
     }
 
-    @Test("search: an id opens its page, a token lists its rows, a user their devices, key=value the rows with that metadata; what the rows hold is escaped")
+    /// search: an id opens its page, a token lists its rows, a user their devices, key=value the rows with
+    /// that metadata; what the rows hold is escaped
+    @Test("search: an id opens its page, a token lists its rows, a user their devices, key=value the rows with that metadata")
     func search() async throws {
         try await ServeHarness.with { serve, db in
             let hostile = "<script>alert(1)</script>"

@@ -9,7 +9,9 @@ import Testing
 struct DeviceAPITests {
     static let upper = String(repeating: "AB", count: 32)
 
-    @Test("register (201), refresh (200, registered_at moved, given columns changed, others kept), an APNs token stored lower-case, FCM and Live Activity kinds; list a user's devices newest first")
+    /// register (201), refresh (200, registered_at moved, given columns changed, others kept), an APNs token
+    /// stored lower-case, FCM and Live Activity kinds; list a user's devices newest first
+    @Test("register (201), refresh (200, given columns changed, others kept), every kind; list a user's devices newest first")
     func register() async throws {
         try await ServeHarness.with { serve, db in
             let first = try await serve.call("PUT", "/api/v1/devices", key: "devices",
@@ -71,7 +73,9 @@ struct DeviceAPITests {
         }
     }
 
-    @Test("the table's rules answer 400 with field, rule and constraint: a short APNs token, an unknown kind, a live_activity token without activity_id, an FCM device in development")
+    /// the table's rules answer 400 with field, rule and constraint: a short APNs token, an unknown kind, a
+    /// live_activity token without activity_id, an FCM device in development
+    @Test("the table's rules answer 400 with field, rule and constraint")
     func refused() async throws {
         try await ServeHarness.with { serve, db in
             let cases: [(String, String, String)] = [
@@ -91,7 +95,9 @@ struct DeviceAPITests {
         }
     }
 
-    @Test("unregister: 204 and the registration gone (an APNs token in any case), recorded in the audit log with the token shortened; again 404")
+    /// unregister: 204 and the registration gone (an APNs token in any case), recorded in the audit log with
+    /// the token shortened; again 404
+    @Test("unregister: 204 and the registration gone, audited with the token shortened; again 404")
     func unregister() async throws {
         try await ServeHarness.with { serve, db in
             _ = try await serve.call("PUT", "/api/v1/devices", key: "devices", json: #"{"device_token":"\#(Self.upper)","environment":"development"}"#)

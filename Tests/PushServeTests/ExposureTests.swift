@@ -10,7 +10,9 @@ import Testing
 /// over a real handshake) or behind a proxy said to terminate it.
 @Suite("Serve: exposure and TLS")
 struct ExposureTests {
-    @Test("a non-loopback address without TLS is refused, naming the settings; with a proxy said to terminate TLS, or on loopback, it is not")
+    /// a non-loopback address without TLS is refused, naming the settings; with a proxy said to terminate
+    /// TLS, or on loopback, it is not
+    @Test("a non-loopback address without TLS is refused, naming the settings; behind a TLS proxy or on loopback it is not")
     func refusal() throws {
         for host in ["0.0.0.0", "::", "10.1.2.3", "example.com"] {
             let error = #expect(throws: ServeError.self) {
@@ -51,7 +53,9 @@ struct ExposureTests {
         _ = try ServeApplication(configuration: c, logger: ServeHarness.logger)
     }
 
-    @Test("with a certificate, serve speaks HTTPS: curl verifying it against the CA gets /healthz and the API; plain HTTP to the same port gets no answer")
+    /// with a certificate, serve speaks HTTPS: curl verifying it against the CA gets /healthz and the API;
+    /// plain HTTP to the same port gets no answer
+    @Test("with a certificate, serve speaks HTTPS that curl verifies against the CA; plain HTTP to the same port gets no answer")
     func tls() async throws {
         let directory = NSTemporaryDirectory() + "pushq-serve-tls-\(UUID().uuidString)"
         let fixtures = try MockPushFixtures.generate(into: directory)

@@ -10,7 +10,9 @@ import Testing
 struct NotificationAPITests {
     static func token(_ i: Int) -> String { String(repeating: "0", count: 64 - String(i, radix: 16).count) + String(i, radix: 16) }
 
-    @Test("one notification: 201 with its id, the row as given (payload byte for byte, defaults from the table); GET shows every column")
+    /// one notification: 201 with its id, the row as given (payload byte for byte, defaults from the table);
+    /// GET shows every column
+    @Test("one notification: 201 with its id, the row as given (payload byte for byte, table defaults); GET shows every column")
     func one() async throws {
         try await ServeHarness.with { serve, db in
             let payload = #"{"aps" : {"alert":"Order 1042",  "sound":"default"}, "n": 1.50}"#
@@ -37,7 +39,9 @@ struct NotificationAPITests {
         }
     }
 
-    @Test("a repeated dedupe_key answers 200 with the existing row's id and makes no row; in a batch, a key repeated within it maps to the first")
+    /// a repeated dedupe_key answers 200 with the existing row's id and makes no row; in a batch, a key
+    /// repeated within it maps to the first
+    @Test("a repeated dedupe_key answers 200 with the existing row's id and makes no row; in a batch, a repeat maps to the first")
     func dedupe() async throws {
         try await ServeHarness.with { serve, db in
             let body = #"{"device_token":"\#(Self.token(2))","payload":{"aps":{"alert":"x"}},"dedupe_key":"order-1042"}"#
@@ -59,7 +63,9 @@ struct NotificationAPITests {
         }
     }
 
-    @Test("a batch of 1000: 201, one id per row in order, all inserted; a bad row at index 637 refuses the whole batch with its index, field, rule and constraint")
+    /// a batch of 1000: 201, one id per row in order, all inserted; a bad row at index 637 refuses the whole
+    /// batch with its index, field, rule and constraint
+    @Test("a batch of 1000: 201, one id per row in order; one bad row refuses the whole batch with its index, field and rule")
     func batch() async throws {
         try await ServeHarness.with { serve, db in
             let rows = (0..<1000).map { #"{"device_token":"\#(Self.token($0 + 10))","payload":{"aps":{"alert":"n\#($0)"}},"lane":"bulk"}"# }
@@ -99,7 +105,10 @@ struct NotificationAPITests {
         }
     }
 
-    @Test("each error class: 400 for a body that is not JSON, an unknown field, a wrong JSON type, a time without offset, a missing payload, a NULL in a NOT NULL column, a table's rule (constraint named), more than 1000 rows, an empty batch")
+    /// each error class: 400 for a body that is not JSON, an unknown field, a wrong JSON type, a time without
+    /// offset, a missing payload, a NULL in a NOT NULL column, a table's rule (constraint named), more than
+    /// 1000 rows, an empty batch
+    @Test("each error class answers 400 naming what is wrong")
     func errors() async throws {
         try await ServeHarness.with { serve, _ in
             let token = Self.token(1)
@@ -153,7 +162,9 @@ struct NotificationAPITests {
         }
     }
 
-    @Test("per-user fan-out: one row per valid device, 201 with their ids; the same dedupe_key again makes none (200, no ids); a dedupe_key over 160 characters is 400 naming the function's rule")
+    /// per-user fan-out: one row per valid device, 201 with their ids; the same dedupe_key again makes none
+    /// (200, no ids); a dedupe_key over 160 characters is 400 naming the function's rule
+    @Test("per-user fan-out: one row per valid device (201); the same dedupe_key again makes none; an over-long key is 400")
     func fanOut() async throws {
         try await ServeHarness.with { serve, db in
             try await db.query("""
@@ -184,7 +195,9 @@ struct NotificationAPITests {
         }
     }
 
-    @Test("dedupe: when the row holding the key is deleted between the insert and the look-up, the API inserts again and answers its id, never 0")
+    /// dedupe: when the row holding the key is deleted between the insert and the look-up, the API inserts
+    /// again and answers its id, never 0
+    @Test("dedupe: when the key's row is deleted between the insert and the look-up, the API inserts again, never answers 0")
     func dedupeRowPrunedMeanwhile() async throws {
         try await ServeHarness.with { serve, db in
             let body = #"{"device_token":"\#(Self.token(5))","payload":{},"dedupe_key":"order-7"}"#

@@ -132,7 +132,9 @@ struct ServeLimitsTests {
         }
     }
 
-    @Test("500 slow clients (half a request head, or nothing) are all closed by the header timeout; a normal request is answered meanwhile")
+    /// 500 slow clients (half a request head, or nothing) are all closed by the header timeout; a normal
+    /// request is answered meanwhile
+    @Test("500 slow clients are all closed by the header timeout; a normal request is answered meanwhile")
     func slowClientsClosed() async throws {
         // Header timeout 1 s; each socket must see the server close it within 120 s (the
         // deadline only bounds the test). Before the fix none was closed.
