@@ -55,7 +55,9 @@ struct CampaignCancelTests {
             """, [count, lane, status, campaign])
     }
 
-    @Test("by lane: only that lane's queued and retrying rows become cancelled, in batches; rows in flight, final rows and other lanes are untouched")
+    /// by lane: only that lane's queued and retrying rows become cancelled, in batches; rows in flight, final
+    /// rows and other lanes are untouched
+    @Test("by lane: only that lane's queued and retrying rows are cancelled, in batches; all other rows untouched")
     func byLane() async throws {
         try await TestDatabase.withConnection { c in
             try await Self.insert(c, 30, lane: "spring_sale", status: "queued", campaign: "spring")
@@ -106,7 +108,10 @@ struct CampaignCancelTests {
         }
     }
 
-    @Test("the batch walks the lane's entries of pushq.due and reads rows by primary key, not the table, on a table of mostly other rows, analysed, without the indexes of waiting rows (dropped by schemas 49 and 50)")
+    /// the batch walks the lane's entries of pushq.due and reads rows by primary key, not the table, on a
+    /// table of mostly other rows, analysed, without the indexes of waiting rows (dropped by schemas 49 and
+    /// 50)
+    @Test("the batch walks the lane's entries of pushq.due and reads rows by primary key, not the table")
     func indexBacked() async throws {
         try await TestDatabase.withConnection { c in
             try await PruneTests.insert(c, 40_000, status: "sent", finishedAgo: 3_600)

@@ -84,7 +84,9 @@ struct ChannelStoreTests {
         }
     }
 
-    @Test("a broadcast row waits, unclaimed, until its channel is active; then it is claimed with the channel's id and storage policy")
+    /// a broadcast row waits, unclaimed, until its channel is active; then it is claimed with the channel's
+    /// id and storage policy
+    @Test("a broadcast row waits, unclaimed, until its channel is active; then it is claimed with the channel's id and policy")
     func broadcastWaits() async throws {
         try await TestDatabase.withConnection { c in
             try await c.query("INSERT INTO pushq.channels (name, message_storage_policy) VALUES ('match', 0)")
@@ -102,7 +104,9 @@ struct ChannelStoreTests {
         }
     }
 
-    @Test("deleting a channel ends its waiting rows failed/ChannelDeleted, and a row inserted later ends so at once; rows of other channels wait on")
+    /// deleting a channel ends its waiting rows failed/ChannelDeleted, and a row inserted later ends so at
+    /// once; rows of other channels wait on
+    @Test("deleting a channel ends its waiting rows failed/ChannelDeleted, and later rows at once; other channels' rows wait on")
     func deletionEndsRows() async throws {
         try await TestDatabase.withConnection { c in
             try await c.query("INSERT INTO pushq.channels (name) VALUES ('match'), ('other')")
@@ -120,7 +124,9 @@ struct ChannelStoreTests {
         }
     }
 
-    @Test("deletion asked while the create is in flight: the created channel keeps its id and stays deleting; the next claim is its delete")
+    /// deletion asked while the create is in flight: the created channel keeps its id and stays deleting; the
+    /// next claim is its delete
+    @Test("a deletion asked during the create: the created channel keeps its id and stays deleting; the next claim is its delete")
     func deletionDuringCreate() async throws {
         try await TestDatabase.withConnection { c in
             try await c.query("INSERT INTO pushq.channels (name) VALUES ('match')")
@@ -135,7 +141,9 @@ struct ChannelStoreTests {
         }
     }
 
-    @Test("a delete with nothing to delete at Apple counts no attempt; a held credential's channels are not claimed, an outage's are")
+    /// a delete with nothing to delete at Apple counts no attempt; a held credential's channels are not
+    /// claimed, an outage's are
+    @Test("a delete with nothing to delete at Apple counts no attempt; a held credential's channels wait, an outage's do not")
     func deleteWithoutIDAndHolds() async throws {
         try await TestDatabase.withConnection { c in
             try await c.query("INSERT INTO pushq.channels (name, status) VALUES ('a', 'deleting')")
@@ -146,7 +154,9 @@ struct ChannelStoreTests {
         }
     }
 
-    @Test("INSERT refuses: a row with both or neither target, a broadcast of another push type, over 5 KB, to an unknown channel, or of another credential or environment; 5 KB itself passes")
+    /// INSERT refuses: a row with both or neither target, a broadcast of another push type, over 5 KB, to an
+    /// unknown channel, or of another credential or environment; 5 KB itself passes
+    @Test("INSERT refuses broadcasts that break the channel rules; 5 KB itself passes")
     func constraints() async throws {
         try await TestDatabase.withConnection { c in
             try await c.query("INSERT INTO pushq.channels (name, credential, environment) VALUES ('match', 'team', 'development')")

@@ -28,7 +28,9 @@ struct CheapCheckTests {
         }
     }
 
-    @Test("no rule of pushq.notifications (its CHECK constraints, its rules trigger) uses a bounded repetition in a regular expression, and every constraint is validated")
+    /// no rule of pushq.notifications (its CHECK constraints, its rules trigger) uses a bounded repetition in
+    /// a regular expression, and every constraint is validated
+    @Test("no rule of pushq.notifications uses a bounded repetition in a regex, and every constraint is validated")
     func noBoundedRepetition() async throws {
         try await TestDatabase.withConnection { c in
             // Since schema 56 most rules are one `WHEN (…) IS FALSE THEN '<name>'` each in pushq.notifications_rules().

@@ -98,7 +98,9 @@ struct ClaimPlanTests {
             .compactMap { $0["Index Name"] as? String }
     }
 
-    @Test("a claim first run on an empty table reads only the rows it takes once 10 000 rows came (no ANALYZE since): each claim is planned for the table as it is, not run on a plan made for the empty one")
+    /// a claim first run on an empty table reads only the rows it takes once 10 000 rows came (no ANALYZE
+    /// since): each claim is planned for the table as it is, not run on a plan made for the empty one
+    @Test("a claim first run on an empty table reads only the rows it takes once 10 000 rows came, without ANALYZE")
     func planMadeOnEmptyTable() async throws {
         try await TestDatabase.withConnection { c in
             // A new install, or a table that retention emptied: vacuumed, so PostgreSQL knows it holds nothing.
@@ -131,7 +133,9 @@ struct ClaimPlanTests {
         }
     }
 
-    @Test("on a new pushq.due that was never analysed, a claim of 500 from a backlog of 20 000 walks due_order and reads 500 entries, not the backlog")
+    /// on a new pushq.due that was never analysed, a claim of 500 from a backlog of 20 000 walks due_order
+    /// and reads 500 entries, not the backlog
+    @Test("on a never-analysed pushq.due, a claim of 500 from 20 000 walks due_order and reads 500 entries, not the backlog")
     func noStatistics() async throws {
         try await TestDatabase.withConnection { c in
             try await c.query("INSERT INTO pushq.lanes (name, rank) VALUES ('campaign', 200)")
@@ -179,7 +183,9 @@ struct ClaimPlanTests {
         }
     }
 
-    @Test("with a capped lane and a capped credential, no step of the claim reads the whole table (the claim's size is a LIMIT the planner can read)")
+    /// with a capped lane and a capped credential, no step of the claim reads the whole table (the claim's
+    /// size is a LIMIT the planner can read)
+    @Test("with a capped lane and a capped credential, no step of the claim reads the whole table")
     func cappedClaimsUseIndexes() async throws {
         try await TestDatabase.withConnection { c in
             try await c.query("""
@@ -210,7 +216,9 @@ struct ClaimPlanTests {
         }
     }
 
-    @Test("the invalid-token probe reads the index of invalidated tokens (schema 32), not the registry's primary key; a row to an invalidated token still fails")
+    /// the invalid-token probe reads the index of invalidated tokens (schema 32), not the registry's primary
+    /// key; a row to an invalidated token still fails
+    @Test("the invalid-token probe reads the index of invalidated tokens; a row to an invalidated token still fails")
     func invalidTokenProbe() async throws {
         try await TestDatabase.withConnection { c in
             // A registry of many valid devices, 1 in 1 000 invalidated, and rows to some of them.
@@ -241,7 +249,10 @@ struct ClaimPlanTests {
         }
     }
 
-    @Test("on a table of 10 000 rows or more the claim is prepared once per session and runs on its generic plan from the first run, also while an endpoint is held; a new session prepares it again; a probe is not prepared; once the statistics say under 10 000 rows each claim is planned anew")
+    /// on a table of 10 000 rows or more the claim is prepared once per session and runs on its generic plan
+    /// from the first run, also while an endpoint is held; a new session prepares it again; a probe is not
+    /// prepared; once the statistics say under 10 000 rows each claim is planned anew
+    @Test("on 10 000 rows or more the claim is prepared once per session and runs its generic plan; below, planned anew")
     func preparedOnce() async throws {
         try await TestDatabase.withConnection { c in
             try await c.query("""

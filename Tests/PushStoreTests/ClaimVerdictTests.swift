@@ -42,7 +42,9 @@ struct ClaimVerdictTests {
         }
     }
 
-    @Test("a lease that runs out gives its attempt back once: a row at its last attempt whose worker died is sent again, a second lapse in a row counts")
+    /// a lease that runs out gives its attempt back once: a row at its last attempt whose worker died is sent
+    /// again, a second lapse in a row counts
+    @Test("a lapsed lease gives its attempt back once: a dead worker's last-attempt row is sent again; a second lapse counts")
     func firstLapseIsRefunded() async throws {
         try await TestDatabase.withConnection { c in
             // b: claimed at its only attempt, its worker killed before sending (the lease ran out).
@@ -72,7 +74,9 @@ struct ClaimVerdictTests {
         }
     }
 
-    @Test("a row naming the default credential literally is the default credential's: claimed with the NULL ones, held and probed with them")
+    /// a row naming the default credential literally is the default credential's: claimed with the NULL ones,
+    /// held and probed with them
+    @Test("a row naming the default credential literally is claimed, held and probed with the rows that name none")
     func literalDefaultCredential() async throws {
         try await TestDatabase.withConnection { c in
             try await c.query("""
@@ -120,7 +124,9 @@ struct ClaimVerdictTests {
         }
     }
 
-    @Test("held endpoints are skipped whether or not their probe is due; a probe claims only its endpoint, and only one worker takes it")
+    /// held endpoints are skipped whether or not their probe is due; a probe claims only its endpoint, and
+    /// only one worker takes it
+    @Test("held endpoints are skipped whether or not their probe is due; a probe claims only its endpoint, by one worker")
     func holdsAndProbes() async throws {
         try await TestDatabase.withConnection { c in
             try await c.query("""

@@ -19,7 +19,9 @@ struct CompletionSignalTests {
                           [token] + parameters).decode(Int64.self, 0, 0) ?? 0
     }
 
-    @Test("the claim's final verdicts, the upkeep's expiry and a producer's cancel each notify the row's channel once, with the row's fields")
+    /// the claim's final verdicts, the upkeep's expiry and a producer's cancel each notify the row's channel
+    /// once, with the row's fields
+    @Test("the claim's final verdicts, the upkeep's expiry and a producer's cancel each notify the row's channel once")
     func everyStorePath() async throws {
         try await TestDatabase.with { url in
             let c = try await PGConnection.connect(url, logger: TestDatabase.logger)
@@ -67,7 +69,9 @@ struct CompletionSignalTests {
         }
     }
 
-    @Test("none for a row without a channel, none for a change that is not to a final status, none on a channel not listened to: the next signal that arrives is the marker's")
+    /// none for a row without a channel, none for a change that is not to a final status, none on a channel
+    /// not listened to: the next signal that arrives is the marker's
+    @Test("no signal without a channel, for a change to a status that is not final, or on a channel not listened to")
     func onlyFinalRowsWithAChannel() async throws {
         try await TestDatabase.with { url in
             let c = try await PGConnection.connect(url, logger: TestDatabase.logger)
@@ -98,7 +102,9 @@ struct CompletionSignalTests {
         }
     }
 
-    @Test("the payload stays under PostgreSQL's 8000-byte limit at its largest: a 200-character key of escaped and 4-byte characters, a long last_reason cut to 200")
+    /// the payload stays under PostgreSQL's 8000-byte limit at its largest: a 200-character key of escaped
+    /// and 4-byte characters, a long last_reason cut to 200
+    @Test("the payload stays under PostgreSQL's 8000-byte limit at its largest (a long key, a long last_reason)")
     func payloadBounded() async throws {
         try await TestDatabase.with { url in
             let c = try await PGConnection.connect(url, logger: TestDatabase.logger)

@@ -11,7 +11,10 @@ struct DashboardQueryTests {
     static let tokenA = String(repeating: "ab", count: 32)
     static let tokenB = String(repeating: "cd", count: 32)
 
-    @Test("on a table of a million rows, analysed: every dashboard statement reads an index of notifications, none scans the table (the walks of the newest rows with enable_seqscan off, as the dashboard runs them; the others with it on)")
+    /// on a table of a million rows, analysed: every dashboard statement reads an index of notifications,
+    /// none scans the table (the walks of the newest rows with enable_seqscan off, as the dashboard runs
+    /// them; the others with it on)
+    @Test("on a million analysed rows every dashboard statement reads an index of notifications; none scans the table")
     func plansOnAMillionRows() async throws {
         try await TestDatabase.withConnection { c in
             // A day of traffic: 900 000 sent, 60 000 failed, 40 000 waiting in two lanes, with tokens and metadata.
@@ -69,7 +72,9 @@ struct DashboardQueryTests {
         }
     }
 
-    @Test("search: a notification's every column; a token's rows in any case and its devices; a user's devices and rows; metadata as a string or a number")
+    /// search: a notification's every column; a token's rows in any case and its devices; a user's devices
+    /// and rows; metadata as a string or a number
+    @Test("search: a notification's every column; a token's rows and devices; a user's devices and rows; metadata values")
     func search() async throws {
         try await TestDatabase.withConnection { c in
             try await c.query("""

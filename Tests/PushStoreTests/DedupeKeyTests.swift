@@ -22,7 +22,9 @@ struct DedupeKeyTests {
         try await c.query("SELECT count(*) FROM pushq.notifications WHERE dedupe_key = $1", [key]).decode(Int.self, 0, 0) ?? -1
     }
 
-    @Test("a second row with the same key is refused with 23505 naming notifications_dedupe_key; ON CONFLICT DO NOTHING returns nothing the second time; rows without a key never conflict")
+    /// a second row with the same key is refused with 23505 naming notifications_dedupe_key; ON CONFLICT DO
+    /// NOTHING returns nothing the second time; rows without a key never conflict
+    @Test("a second row with the same key is refused (23505); ON CONFLICT DO NOTHING returns nothing; keyless rows never conflict")
     func duplicateRefused() async throws {
         try await TestDatabase.withConnection { c in
             let first = try await c.query(Self.insertOnce, [Self.token, "order-1042-shipped"])
@@ -62,7 +64,9 @@ struct DedupeKeyTests {
         }
     }
 
-    @Test("two concurrent transactions with the same key leave exactly one row: the second waits for the first, then does nothing (or inserts, if the first rolled back)",
+    /// two concurrent transactions with the same key leave exactly one row: the second waits for the first,
+    /// then does nothing (or inserts, if the first rolled back)
+    @Test("two concurrent transactions with the same key leave exactly one row: the second waits, then does nothing",
           arguments: ["COMMIT", "ROLLBACK"])
     func concurrentTransactions(firstEnds: String) async throws {
         try await TestDatabase.with { url in
@@ -135,7 +139,9 @@ struct DedupeKeyTests {
         }
     }
 
-    @Test("enqueue_for_user with a key makes each device's row once: a second call returns no id, a device registered since gets its row alone")
+    /// enqueue_for_user with a key makes each device's row once: a second call returns no id, a device
+    /// registered since gets its row alone
+    @Test("enqueue_for_user with a key makes each device's row once; a device registered since gets its row alone")
     func enqueueForUserOncePerDevice() async throws {
         try await TestDatabase.withConnection { c in
             try await c.query("""

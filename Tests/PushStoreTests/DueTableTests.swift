@@ -28,7 +28,9 @@ struct DueTableTests {
 
     static let insert = "INSERT INTO pushq.notifications (device_token, payload, lane, scheduled_at) VALUES ($1, '{}', $2, now() - interval '1 minute') RETURNING id"
 
-    @Test("every INSERT gives each waiting row it makes one entry, with the row's lane and due time: one row, many, enqueue_for_user's fan-out")
+    /// every INSERT gives each waiting row it makes one entry, with the row's lane and due time: one row,
+    /// many, enqueue_for_user's fan-out
+    @Test("every INSERT gives each waiting row one entry with its lane and due time, enqueue_for_user's fan-out too")
     func insertsMakeEntries() async throws {
         try await TestDatabase.withConnection { c in
             try await c.query(Self.insert, [String(repeating: "a", count: 64), "default"])
@@ -66,7 +68,9 @@ struct DueTableTests {
         }
     }
 
-    @Test("the claim takes a row's entry; a write-back that retries the row gives it back with the retry's due time; a sent row has none")
+    /// the claim takes a row's entry; a write-back that retries the row gives it back with the retry's due
+    /// time; a sent row has none
+    @Test("the claim takes a row's entry; a retrying write-back gives it back with the retry's due time; a sent row has none")
     func claimAndWriteBack() async throws {
         try await TestDatabase.withConnection { c in
             for i in 1...2 { try await c.query(Self.insert, [String(format: "%064x", i), "default"]) }
@@ -88,7 +92,9 @@ struct DueTableTests {
         }
     }
 
-    @Test("a row a worker of the previous release claims keeps an entry that this release's claim skips and the sweep deletes; when that worker retries it, the row is waiting again and claimed")
+    /// a row a worker of the previous release claims keeps an entry that this release's claim skips and the
+    /// sweep deletes; when that worker retries it, the row is waiting again and claimed
+    @Test("a previous release's claimed row keeps an entry this claim skips and the sweep deletes; its retry makes it due again")
     func previousReleaseWorker() async throws {
         try await TestDatabase.withConnection { c in
             var ids: [Int64] = []
@@ -114,7 +120,9 @@ struct DueTableTests {
         }
     }
 
-    @Test("the sweep deletes the entries of rows deleted while waiting and of rows no longer waiting, leaves waiting rows' entries, and skips a row another transaction holds")
+    /// the sweep deletes the entries of rows deleted while waiting and of rows no longer waiting, leaves
+    /// waiting rows' entries, and skips a row another transaction holds
+    @Test("the sweep deletes entries of deleted or no longer waiting rows, keeps waiting ones, and skips locked rows")
     func sweep() async throws {
         try await TestDatabase.with { url in
             let c = try await PGConnection.connect(url, logger: TestDatabase.logger)
@@ -191,7 +199,9 @@ struct DueTableTests {
         ON CONFLICT (id) DO NOTHING;
         """
 
-    @Test("on a large analysed table, the expiry of rows no worker claims walks due_expiry and reads rows by primary key, never a table whole; it ends only waiting rows past their expiry")
+    /// on a large analysed table, the expiry of rows no worker claims walks due_expiry and reads rows by
+    /// primary key, never a table whole; it ends only waiting rows past their expiry
+    @Test("the expiry of unclaimed rows walks due_expiry by primary key, never a whole table, and ends only expired waiting rows")
     func expiryPlan() async throws {
         try await TestDatabase.withConnection { c in
             try await c.query("""
@@ -212,7 +222,9 @@ struct DueTableTests {
         }
     }
 
-    @Test("entries whose row cannot expire (deleted while waiting, in flight) ahead in expiry order are passed over: the expiry still ends the rows behind them")
+    /// entries whose row cannot expire (deleted while waiting, in flight) ahead in expiry order are passed
+    /// over: the expiry still ends the rows behind them
+    @Test("stale entries ahead in expiry order are passed over: the expiry still ends the rows behind them")
     func expiryPassesOverStaleEntries() async throws {
         try await TestDatabase.withConnection { c in
             // 600 rows waiting, due in two days, whose expiry passed an hour ago, then deleted: their entries stay.

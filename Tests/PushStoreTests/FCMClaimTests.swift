@@ -100,7 +100,9 @@ struct FCMClaimTests {
         }
     }
 
-    @Test("write-back stores fcm_message_name; an FCM invalidation is recorded as given, keyed by provider, and stops the token's next rows")
+    /// write-back stores fcm_message_name; an FCM invalidation is recorded as given, keyed by provider, and
+    /// stops the token's next rows
+    @Test("write-back stores fcm_message_name; an FCM invalidation is recorded by provider and stops the token's next rows")
     func writeBack() async throws {
         try await TestDatabase.withConnection { c in
             try await c.query("""
@@ -138,7 +140,9 @@ struct FCMClaimTests {
         }
     }
 
-    @Test("an APNs token sent through FCM by mistake: FCM's invalidation leaves the APNs registration alone and the write-back goes through")
+    /// an APNs token sent through FCM by mistake: FCM's invalidation leaves the APNs registration alone and
+    /// the write-back goes through
+    @Test("an APNs token sent through FCM by mistake: FCM's invalidation leaves the APNs registration alone")
     func crossProviderInvalidation() async throws {
         try await TestDatabase.withConnection { c in
             let apns = Self.hex("a")

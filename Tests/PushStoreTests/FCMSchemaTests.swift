@@ -133,7 +133,9 @@ struct FCMSchemaTests {
         }
     }
 
-    @Test("devices: FCM tokens kept as given, APNs ones lower-cased; the ON CONFLICT (device_token, environment) of docs/producers.md still works")
+    /// devices: FCM tokens kept as given, APNs ones lower-cased; the ON CONFLICT (device_token, environment)
+    /// of docs/producers.md still works
+    @Test("devices: FCM tokens kept as given, APNs ones lower-cased; ON CONFLICT (device_token, environment) still works")
     func devices() async throws {
         try await TestDatabase.withConnection { c in
             let register = """
@@ -173,7 +175,9 @@ struct FCMSchemaTests {
         }
     }
 
-    @Test("the registry's key is (device_token, environment, provider); (device_token, environment) stays unique; every new constraint is validated")
+    /// the registry's key is (device_token, environment, provider); (device_token, environment) stays unique;
+    /// every new constraint is validated
+    @Test("the registry's key is (device_token, environment, provider); (device_token, environment) stays unique")
     func keysAndValidation() async throws {
         try await TestDatabase.withConnection { c in
             let keys = try await c.query("""

@@ -28,7 +28,9 @@ struct LaneClaimTests {
         return try (0..<r.count).map { try r.decode(Int64.self, $0, 0)! }
     }
 
-    @Test("every due row of a lower rank goes before any of a higher rank, whatever became due first; each row comes back with its lane and rank")
+    /// every due row of a lower rank goes before any of a higher rank, whatever became due first; each row
+    /// comes back with its lane and rank
+    @Test("every due row of a lower rank goes before any of a higher rank; each row comes back with its lane and rank")
     func rankOrder() async throws {
         try await TestDatabase.withConnection { c in
             try await c.query("INSERT INTO pushq.lanes (name, rank) VALUES ('bulk', 200), ('urgent', 10)")
@@ -45,7 +47,9 @@ struct LaneClaimTests {
         }
     }
 
-    @Test("a lane with no row in pushq.lanes has default's rank; lanes of one rank take turns going first, and a short one leaves its room to the other")
+    /// a lane with no row in pushq.lanes has default's rank; lanes of one rank take turns going first, and a
+    /// short one leaves its room to the other
+    @Test("a lane without a row has default's rank; lanes of one rank take turns, and a short one leaves its room to the other")
     func sameRankTurns() async throws {
         try await TestDatabase.withConnection { c in
             try await c.query("UPDATE pushq.lanes SET rank = 50 WHERE name = 'default'")
@@ -90,7 +94,9 @@ struct LaneClaimTests {
         }
     }
 
-    @Test("a capped lane takes at most its budget's whole tokens, spends them, and says so when due rows were held back; an empty budget takes none")
+    /// a capped lane takes at most its budget's whole tokens, spends them, and says so when due rows were
+    /// held back; an empty budget takes none
+    @Test("a capped lane takes at most its budget's whole tokens and says when due rows were held back; an empty budget takes none")
     func laneCap() async throws {
         try await TestDatabase.withConnection { c in
             try await c.query("INSERT INTO pushq.lanes (name, rank, max_per_second) VALUES ('capped', 10, 20)")
@@ -154,7 +160,9 @@ struct LaneClaimTests {
         }
     }
 
-    @Test("the heads a poison hunt tries: the first due row of each lane not paused, and the first lapsed lease; the last due row is not a paused lane's")
+    /// the heads a poison hunt tries: the first due row of each lane not paused, and the first lapsed lease;
+    /// the last due row is not a paused lane's
+    @Test("a poison hunt's heads: the first due row of each lane not paused, and the first lapsed lease")
     func heads() async throws {
         try await TestDatabase.withConnection { c in
             try await c.query("INSERT INTO pushq.lanes (name, rank, paused) VALUES ('urgent', 10, false), ('stopped', 1, true)")
@@ -168,7 +176,9 @@ struct LaneClaimTests {
         }
     }
 
-    @Test("a claim below a rank takes only lanes ranked lower, their lapsed leases included; a lapsed lease keeps its lane's rank and order")
+    /// a claim below a rank takes only lanes ranked lower, their lapsed leases included; a lapsed lease keeps
+    /// its lane's rank and order
+    @Test("a claim below a rank takes only lanes ranked lower, their lapsed leases included, which keep their lane's rank")
     func belowRank() async throws {
         try await TestDatabase.withConnection { c in
             try await c.query("INSERT INTO pushq.lanes (name, rank) VALUES ('campaign', 200)")
@@ -195,7 +205,9 @@ struct LaneClaimTests {
         }
     }
 
-    @Test("a change to pushq.lanes notifies pushq_lanes as it commits; the dashboard's lane cancel notifies cancel:<lane>; endCancelled ends only this claim's rows, attempt refunded")
+    /// a change to pushq.lanes notifies pushq_lanes as it commits; the dashboard's lane cancel notifies
+    /// cancel:<lane>; endCancelled ends only this claim's rows, attempt refunded
+    @Test("lane changes notify pushq_lanes; the dashboard's cancel notifies cancel:<lane>; endCancelled ends only this claim's rows")
     func laneNotices() async throws {
         try await TestDatabase.with { url in
             let c = try await PGConnection.connect(url, logger: TestDatabase.logger)

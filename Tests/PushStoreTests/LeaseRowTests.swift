@@ -20,7 +20,9 @@ struct LeaseRowTests {
         try await c.claim(limit: limit, workerID: worker, leaseSeconds: 60, credentials: ["default"], defaultEnvironment: .production).rows
     }
 
-    @Test("a claim writes one lease row: its worker, the ids it sends and the rows' own lease end; a claim that sends nothing writes none")
+    /// a claim writes one lease row: its worker, the ids it sends and the rows' own lease end; a claim that
+    /// sends nothing writes none
+    @Test("a claim writes one lease row (worker, ids, lease end); a claim that sends nothing writes none")
     func claimWritesLease() async throws {
         try await TestDatabase.withConnection { c in
             try await insert(c, 3)
@@ -41,7 +43,9 @@ struct LeaseRowTests {
         }
     }
 
-    @Test("a lease's ids are stored as they are (schema 57): a claim of 600 rows keeps them uncompressed in its row, one of 1 200 (over a page) uncompressed in the TOAST table, and both read back whole")
+    /// a lease's ids are stored as they are (schema 57): a claim of 600 rows keeps them uncompressed in its
+    /// row, one of 1 200 (over a page) uncompressed in the TOAST table, and both read back whole
+    @Test("a lease's ids are stored uncompressed, in its row or in TOAST, and read back whole")
     func leaseIDsStoredUncompressed() async throws {
         try await TestDatabase.withConnection { c in
             try await c.query("""
@@ -70,7 +74,10 @@ struct LeaseRowTests {
         }
     }
 
-    @Test("once a lease ends, the upkeep gives its rows still in flight an entry in pushq.due, due when it ended, and keeps the lease, recovered, while they are in flight; the sweep keeps those entries; the claim takes them again, LeaseExpired, and the lease row goes; rows written back meanwhile are left alone")
+    /// once a lease ends, the upkeep gives its rows still in flight an entry in pushq.due, due when it ended,
+    /// and keeps the lease, recovered, while they are in flight; the sweep keeps those entries; the claim
+    /// takes them again, LeaseExpired, and the lease row goes; rows written back meanwhile are left alone
+    @Test("once a lease ends, its rows in flight get due entries and are claimed again (LeaseExpired); the lease row then goes")
     func endedLeaseRowsAreClaimedAgain() async throws {
         try await TestDatabase.withConnection { c in
             try await insert(c, 3)
@@ -137,7 +144,9 @@ struct LeaseRowTests {
         }
     }
 
-    @Test("an older entry of a row in flight is the sweep's to delete; once the row's lease ends the upkeep moves it to the lease's end, and the sweep keeps it")
+    /// an older entry of a row in flight is the sweep's to delete; once the row's lease ends the upkeep moves
+    /// it to the lease's end, and the sweep keeps it
+    @Test("a row in flight's older entry is the sweep's to delete; when the lease ends the upkeep moves it, and the sweep keeps it")
     func olderEntryMovedToLeaseEnd() async throws {
         try await TestDatabase.withConnection { c in
             try await insert(c, 2)
@@ -175,7 +184,9 @@ struct LeaseRowTests {
         }
     }
 
-    @Test("the recovered leases are checked longest ago first, at most the limit at a time: one still in flight is kept and checked again after the others")
+    /// the recovered leases are checked longest ago first, at most the limit at a time: one still in flight
+    /// is kept and checked again after the others
+    @Test("recovered leases are checked longest ago first, at most the limit at a time; one still in flight is checked again later")
     func recoveredLeasesRotate() async throws {
         try await TestDatabase.withConnection { c in
             try await insert(c, 3)

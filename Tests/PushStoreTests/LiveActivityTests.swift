@@ -43,7 +43,9 @@ struct LiveActivityTests {
         }
     }
 
-    @Test("the registry's kinds: a live_activity token needs an activity id and no other kind has one; Live Activity tokens are APNs'")
+    /// the registry's kinds: a live_activity token needs an activity id and no other kind has one; Live
+    /// Activity tokens are APNs'
+    @Test("the registry's kinds: a live_activity token needs an activity id, no other kind has one; Live Activity tokens are APNs'")
     func kinds() async throws {
         try await TestDatabase.withConnection { c in
             func refused(_ sql: String, _ parameters: [(any PGParameter)?]) async -> String? {
@@ -66,7 +68,9 @@ struct LiveActivityTests {
         }
     }
 
-    @Test("a liveactivity payload without the keys its event needs is refused at INSERT, each by a named check; only waiting rows are checked (a retry is, the claim and the write-back are not)")
+    /// a liveactivity payload without the keys its event needs is refused at INSERT, each by a named check;
+    /// only waiting rows are checked (a retry is, the claim and the write-back are not)
+    @Test("a liveactivity payload without its event's keys is refused at INSERT by a named check; only waiting rows are checked")
     func payloadChecks() async throws {
         try await TestDatabase.withConnection { c in
             let insert = "INSERT INTO pushq.notifications (device_token, push_type, payload, status) VALUES ($1, 'liveactivity', $2, $3)"
@@ -117,7 +121,9 @@ struct LiveActivityTests {
         }
     }
 
-    @Test("start_activity: one start row per valid push-to-start token of the user, priority 10, the payload's keys; nothing for the user's other tokens")
+    /// start_activity: one start row per valid push-to-start token of the user, priority 10, the payload's
+    /// keys; nothing for the user's other tokens
+    @Test("start_activity: one start row per valid push-to-start token of the user, priority 10; none for the user's other tokens")
     func start() async throws {
         try await TestDatabase.withConnection { c in
             try await Self.register(c, Self.token(1), kind: "push_to_start", user: "alice")
@@ -210,7 +216,9 @@ struct LiveActivityTests {
         }
     }
 
-    @Test("an ended token is retired ActivityEnded when its end row becomes final, whoever ends it, and not when another row of it does")
+    /// an ended token is retired ActivityEnded when its end row becomes final, whoever ends it, and not when
+    /// another row of it does
+    @Test("an ended token is retired ActivityEnded when its end row becomes final, whoever ends it, and not for another row")
     func endedTokenRetiredWhenTheEndIsFinal() async throws {
         try await TestDatabase.withConnection { c in
             for i in 1...3 { try await Self.register(c, Self.token(i), kind: "live_activity", activity: "match-1") }
@@ -234,7 +242,9 @@ struct LiveActivityTests {
         }
     }
 
-    @Test("a push-to-start token replaces the older ones of its installation (same app and environment); the one registered last wins")
+    /// a push-to-start token replaces the older ones of its installation (same app and environment); the one
+    /// registered last wins
+    @Test("a push-to-start token replaces the older ones of its installation (same app and environment); the last wins")
     func pushToStartReplaced() async throws {
         try await TestDatabase.withConnection { c in
             try await Self.register(c, Self.token(1), kind: "push_to_start", user: "alice", installation: "phone-1", registered: "2 days")
@@ -260,7 +270,9 @@ struct LiveActivityTests {
         }
     }
 
-    @Test("the pruner's statement retires live_activity tokens older than 12 hours (AgeLimit), through the index, in batches; nothing else")
+    /// the pruner's statement retires live_activity tokens older than 12 hours (AgeLimit), through the index,
+    /// in batches; nothing else
+    @Test("the pruner retires live_activity tokens older than 12 hours (AgeLimit), through the index, in batches; nothing else")
     func ageLimit() async throws {
         try await TestDatabase.withConnection { c in
             let limit = LiveActivityLimits.tokenLifetimeSeconds

@@ -46,7 +46,9 @@ struct MigrationCommitLockTests {
                              58: ["pushq.channels"]])
     }
 
-    @Test("the commit waits for an INSERT under way (its SHARE request gives way every 200 ms, the migration's SQL not run again), then applies once the INSERT commits")
+    /// the commit waits for an INSERT under way (its SHARE request gives way every 200 ms, the migration's
+    /// SQL not run again), then applies once the INSERT commits
+    @Test("the commit waits for an INSERT under way, giving way every 200 ms, then applies once the INSERT commits")
     func waitsForInsertUnderWay() async throws {
         try await TestDatabase.with { url in
             let producer = try await PGConnection.connect(url, logger: TestDatabase.logger)

@@ -46,7 +46,9 @@ struct MigrationGateTests {
         }
     }
 
-    @Test("a live worker of an earlier release (no schema_known, or a lower one) holds a gated migration and the gated ones after it, not those that are not gated; a worker that knows it, or one gone, does not")
+    /// a live worker of an earlier release (no schema_known, or a lower one) holds a gated migration and the
+    /// gated ones after it, not those that are not gated; a worker that knows it, or one gone, does not
+    @Test("a live worker of an earlier release holds the gated migrations, not the others; one that knows them, or gone, does not")
     func waitsForWorkers() async throws {
         try await TestDatabase.with { url in
             let c = try await PGConnection.connect(url, logger: TestDatabase.logger)

@@ -41,7 +41,9 @@ struct MigrationLockRetryTests {
         #expect(try LockRetry(of: Migration.all[11]) == LockRetry(), "12 adds columns and constraints to notifications")
     }
 
-    @Test("with a lock held by another session, the migration gives way `tries` times, a producer is not held up, then it waits without a limit and applies when the lock is released")
+    /// with a lock held by another session, the migration gives way `tries` times, a producer is not held up,
+    /// then it waits without a limit and applies when the lock is released
+    @Test("with a lock held elsewhere, a migration gives way `tries` times without holding up producers, then waits and applies")
     func givesWayThenWaits() async throws {
         try await TestDatabase.with { url in
             let migrator = try await PGConnection.connect(url, logger: TestDatabase.logger)

@@ -11,7 +11,9 @@ struct MigrationRowConstraintTests {
                            "topic with CR LF", "collapse_id with LF", "credential with CR", "metadata of 70 000 bytes"]
     static let statuses = ["queued", "retrying", "sending", "sent", "failed", "expired", "cancelled"]
 
-    @Test("a version 3 database with rows that break the constraints, in every status, upgrades: every row kept, final rows untouched, open rows fixed or ended")
+    /// a version 3 database with rows that break the constraints, in every status, upgrades: every row kept,
+    /// final rows untouched, open rows fixed or ended
+    @Test("a version 3 database with rows breaking the constraints upgrades: every row kept, final ones untouched, open ones fixed")
     func upgradeWithBreakingRows() async throws {
         try await TestDatabase.with(migrated: false) { url in
             let c = try await PGConnection.connect(url, logger: TestDatabase.logger)

@@ -61,7 +61,9 @@ struct MigrationUpgradeTests {
         }
     }
 
-    @Test("a version 6 database (rows in every status, devices, holds, throttles, workers) upgrades to FCM: every row kept with its values, all APNs, devices keyed by provider")
+    /// a version 6 database (rows in every status, devices, holds, throttles, workers) upgrades to FCM: every
+    /// row kept with its values, all APNs, devices keyed by provider
+    @Test("a version 6 database upgrades to FCM: every row kept with its values, all APNs, devices keyed by provider")
     func upgradeFromVersion6() async throws {
         try await TestDatabase.with(migrated: false) { url in
             let c = try await PGConnection.connect(url, logger: TestDatabase.logger)
@@ -222,7 +224,9 @@ struct MigrationUpgradeTests {
         }
     }
 
-    @Test("adding provider waits for its locks 1 s at a time: producers of notifications and devices are not held up behind a long transaction")
+    /// adding provider waits for its locks 1 s at a time: producers of notifications and devices are not held
+    /// up behind a long transaction
+    @Test("adding provider waits for its locks 1 s at a time: producers of notifications and devices are not held up")
     func providerLockWaitGivesWay() async throws {
         try await TestDatabase.with(migrated: false) { url in
             let migrator = try await PGConnection.connect(url, logger: TestDatabase.logger)

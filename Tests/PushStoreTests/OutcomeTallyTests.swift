@@ -19,7 +19,10 @@ struct OutcomeTallyTests {
         return (0..<r.count).map { r.string($0, 0) ?? "" }
     }
 
-    @Test("the claim (invalid token, attempts used up), the write-back (sent, failed), a poison row's claim and write-back tally what they end, by lane, worker and reason; expired and cancelled rows are not tallied; the readers sum it")
+    /// the claim (invalid token, attempts used up), the write-back (sent, failed), a poison row's claim and
+    /// write-back tally what they end, by lane, worker and reason; expired and cancelled rows are not
+    /// tallied; the readers sum it
+    @Test("every path that ends a row tallies it by lane, worker and reason, except expiry and cancel; the readers sum it")
     func everyPathTallies() async throws {
         try await TestDatabase.withConnection { c in
             try await c.query("""
@@ -87,7 +90,9 @@ struct OutcomeTallyTests {
         }
     }
 
-    @Test("the chart: every minute of the last hour, oldest first, summed over workers and lanes; invalidating reasons counted apart; older minutes left out")
+    /// the chart: every minute of the last hour, oldest first, summed over workers and lanes; invalidating
+    /// reasons counted apart; older minutes left out
+    @Test("the chart: every minute of the last hour, oldest first, summed; invalidating reasons apart; older minutes left out")
     func minuteSeries() async throws {
         try await TestDatabase.withConnection { c in
             // One transaction: the rows and the reads see the same now().
@@ -110,7 +115,9 @@ struct OutcomeTallyTests {
         }
     }
 
-    @Test("failure reasons of the last hour and of the day, most frequent first, in the dashboard and in pushq status; the lanes' send rate over the last 60 s; tally rows deleted after a day and an hour")
+    /// failure reasons of the last hour and of the day, most frequent first, in the dashboard and in pushq
+    /// status; the lanes' send rate over the last 60 s; tally rows deleted after a day and an hour
+    @Test("failure reasons of the hour and the day, most frequent first; lanes' send rate over 60 s; old tally rows deleted")
     func reasonsRatesAndAge() async throws {
         try await TestDatabase.withConnection { c in
             try await c.query("INSERT INTO pushq.lanes (name, rank) VALUES ('campaign', 200)")

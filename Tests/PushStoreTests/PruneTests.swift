@@ -135,7 +135,9 @@ struct PruneTests {
         }
     }
 
-    @Test("a concurrent claim is never held up: it runs within its 300 ms lock_timeout while batches delete; a locked final row is skipped, not waited for")
+    /// a concurrent claim is never held up: it runs within its 300 ms lock_timeout while batches delete; a
+    /// locked final row is skipped, not waited for
+    @Test("a concurrent claim is never held up by the pruner's batches; a locked final row is skipped, not waited for")
     func neverBlocks() async throws {
         try await TestDatabase.with { url in
             let pruner = try await PGConnection.connect(url, logger: TestDatabase.logger)

@@ -30,7 +30,9 @@ struct RulesTriggerTests {
         await #expect(throws: PGError.self, "\(sql)") { try await c.query(sql) }
     }
 
-    @Test("a producer's INSERT runs the rules once a row; the claim and a sent answer never do; a retry and a give-back do, as the row waits again")
+    /// a producer's INSERT runs the rules once a row; the claim and a sent answer never do; a retry and a
+    /// give-back do, as the row waits again
+    @Test("a producer's INSERT runs the rules once a row; the claim and a sent answer never do; a retry and a give-back do")
     func runsWhenWritten() async throws {
         try await TestDatabase.withConnection { c in
             try await Self.countingRuns(c)
@@ -76,7 +78,9 @@ struct RulesTriggerTests {
         }
     }
 
-    @Test("a row whose status makes a relaxed rule apply again is checked: out of a final status, and back to waiting from sending; final to final is not")
+    /// a row whose status makes a relaxed rule apply again is checked: out of a final status, and back to
+    /// waiting from sending; final to final is not
+    @Test("a status change that makes a relaxed rule apply again is checked (out of final, back to waiting); final to final is not")
     func statusThatRelaxed() async throws {
         try await TestDatabase.withConnection { c in
             // Final rows are not checked for their topic; live-activity rules hold for waiting rows only.

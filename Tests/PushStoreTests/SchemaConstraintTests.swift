@@ -145,7 +145,9 @@ struct SchemaConstraintTests {
         return out
     }
 
-    @Test("no index of pushq.notifications holds a column the claim or the write-back sets (in its key, expressions or predicate), so that both can be HOT; the table keeps room on its pages (fillfactor 33)")
+    /// no index of pushq.notifications holds a column the claim or the write-back sets (in its key,
+    /// expressions or predicate), so that both can be HOT; the table keeps room on its pages (fillfactor 33)
+    @Test("no index of pushq.notifications holds a column the claim or write-back sets, so both can be HOT; fillfactor 33")
     func claimAndWriteBackCanBeHOT() async throws {
         try await TestDatabase.withConnection { c in
             // Every column the claim and the write-back assign (`name = ` in their SQL).

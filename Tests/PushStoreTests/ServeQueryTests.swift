@@ -9,7 +9,9 @@ import PGClient
 /// never a whole table. The statements checked are the constants the store runs.
 @Suite("Serve queries")
 struct ServeQueryTests {
-    @Test("on 1 000 000 notifications and 200 000 devices: no statement of serve's plans a sequential scan of a big table, nor do the status statements as queueStatus runs them (sequential scans off)")
+    /// on 1 000 000 notifications and 200 000 devices: no statement of serve's plans a sequential scan of a
+    /// big table, nor do the status statements as queueStatus runs them (sequential scans off)
+    @Test("on 1 000 000 notifications and 200 000 devices no statement of serve or status plans a sequential scan of a big table")
     func plans() async throws {
         try await TestDatabase.withConnection { c in
             try await c.query("""
@@ -71,7 +73,9 @@ struct ServeQueryTests {
         #expect(plan.contains("Index"), "an index is read: \(sql)\n\(plan)")
     }
 
-    @Test("every named check and unique constraint of pushq.notifications, pushq.devices and pushq.api_keys, and the functions' named refusals, has its explanation; every explanation names one")
+    /// every named check and unique constraint of pushq.notifications, pushq.devices and pushq.api_keys, and
+    /// the functions' named refusals, has its explanation; every explanation names one
+    @Test("every named check, unique constraint and function refusal of the API's tables has its explanation, and vice versa")
     func explanations() async throws {
         try await TestDatabase.withConnection { c in
             let r = try await c.query("""

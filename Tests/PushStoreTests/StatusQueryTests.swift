@@ -14,7 +14,10 @@ struct StatusQueryTests {
         return (0..<r.count).map { r.string($0, 0) ?? "" }.joined(separator: "\n")
     }
 
-    @Test("on a table of mostly final rows, analysed: the status statements use no Seq Scan on notifications with the settings pushq status runs them with (a whole-table count would, with enable_seqscan on); the counts are exact")
+    /// on a table of mostly final rows, analysed: the status statements use no Seq Scan on notifications with
+    /// the settings pushq status runs them with (a whole-table count would, with enable_seqscan on); the
+    /// counts are exact
+    @Test("on mostly final rows, analysed, the status statements use no Seq Scan on notifications, and their counts are exact")
     func noSequentialScan() async throws {
         try await TestDatabase.withConnection { c in
             try await PruneTests.insert(c, 40_000, status: "sent", finishedAgo: 3_600)
@@ -50,7 +53,10 @@ struct StatusQueryTests {
         }
     }
 
-    @Test("lanes: every lane of pushq.lanes with its rank, cap and pause, then the lanes without a row there; due rows and oldest due age per lane; rows sent per second over the last minute per lane; the lane statements read indexes")
+    /// lanes: every lane of pushq.lanes with its rank, cap and pause, then the lanes without a row there; due
+    /// rows and oldest due age per lane; rows sent per second over the last minute per lane; the lane
+    /// statements read indexes
+    @Test("lanes: configured lanes then unknown ones, with due rows, oldest age and send rate; the lane statements read indexes")
     func lanes() async throws {
         try await TestDatabase.withConnection { c in
             try await PruneTests.insert(c, 30_000, status: "sent", finishedAgo: 7_200)

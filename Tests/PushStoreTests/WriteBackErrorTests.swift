@@ -29,7 +29,9 @@ struct WriteBackErrorTests {
         }
     }
 
-    @Test("a row of a push_type this version does not know waits for a newer worker; an unknown environment comes back unreadable, held, without its payload; the rest of the claim stands")
+    /// a row of a push_type this version does not know waits for a newer worker; an unknown environment comes
+    /// back unreadable, held, without its payload; the rest of the claim stands
+    @Test("an unknown push_type waits for a newer worker; an unknown environment comes back unreadable and held; the rest stands")
     func unreadableRowsComeBack() async throws {
         try await TestDatabase.withConnection { c in
             // As with a schema newer than this worker, or rows written around the rules by hand.

@@ -60,7 +60,9 @@ struct WriteBackPlanTests {
         return try JSONSerialization.jsonObject(with: Data(text.utf8))
     }
 
-    @Test("with the rows in flight a sliver of what ANALYZE saw, the write-back is planned without a nested loop for a batch of 1 or 1 000 (PostgreSQL otherwise picks one), and writes back every row")
+    /// with the rows in flight a sliver of what ANALYZE saw, the write-back is planned without a nested loop
+    /// for a batch of 1 or 1 000 (PostgreSQL otherwise picks one), and writes back every row
+    @Test("with few rows in flight against ANALYZE, the write-back avoids a nested loop for 1 or 1 000 rows and writes them all")
     func noNestedLoop() async throws {
         try await TestDatabase.withConnection { c in
             let completions = try await tableWithASliverInFlight(c)
