@@ -152,7 +152,9 @@ final class FakeClock: Sendable {
 
 /// The host's clock stepped back (NTP, a VM restored) after tokens were signed.
 @Suite struct TokenClockJumpTests {
-    @Test("after a 2 h backward jump, newest() signs a new token at once (one, however many callers) and refresh() moves a connection to it")
+    /// after a 2 h backward jump, newest() signs a new token at once (one, however many callers) and
+    /// refresh() moves a connection to it
+    @Test("after a 2 h backward jump newest() signs one new token at once, and refresh() moves a connection to it")
     func backwardJumpResigns() throws {
         let clock = FakeClock()
         let manager = try ProviderTokenManager(teamID: "TEAM123456", keyID: "KEY1234567",

@@ -20,7 +20,9 @@ import Testing
         return Dictionary(uniqueKeysWithValues: collector.responses.map { ($0.tag, $0) })
     }
 
-    @Test("a host clock 1 h ahead of the database: a row whose expires_at is a minute ago by the host but in the future by the database is sent; one past by the database too is not")
+    /// a host clock 1 h ahead of the database: a row whose expires_at is a minute ago by the host but in the
+    /// future by the database is sent; one past by the database too is not
+    @Test("a host clock 1 h ahead of the database: rows are expired by the database's clock, not the host's")
     func hostAhead() async throws {
         let host = Int64(time(nil))
         let out = try await send([request(1, expiration: host - 60), request(2, expiration: host - 7200)], databaseOffset: -3600)

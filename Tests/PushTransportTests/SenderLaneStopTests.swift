@@ -26,7 +26,9 @@ import Testing
         #expect(q.remove { _ in true }.isEmpty && q.count == 0)
     }
 
-    @Test("lane c stopped while its requests wait behind a held stream: they come back at once, a later one is handed back as it leaves the queue, lane a goes on")
+    /// lane c stopped while its requests wait behind a held stream: they come back at once, a later one is
+    /// handed back as it leaves the queue, lane a goes on
+    @Test("lane c stopped while its requests wait behind a held stream: they come back at once, later ones too, lane a goes on")
     func stoppedLaneNeverStarts() async throws {
         let mock = try await MockHarness.start()
         let collector = ResultCollector()

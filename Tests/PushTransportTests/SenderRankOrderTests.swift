@@ -26,7 +26,9 @@ import Testing
         return sender
     }
 
-    @Test("a sender full of rank-200 requests: rank-10 requests submitted after them reach the mock before every rank-200 one still waiting, each rank in its own order")
+    /// a sender full of rank-200 requests: rank-10 requests submitted after them reach the mock before every
+    /// rank-200 one still waiting, each rank in its own order
+    @Test("rank-10 requests submitted behind waiting rank-200 ones reach the mock first, each rank in its own order")
     func lowerRankOvertakesWaitingRequests() async throws {
         let mock = try await MockHarness.start()
         let collector = ResultCollector()
