@@ -66,7 +66,10 @@ struct ChannelEndToEndTests {
         }
     }
 
-    @Test("a broadcast inserted with its channel waits for the create, then goes to /4/broadcasts/apps/<bundle> with apns-channel-id and ends sent; on a no-storage channel with apns-expiration 0 though it has an expires_at")
+    /// a broadcast inserted with its channel waits for the create, then goes to /4/broadcasts/apps/<bundle>
+    /// with apns-channel-id and ends sent; on a no-storage channel with apns-expiration 0 though it has an
+    /// expires_at
+    @Test("a broadcast waits for its channel's create, then goes to /4/broadcasts with apns-channel-id and ends sent")
     func broadcastWaitsForItsChannel() async throws {
         try await withChannels { mock, apnsURL, url, db in
             try await db.query("INSERT INTO pushq.channels (name, message_storage_policy) VALUES ('match', 0)")
@@ -124,7 +127,9 @@ struct ChannelEndToEndTests {
         }
     }
 
-    @Test("Apple refuses the channel for good (CannotCreateChannelConfig): failed with the reason, and its waiting broadcast ends ChannelFailed")
+    /// Apple refuses the channel for good (CannotCreateChannelConfig): failed with the reason, and its
+    /// waiting broadcast ends ChannelFailed
+    @Test("Apple refuses the channel for good: it fails with the reason, and its waiting broadcast ends ChannelFailed")
     func refused() async throws {
         try await withChannels { mock, apnsURL, url, db in
             mock.failNextChannelRequest(with: .status(400, reason: "CannotCreateChannelConfig"))

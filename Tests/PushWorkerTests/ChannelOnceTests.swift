@@ -75,7 +75,9 @@ struct ChannelOnceTests {
         }
     }
 
-    @Test("a create whose answer is lost after Apple created it: the worker lists Apple's channels and adopts it, never creates again")
+    /// a create whose answer is lost after Apple created it: the worker lists Apple's channels and adopts it,
+    /// never creates again
+    @Test("a create whose answer was lost after Apple created it: the worker lists Apple's channels and adopts it, never recreates")
     func lostAnswerAdopted() async throws {
         try await withChannels { mock, apnsURL, url, db in
             mock.loseNextChannelCreateAnswer(.reset)
@@ -123,7 +125,9 @@ struct ChannelOnceTests {
 
     static let injected = "a\r\nx-evil: 1"
 
-    @Test("an apns_channel_id with CR/LF: refused by the table; one stored anyway is never sent, the channel ends failed/BadChannelId")
+    /// an apns_channel_id with CR/LF: refused by the table; one stored anyway is never sent, the channel ends
+    /// failed/BadChannelId
+    @Test("an apns_channel_id with CR/LF is refused by the table; one stored anyway is never sent, the channel ends BadChannelId")
     func channelIDWithLineBreak() async throws {
         try await withChannels { mock, apnsURL, url, db in
             await #expect(throws: PGError.self) {

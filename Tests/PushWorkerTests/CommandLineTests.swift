@@ -70,7 +70,9 @@ struct CommandLineTests {
         }
     }
 
-    @Test("every credential is loaded and checked at start: a bad key or certificate stops the worker naming the credential and the file")
+    /// every credential is loaded and checked at start: a bad key or certificate stops the worker naming the
+    /// credential and the file
+    @Test("every credential is checked at start: a bad key or certificate stops the worker naming the credential and the file")
     func badCredentialsStopTheWorker() async throws {
         let dir = NSTemporaryDirectory() + "pushq-credentials-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)

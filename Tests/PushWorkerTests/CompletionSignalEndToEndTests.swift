@@ -12,7 +12,9 @@ import PGClient
 /// row without a channel.
 @Suite("Completion signals end to end", .serialized)
 struct CompletionSignalEndToEndTests {
-    @Test("sent, failed by APNs, failed by attempts, TokenInvalidated at claim, expired by the upkeep, expired at claim, cancelled: one signal each, with the row's final fields; none for the row without a channel")
+    /// sent, failed by APNs, failed by attempts, TokenInvalidated at claim, expired by the upkeep, expired at
+    /// claim, cancelled: one signal each, with the row's final fields; none for the row without a channel
+    @Test("every final path sends one signal with the row's final fields; none for the row without a channel")
     func everyFinalPath() async throws {
         try await TestDatabase.withConnection { db in
             try await withMock { mock, apnsURL in

@@ -13,7 +13,9 @@ import Testing
 /// `RAISE` (P0001): SQLSTATEs outside classes 22 and 23 that used to be retried forever.
 @Suite("Database refusals", .serialized)
 struct DatabaseRefusalTests {
-    @Test("a trigger that raises (P0001) on one row's answer ends that row failed/WriteBackError; the others are recorded and the worker keeps claiming")
+    /// a trigger that raises (P0001) on one row's answer ends that row failed/WriteBackError; the others are
+    /// recorded and the worker keeps claiming
+    @Test("a trigger raising P0001 on one row's answer ends that row failed/WriteBackError; the worker keeps claiming")
     func triggerRaise() async throws {
         try await TestDatabase.withConnection { db in
             try await withMock { mock, apnsURL in
@@ -37,7 +39,9 @@ struct DatabaseRefusalTests {
         }
     }
 
-    @Test("a role without UPDATE on pushq.devices (42501): the worker logs the SQLSTATE and the GRANT, /healthz fails, and after the GRANT the answers are recorded")
+    /// a role without UPDATE on pushq.devices (42501): the worker logs the SQLSTATE and the GRANT, /healthz
+    /// fails, and after the GRANT the answers are recorded
+    @Test("a role without UPDATE on pushq.devices: the worker logs SQLSTATE and GRANT, /healthz fails until the GRANT")
     func missingPrivilege() async throws {
         try await TestDatabase.withConnection { db in
             try await withMock { mock, apnsURL in

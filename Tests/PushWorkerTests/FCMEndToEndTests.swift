@@ -49,7 +49,9 @@ struct FCMEndToEndTests {
             """, [token, payload, credential]).decode(Int64.self, 0, "id")
     }
 
-    @Test("mixed APNs and FCM rows: each FCM answer of the table ends the row as docs/faults.md says; bodies, message names, invalidations")
+    /// mixed APNs and FCM rows: each FCM answer of the table ends the row as docs/faults.md says; bodies,
+    /// message names, invalidations
+    @Test("mixed APNs and FCM rows: each FCM answer ends the row as docs/faults.md says; bodies, message names, invalidations")
     func outcomeTable() async throws {
         try await TestDatabase.withConnection { db in
             try await withMock({ $0.recordBodies = true }) { mock, mockURL in
@@ -121,7 +123,9 @@ struct FCMEndToEndTests {
         }
     }
 
-    @Test("an FCM row the table's checks would refuse (written around them) ends failed/InvalidPayload, nothing sent; the rest go out")
+    /// an FCM row the table's checks would refuse (written around them) ends failed/InvalidPayload, nothing
+    /// sent; the rest go out
+    @Test("an FCM row the table's checks would refuse ends failed/InvalidPayload, nothing sent; the rest go out")
     func invalidPayload() async throws {
         try await TestDatabase.withConnection { db in
             try await withMock { mock, mockURL in
@@ -168,7 +172,9 @@ struct FCMEndToEndTests {
         }
     }
 
-    @Test("PERMISSION_DENIED pauses that FCM credential with a message saying what to fix; its rows wait, attempts given back; other credentials go on")
+    /// PERMISSION_DENIED pauses that FCM credential with a message saying what to fix; its rows wait,
+    /// attempts given back; other credentials go on
+    @Test("PERMISSION_DENIED pauses that FCM credential saying what to fix; its rows wait, attempts back; others go on")
     func permissionDenied() async throws {
         try await TestDatabase.withConnection { db in
             try await withMock { mock, mockURL in

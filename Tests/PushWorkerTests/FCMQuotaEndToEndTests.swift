@@ -13,7 +13,9 @@ struct FCMQuotaEndToEndTests {
 
     static let pauses = "SELECT count(*) FROM pushq.credential_pauses WHERE credential = 'default' AND environment = 'fcm'"
 
-    @Test("one device over its message rate: only its row waits for Retry-After (600 s), its attempt counted; the other FCM rows go out meanwhile and nothing is held")
+    /// one device over its message rate: only its row waits for Retry-After (600 s), its attempt counted; the
+    /// other FCM rows go out meanwhile and nothing is held
+    @Test("one device over its message rate: only its row waits for Retry-After, attempt counted; others go out, nothing held")
     func oneDevice() async throws {
         try await TestDatabase.withConnection { db in
             try await withMock { mock, mockURL in
@@ -37,7 +39,9 @@ struct FCMQuotaEndToEndTests {
         }
     }
 
-    @Test("many devices get 429 not saying whose quota: the project's; the credential is held (QUOTA_EXCEEDED) for Retry-After, then every row goes out")
+    /// many devices get 429 not saying whose quota: the project's; the credential is held (QUOTA_EXCEEDED)
+    /// for Retry-After, then every row goes out
+    @Test("many devices with 429 naming no quota: the project's; the credential is held for Retry-After, then every row goes out")
     func manyDevices() async throws {
         try await TestDatabase.withConnection { db in
             try await withMock { mock, mockURL in

@@ -73,7 +73,9 @@ struct FaultTests {
         }
     }
 
-    @Test("a worker clock far behind APNs': ExpiredProviderToken for fresh tokens pauses the credential pointing at NTP, no attempt used")
+    /// a worker clock far behind APNs': ExpiredProviderToken for fresh tokens pauses the credential pointing
+    /// at NTP, no attempt used
+    @Test("a worker clock far behind APNs': ExpiredProviderToken pauses the credential pointing at NTP, no attempt used")
     func wrongClock() async throws {
         try await TestDatabase.withConnection { db in
             // The mock's clock two hours ahead: every token this worker signs looks two hours old.
@@ -246,7 +248,9 @@ struct FaultTests {
         }
     }
 
-    @Test("three BadDeviceToken rows on an otherwise quiet endpoint: each waits once (attempt given back), then ends failed/BadDeviceToken at its second request, its token invalidated, nothing held")
+    /// three BadDeviceToken rows on an otherwise quiet endpoint: each waits once (attempt given back), then
+    /// ends failed/BadDeviceToken at its second request, its token invalidated, nothing held
+    @Test("three BadDeviceToken rows on a quiet endpoint each wait once, then end failed with the token invalidated, nothing held")
     func quietBadTokensEnd() async throws {
         try await TestDatabase.withConnection { db in
             try await withMock { mock, apnsURL in

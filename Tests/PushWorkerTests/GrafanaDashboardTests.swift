@@ -33,7 +33,9 @@ struct GrafanaDashboardTests {
         expr.replacingOccurrences(of: "$__rate_interval", with: "5m").replacingOccurrences(of: "$job", with: ".+")
     }
 
-    @Test("a dashboard Grafana imports: uid, schema version, a Prometheus data source variable every panel uses, panel ids unique, a 24-column grid without overlap")
+    /// a dashboard Grafana imports: uid, schema version, a Prometheus data source variable every panel uses,
+    /// panel ids unique, a 24-column grid without overlap
+    @Test("a dashboard Grafana imports: uid, schema version, a data source variable, unique panel ids, a grid without overlap")
     func structure() throws {
         let dashboard = try Self.dashboard()
         #expect(dashboard["uid"] as? String == "pushq-overview" && dashboard["title"] as? String == "pushq")
@@ -75,7 +77,9 @@ struct GrafanaDashboardTests {
         #expect(output.contains("SUCCESS: \(queries.count) rules found"), "\(output)")
     }
 
-    @Test("the expressions name only series the worker exports, with labels the metrics table gives them, and graph every metric not deprecated")
+    /// the expressions name only series the worker exports, with labels the metrics table gives them, and
+    /// graph every metric not deprecated
+    @Test("the expressions name only exported series with their labels, and graph every metric not deprecated")
     func seriesExist() throws {
         let dashboard = try Self.dashboard()
         let labels = try Self.documentedLabels()

@@ -41,7 +41,9 @@ struct HelmChartTests {
         #expect(Self.podSpec(job)["restartPolicy"] as? String == "Never")
     }
 
-    @Test("workers: pushq worker, /metrics, /healthz and /readyz on their port, scrape annotations, credentials read-only from their Secret")
+    /// workers: pushq worker, /metrics, /healthz and /readyz on their port, scrape annotations, credentials
+    /// read-only from their Secret
+    @Test("workers: pushq worker, /metrics, /healthz and /readyz, scrape annotations, credentials read-only from their Secret")
     func workers() async throws {
         let check = try await HelmChartCheck(chart: Self.chart, values: [Self.exampleValues[0]])
         let deployment = try #require(check.object("Deployment", "demo-pushq-worker"))
@@ -73,7 +75,9 @@ struct HelmChartTests {
         }
     }
 
-    @Test("serve: pushq serve --http-addr 0.0.0.0:8080 told a proxy terminates TLS, ready on /healthz (the database answers), alive while it accepts connections, behind a Service of its pods only")
+    /// serve: pushq serve --http-addr 0.0.0.0:8080 told a proxy terminates TLS, ready on /healthz (the
+    /// database answers), alive while it accepts connections, behind a Service of its pods only
+    @Test("serve behind a TLS proxy: listens on 0.0.0.0:8080, ready on /healthz, alive while it accepts, behind its own Service")
     func serveBehindProxy() async throws {
         let check = try await HelmChartCheck(chart: Self.chart, values: [Self.exampleValues[0]])
         let deployment = try #require(check.object("Deployment", "demo-pushq-serve"))
@@ -94,7 +98,9 @@ struct HelmChartTests {
         #expect((spec["ports"] as? [[String: Any]])?.first?["targetPort"] as? String == "http")
     }
 
-    @Test("TLS values: serve reads its certificate from the Secret, probes in HTTPS; every Secret is the user's; no scrape annotations")
+    /// TLS values: serve reads its certificate from the Secret, probes in HTTPS; every Secret is the user's;
+    /// no scrape annotations
+    @Test("TLS values: serve reads its certificate from the Secret, probes in HTTPS; every Secret is the user's; no scrape")
     func serveWithOwnTLS() async throws {
         let check = try await HelmChartCheck(chart: Self.chart, values: [Self.exampleValues[1]])
         #expect(!check.objects.contains { $0.object["kind"] as? String == "Secret" })
@@ -116,7 +122,9 @@ struct HelmChartTests {
         #expect((Self.podSpec(worker)["imagePullSecrets"] as? [[String: Any]])?.first?["name"] as? String == "registry-credentials")
     }
 
-    @Test("every pod runs as a non-root user, read-only, without privilege escalation or a service account token; no secret in plain sight", arguments: exampleValues)
+    /// every pod runs as a non-root user, read-only, without privilege escalation or a service account token;
+    /// no secret in plain sight
+    @Test("every pod runs non-root, read-only, without privilege escalation or service account token; no secret in plain sight", arguments: exampleValues)
     func podsAreLockedDown(values: String) async throws {
         let check = try await HelmChartCheck(chart: Self.chart, values: [values])
         let workloads = check.objects.map(\.object).filter { ["Deployment", "Job"].contains($0["kind"] as? String) }

@@ -74,7 +74,9 @@ struct LaneKillSwitchTests {
         }
     }
 
-    @Test("a lane paused while a worker holds 500 of its rows: the 10 on the wire finish, no other starts, the 490 go back unspent; resumed, each row is sent once")
+    /// a lane paused while a worker holds 500 of its rows: the 10 on the wire finish, no other starts, the
+    /// 490 go back unspent; resumed, each row is sent once
+    @Test("a lane paused while a worker holds 500 rows: the 10 on the wire finish, the rest go back unspent; resumed, sent once")
     func pauseStopsHeldRows() async throws {
         try await Self.withHeldLane({ db in
             try await db.query("UPDATE pushq.lanes SET paused = true WHERE name = 'c'")
@@ -101,7 +103,9 @@ struct LaneKillSwitchTests {
         })
     }
 
-    @Test("a lane cancelled from the dashboard while a worker holds 500 of its rows: the 10 on the wire end sent, the rest end cancelled, none starts after")
+    /// a lane cancelled from the dashboard while a worker holds 500 of its rows: the 10 on the wire end sent,
+    /// the rest end cancelled, none starts after
+    @Test("a lane cancelled from the dashboard while a worker holds 500 rows: the 10 on the wire end sent, the rest cancelled")
     func dashboardCancelEndsHeldRows() async throws {
         try await Self.withHeldLane({ db in
             // The dashboard's "Cancel waiting rows" (the statement it runs).

@@ -21,7 +21,9 @@ struct LaneMetricsTests {
             """, [count, prefix, lane, credential])
     }
 
-    @Test("sent rows counted by lane, due rows and oldest age by lane, rank, cap and pause of pushq.lanes; lanes without a row there are lane=\"other\", never a label of their own")
+    /// sent rows counted by lane, due rows and oldest age by lane, rank, cap and pause of pushq.lanes; lanes
+    /// without a row there are lane="other", never a label of their own
+    @Test("lane metrics: sent, due and oldest age, rank, cap and pause; lanes without a row are labelled other")
     func perLane() async throws {
         try await TestDatabase.withConnection { db in
             try await withMock({ $0.recordBodies = false }) { _, apnsURL in

@@ -94,7 +94,9 @@ struct LaneTests {
         }
     }
 
-    @Test("a lane capped at 100/s: workers starting and stopping never claim more than the cap over any stretch of time (plus its quarter-second burst)")
+    /// a lane capped at 100/s: workers starting and stopping never claim more than the cap over any stretch
+    /// of time (plus its quarter-second burst)
+    @Test("a lane capped at 100/s: workers starting and stopping never claim more than the cap (plus its burst) over any stretch")
     func capHeldByChangingFleet() async throws {
         try await TestDatabase.with { url in
             let db = try await PGConnection.connect(url, logger: TestDatabase.logger)
@@ -130,7 +132,9 @@ struct LaneTests {
         }
     }
 
-    @Test("a credential capped at 40/s (the credentials file's max_per_second) by two workers: its rows never go out faster; every row of both credentials is sent")
+    /// a credential capped at 40/s (the credentials file's max_per_second) by two workers: its rows never go
+    /// out faster; every row of both credentials is sent
+    @Test("a credential capped at 40/s by two workers never goes out faster; every row of both credentials is sent")
     func credentialCap() async throws {
         try await TestDatabase.with { url in
             let db = try await PGConnection.connect(url, logger: TestDatabase.logger)
@@ -164,7 +168,9 @@ struct LaneTests {
         }
     }
 
-    @Test("a default row enqueued while the worker's window is full of campaign rows is claimed at once and goes out on the next free stream, ahead of the campaign rows already claimed")
+    /// a default row enqueued while the worker's window is full of campaign rows is claimed at once and goes
+    /// out on the next free stream, ahead of the campaign rows already claimed
+    @Test("a default row enqueued while the window is full of campaign rows is claimed at once and goes out first")
     func urgentClaimWhileFull() async throws {
         try await TestDatabase.with { url in
             let db = try await PGConnection.connect(url, logger: TestDatabase.logger)
@@ -198,7 +204,9 @@ struct LaneTests {
         }
     }
 
-    @Test("pausing a lane while its rows are in flight: those finish sent, no claim begun after the pause takes its rows, other lanes go on; resumed, the rest is sent")
+    /// pausing a lane while its rows are in flight: those finish sent, no claim begun after the pause takes
+    /// its rows, other lanes go on; resumed, the rest is sent
+    @Test("pausing a lane with rows in flight: those finish, no later claim takes its rows, others go on; resumed, the rest is sent")
     func pauseInFlight() async throws {
         try await TestDatabase.with { url in
             let db = try await PGConnection.connect(url, logger: TestDatabase.logger)

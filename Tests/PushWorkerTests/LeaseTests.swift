@@ -12,7 +12,9 @@ import Testing
 /// sent them, and rows that were never sent cost no attempt (issue 18, items 1, 2, 5 and 6).
 @Suite("Leases and claims", .serialized)
 struct LeaseTests {
-    @Test("a slow provider and one stream: rows that would outlive their lease waiting for a stream are given back unsent, never sent twice")
+    /// a slow provider and one stream: rows that would outlive their lease waiting for a stream are given
+    /// back unsent, never sent twice
+    @Test("a slow provider and one stream: rows that would outlive their lease waiting are given back unsent, never sent twice")
     func slowProviderNeverResends() async throws {
         try await TestDatabase.withConnection { db in
             try await withMock { mock, apnsURL in
@@ -89,7 +91,9 @@ struct LeaseTests {
         }
     }
 
-    @Test("rows naming credential 'default' literally are sent like rows without one, and pushq send --credential default --wait ends")
+    /// rows naming credential 'default' literally are sent like rows without one, and pushq send --credential
+    /// default --wait ends
+    @Test("rows naming credential 'default' are sent like rows without one, and pushq send --credential default --wait ends")
     func literalDefaultCredential() async throws {
         try await TestDatabase.withConnection { db in
             try await withMock { mock, apnsURL in
@@ -114,7 +118,9 @@ struct LeaseTests {
         }
     }
 
-    @Test("a sender that cannot be built after start holds its endpoint and gives its rows back with their attempts; the probe sends them once it can")
+    /// a sender that cannot be built after start holds its endpoint and gives its rows back with their
+    /// attempts; the probe sends them once it can
+    @Test("a sender that cannot be built after start holds its endpoint and gives its rows back; the probe sends them later")
     func senderBuildFailureHolds() async throws {
         try await TestDatabase.withConnection { db in
             try await withMock { mock, apnsURL in

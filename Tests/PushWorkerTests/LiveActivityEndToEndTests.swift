@@ -38,7 +38,9 @@ struct LiveActivityEndToEndTests {
         }
     }
 
-    @Test("start on a user's two phones, updates, ExpiredToken retiring that activity token only, end sent and then its token retired")
+    /// start on a user's two phones, updates, ExpiredToken retiring that activity token only, end sent and
+    /// then its token retired
+    @Test("Live Activity lifecycle: start on two phones, updates, ExpiredToken retires one token, end sent then token retired")
     func lifecycle() async throws {
         try await TestDatabase.withConnection { db in
             try await withMock({ $0.recordBodies = true }) { mock, mockURL in

@@ -131,7 +131,9 @@ struct MetricsEndpointTests {
         }
     }
 
-    @Test("rows of made-up credentials and reasons, ended by the upkeep or the claim, make no new series: credential and reason are other")
+    /// rows of made-up credentials and reasons, ended by the upkeep or the claim, make no new series:
+    /// credential and reason are other
+    @Test("rows of made-up credentials and reasons make no new series: credential and reason are other")
     func producerValuesAreNotLabels() async throws {
         try await TestDatabase.withConnection { db in
             try await withMock({ $0.recordBodies = false }) { _, apnsURL in

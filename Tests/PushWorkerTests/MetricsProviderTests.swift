@@ -13,7 +13,9 @@ import Testing
 struct MetricsProviderTests {
     typealias M = MetricsEndpointTests
 
-    @Test("requests, durations, connections and token refreshes carry provider (and credential, environment); the pushq_apns_* copies sum both providers")
+    /// requests, durations, connections and token refreshes carry provider (and credential, environment); the
+    /// pushq_apns_* copies sum both providers
+    @Test("requests, durations, connections and token refreshes carry provider; the pushq_apns_* copies sum both providers")
     func providerLabels() async throws {
         try await TestDatabase.withConnection { db in
             try await withMock({ $0.recordBodies = false }) { _, mockURL in

@@ -16,7 +16,11 @@ struct MetricsTableTests {
     /// Token `i` of the special rows, one per fault.
     static func special(_ i: Int) -> String { Fixtures.token(i, prefix: "c") }
 
-    @Test("one run: retries by every kind but held (connection: a second token signed), invalidations by reason, requests by provider, endpoint and status (none too), the deprecated pushq_apns_* copies, finished sent/failed/expired with a row ended WriteBackError counted as written, token refreshes, reopens, in-flight, durations, claims, queue gauges")
+    /// one run: retries by every kind but held (connection: a second token signed), invalidations by reason,
+    /// requests by provider, endpoint and status (none too), the deprecated pushq_apns_* copies, finished
+    /// sent/failed/expired with a row ended WriteBackError counted as written, token refreshes, reopens,
+    /// in-flight, durations, claims, queue gauges
+    @Test("one run exports every row of the metrics table with the labels it documents")
     func everyRowOfOneRun() async throws {
         try await TestDatabase.withConnection { db in
             try await withMock({ $0.recordBodies = false }) { mock, apnsURL in
@@ -177,7 +181,9 @@ struct MetricsTableTests {
         }
     }
 
-    @Test("a paused credential: pushq_credential_paused 1 and the rows answered meanwhile retried as held; an endpoint answering only 503: pushq_endpoint_down 1; both back to 0")
+    /// a paused credential: pushq_credential_paused 1 and the rows answered meanwhile retried as held; an
+    /// endpoint answering only 503: pushq_endpoint_down 1; both back to 0
+    @Test("a paused credential sets pushq_credential_paused and held retries; an endpoint of 503s sets pushq_endpoint_down")
     func holdGauges() async throws {
         try await TestDatabase.withConnection { db in
             try await withMock({ $0.recordBodies = false }) { mock, apnsURL in

@@ -11,7 +11,9 @@ import PGClient
 /// `pushq worker` must need nothing more than owning the database.
 @Suite("Non-superuser owner")
 struct NonSuperuserOwnerTests {
-    @Test("a LOGIN role that is no superuser and owns a fresh database migrates it from nothing and runs a worker, no extension installed")
+    /// a LOGIN role that is no superuser and owns a fresh database migrates it from nothing and runs a
+    /// worker, no extension installed
+    @Test("a LOGIN role that is no superuser and owns a fresh database migrates it and runs a worker, no extension installed")
     func migratesAndRunsAsOwner() async throws {
         try await TestRoles.with(["pushq_owner_t"]) { roles in
             let owner = roles[0]

@@ -38,7 +38,9 @@ struct OperationsTests {
             """, [count, status, ago])
     }
 
-    @Test("two pruners never run at once: a round started while another holds the lock does nothing; after it, the next one finds nothing left")
+    /// two pruners never run at once: a round started while another holds the lock does nothing; after it,
+    /// the next one finds nothing left
+    @Test("two pruners never run at once: a round started during another does nothing; after it, the next finds nothing left")
     func oneRoundAtATime() async throws {
         try await TestDatabase.with { url in
             let a = try await PGConnection.connect(url, logger: TestDatabase.logger)
@@ -68,7 +70,9 @@ struct OperationsTests {
         }
     }
 
-    @Test("rows a round passed over while they waited are deleted by a later round once final and aged: with retention 0, the next round; with a day, not before the walk starts again")
+    /// rows a round passed over while they waited are deleted by a later round once final and aged: with
+    /// retention 0, the next round; with a day, not before the walk starts again
+    @Test("rows a round passed over while they waited are deleted by a later round once final and aged")
     func passedOverRowsAreDeletedLater() async throws {
         try await TestDatabase.withConnection { c in
             try await insert(c, 5, "queued", ago: 60)
@@ -188,7 +192,9 @@ struct OperationsTests {
         }
     }
 
-    @Test("PUSHQ_LOG_FORMAT=json: every line of a running worker is one JSON object with time, level, label, message, metadata; PUSHQ_LOG_LEVEL sets the level; the database password never shows")
+    /// PUSHQ_LOG_FORMAT=json: every line of a running worker is one JSON object with time, level, label,
+    /// message, metadata; PUSHQ_LOG_LEVEL sets the level; the database password never shows
+    @Test("PUSHQ_LOG_FORMAT=json: every line is one JSON object; PUSHQ_LOG_LEVEL sets the level; the password never shows")
     func jsonLogsOfAWorker() async throws {
         try await TestDatabase.withConnection { db in
             try await withMock { _, apnsURL in

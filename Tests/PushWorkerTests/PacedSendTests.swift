@@ -22,7 +22,9 @@ struct PacedSendTests {
         return worst
     }
 
-    @Test("a lane capped at 50/s whose provider stalls then answers at once: at most 120 requests start in any 2 s (the mock's own times)")
+    /// a lane capped at 50/s whose provider stalls then answers at once: at most 120 requests start in any 2
+    /// s (the mock's own times)
+    @Test("a lane capped at 50/s whose provider stalls then answers at once: at most 120 requests start in any 2 s")
     func capHoldsThroughStall() async throws {
         try await TestDatabase.with { url in
             let db = try await PGConnection.connect(url, logger: TestDatabase.logger)

@@ -50,7 +50,9 @@ struct PoolerTests {
         }
     }
 
-    @Test("a URL listing a read-only server first: the worker takes the writable host, and moves to it on 25006 when its server turns read-only")
+    /// a URL listing a read-only server first: the worker takes the writable host, and moves to it on 25006
+    /// when its server turns read-only
+    @Test("a URL listing a read-only server first: the worker takes the writable host, and moves on 25006 when it turns read-only")
     func readOnlyFirstHost() async throws {
         let dir = NSTemporaryDirectory() + "pushq-standby-" + UUID().uuidString.prefix(8)
         let standbyURL = try pgLocal("start", dir: dir)

@@ -33,7 +33,9 @@ struct ServeCommandTests {
         return (r.termination, r.stdout, r.stderr)
     }
 
-    @Test("api-key create prints the key once and stores its hash; a taken name and an unknown scope are refused; list shows name, scope and revocation; revoke ends it; create and revoke are in the audit log")
+    /// api-key create prints the key once and stores its hash; a taken name and an unknown scope are refused;
+    /// list shows name, scope and revocation; revoke ends it; create and revoke are in the audit log
+    @Test("api-key create prints the key once and stores its hash; bad names and scopes refused; list, revoke; audited")
     func apiKeys() async throws {
         try await TestDatabase.withConnection { db in
             let url = try await databaseURL(db)
@@ -69,7 +71,9 @@ struct ServeCommandTests {
         }
     }
 
-    @Test("serve refuses 0.0.0.0 without TLS before connecting to anything, and an older schema; on 127.0.0.1 it serves /healthz and the API with a created key, and exits 0 on SIGTERM")
+    /// serve refuses 0.0.0.0 without TLS before connecting to anything, and an older schema; on 127.0.0.1 it
+    /// serves /healthz and the API with a created key, and exits 0 on SIGTERM
+    @Test("serve refuses 0.0.0.0 without TLS and an older schema; on 127.0.0.1 it serves /healthz and the API; SIGTERM exits 0")
     func serve() async throws {
         let (refused, _, why) = try await pushq(["serve", "--http-addr", "0.0.0.0:0"], "postgresql://nobody@127.0.0.1:1/none")
         #expect(refused != .exit(0) && why.contains("PUSHQ_HTTP_TLS_TERMINATED_BY_PROXY"), "\(why)")

@@ -19,7 +19,9 @@ struct SignalTests {
         return mask & (1 << UInt64(signal - 1)) != 0
     }
 
-    @Test("SIGPIPE is ignored once the sender is up: a worker sent SIGPIPE (as OpenSSL's write to a reset connection raises) keeps sending and stops with exit 0")
+    /// SIGPIPE is ignored once the sender is up: a worker sent SIGPIPE (as OpenSSL's write to a reset
+    /// connection raises) keeps sending and stops with exit 0
+    @Test("SIGPIPE is ignored once the sender is up: a worker sent SIGPIPE keeps sending and stops with exit 0")
     func sigpipeIgnored() async throws {
         try await TestDatabase.withConnection { db in
             try await withMock({ $0.recordBodies = false }) { mock, apnsURL in

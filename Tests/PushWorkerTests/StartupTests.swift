@@ -45,7 +45,10 @@ struct StartupTests {
         }
     }
 
-    @Test("a database whose gated migrations dropped what this release reads (a later release's, recorded in workers_know) stops the worker and pushq serve with a message naming both schemas; the floor of this release's own gated migrations does not")
+    /// a database whose gated migrations dropped what this release reads (a later release's, recorded in
+    /// workers_know) stops the worker and pushq serve with a message naming both schemas; the floor of this
+    /// release's own gated migrations does not
+    @Test("a later release's gated schema stops the worker and serve, naming both schemas; this release's own gated floor does not")
     func laterReleasesGatedSchemaStopsTheWorker() async throws {
         try await TestDatabase.with { url in
             let c = try await PGConnection.connect(url, logger: quietLogger)

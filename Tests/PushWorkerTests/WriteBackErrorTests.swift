@@ -34,7 +34,9 @@ struct WriteBackErrorTests {
         for token in tokens { try await db.query("INSERT INTO public.refused_tokens VALUES ($1)", [token]) }
     }
 
-    @Test("a row whose answer cannot be recorded ends failed/WriteBackError; the rest of its batch is recorded once, and the worker keeps draining")
+    /// a row whose answer cannot be recorded ends failed/WriteBackError; the rest of its batch is recorded
+    /// once, and the worker keeps draining
+    @Test("a row whose answer cannot be recorded ends failed/WriteBackError; the rest of its batch is recorded once")
     func badAnswerIsolated() async throws {
         try await TestDatabase.withConnection { db in
             try await withMock { mock, apnsURL in
@@ -75,7 +77,9 @@ struct WriteBackErrorTests {
         }
     }
 
-    @Test("a row whose answer can be neither recorded nor ended stays sending, and its claim's lease row stays for the upkeep; every other lease row is deleted")
+    /// a row whose answer can be neither recorded nor ended stays sending, and its claim's lease row stays
+    /// for the upkeep; every other lease row is deleted
+    @Test("a row that can be neither recorded nor ended stays sending with its lease row for the upkeep; other lease rows go")
     func unendableRowKeepsItsLease() async throws {
         try await TestDatabase.withConnection { db in
             try await withMock { _, apnsURL in
@@ -114,7 +118,9 @@ struct WriteBackErrorTests {
         }
     }
 
-    @Test("an Unregistered answer whose timestamp PostgreSQL cannot hold (22008) ends that row failed/WriteBackError, token not invalidated; the rest are recorded")
+    /// an Unregistered answer whose timestamp PostgreSQL cannot hold (22008) ends that row
+    /// failed/WriteBackError, token not invalidated; the rest are recorded
+    @Test("an Unregistered answer with a timestamp PostgreSQL cannot hold ends that row WriteBackError; the rest are recorded")
     func timestampOutOfRange() async throws {
         try await TestDatabase.withConnection { db in
             try await withMock { mock, apnsURL in
@@ -137,7 +143,9 @@ struct WriteBackErrorTests {
         }
     }
 
-    @Test("a transient failure of the write-back (a killed connection, then 40001 six times) is retried, never split: every row ends sent")
+    /// a transient failure of the write-back (a killed connection, then 40001 six times) is retried, never
+    /// split: every row ends sent
+    @Test("a transient write-back failure (a killed connection, then 40001 six times) is retried, never split: all rows sent")
     func transientRetried() async throws {
         try await TestDatabase.withConnection { db in
             try await withMock { mock, apnsURL in
@@ -164,7 +172,9 @@ struct WriteBackErrorTests {
         }
     }
 
-    @Test("a row of a push_type this version does not know waits for a newer worker, untouched; a row of an unknown environment ends failed/InvalidRow; the others go out")
+    /// a row of a push_type this version does not know waits for a newer worker, untouched; a row of an
+    /// unknown environment ends failed/InvalidRow; the others go out
+    @Test("an unknown push_type waits untouched; an unknown environment ends failed/InvalidRow; the others go out")
     func unreadableRowEnded() async throws {
         try await TestDatabase.withConnection { db in
             try await withMock { mock, apnsURL in
