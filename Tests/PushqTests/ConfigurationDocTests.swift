@@ -64,7 +64,9 @@ struct ConfigurationDocTests {
         }).subtracting(["--help", "--version"])
     }
 
-    @Test("every variable the settings reader knows has a row, with its flag, default and what it accepts, and no other variable is named")
+    /// every variable the settings reader knows has a row, with its flag, default and what it accepts, and no
+    /// other variable is named
+    @Test("every variable the settings reader knows has a row with its flag, default and accepted values; no other is named")
     func variables() throws {
         let doc = try Self.document()
         let variables = try #require(Self.section(doc, "## Variables"))

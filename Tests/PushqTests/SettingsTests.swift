@@ -99,7 +99,9 @@ struct SettingsTests {
         #expect(streams.sender.streamsPerConnection == 20 && streams.sender.maxConcurrentStreams == 1000, "the stream limit never drops below the default")
     }
 
-    @Test("an empty value counts as unset, for every variable and for flags: the default (or the variable under an empty flag) applies")
+    /// an empty value counts as unset, for every variable and for flags: the default (or the variable under
+    /// an empty flag) applies
+    @Test("an empty value counts as unset, for every variable and flag: the default (or the variable under an empty flag) applies")
     func emptyMeansUnset() throws {
         let everyEmpty = Dictionary(uniqueKeysWithValues: SettingKey.all.map { ($0.variable, "") })
         let c = try worker(everyEmpty.filter { $0.key != SettingKey.databaseURL.variable })
