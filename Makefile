@@ -1,11 +1,16 @@
 # pushq — the two commands: `make run` and `make test`. See README.md.
 SHELL := /bin/bash
 
-.PHONY: run test test-pg18 deps build release bench bench-client bench-sql bench-e2e bench-latency bench-sag bench-prune bench-bounded bench-metrics bench-fcm bench-lanes bench-api bench-designs pg-start pg-stop clean
+.PHONY: run stop test test-pg18 deps build release bench bench-client bench-sql bench-e2e bench-latency bench-sag bench-prune bench-bounded bench-metrics bench-fcm bench-lanes bench-api bench-designs pg-start pg-stop clean
 
 ## run: install what is missing, build, start PostgreSQL and the mock APNs, send samples, show status
 run: deps
 	scripts/run-demo
+
+## stop: stop what `make run` left running (its pushq serve, then the local PostgreSQL)
+stop:
+	scripts/run-demo stop
+	scripts/pg-local stop
 
 ## test: install what is missing, build, start a throwaway PostgreSQL, run every test, stop it
 test: deps
@@ -67,6 +72,7 @@ pg-stop:
 	@scripts/pg-local stop
 
 clean:
+	scripts/run-demo stop
 	scripts/pg-local destroy
 	PUSHQ_PG=18 scripts/pg-local destroy
 	rm -rf .build bench/bin
