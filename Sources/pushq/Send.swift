@@ -94,7 +94,24 @@ struct Send: AsyncParsableCommand {
             }
             try await Task.sleep(for: .milliseconds(20))
         }
-        print("notification \(id): not final after \(waitTimeout) s (is a worker running?)")
+        let r = try await connection.query("SELECT status, last_reason FROM pushq.notifications WHERE id = $1", [id])
+        let status = r.count == 1 ? try r.decode(String.self, 0, "status") : "deleted"
+        let lastReason = r.count == 1 ? try r.decodeOptional(String.self, 0, "last_reason") : nil
+        let hint = Self.notFinal(status: status, lastReason: lastReason, credential: credential ?? "default",
+                                 workers: try await connection.liveWorkers())
+        print("notification \(id): not final after \(waitTimeout) s: \(hint)")
         throw ExitCode(2)
+    }
+
+    /// Why a row is not final yet, as far as `pushq status` would tell: no live worker at all, none
+    /// serving the row's (APNs) credential, or else the row's status and last reason.
+    static func notFinal(status: String, lastReason: String?, credential: String, workers: [WorkerRecord]) -> String {
+        if workers.isEmpty { return "\(status), and no worker is running (start pushq worker)" }
+        let served = workers.contains { $0.credentials.contains { $0.name == credential && ($0.provider ?? "apns") == "apns" } }
+        if !served {
+            return "\(status), waiting for credential \(credential), which no live worker serves "
+                + "(start a worker with it, or check --credential; the row expires at its expires_at)"
+        }
+        return status + (lastReason.map { ", last reason \($0)" } ?? "") + " (pushq status shows holds and throttles)"
     }
 }
