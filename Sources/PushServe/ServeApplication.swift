@@ -36,6 +36,7 @@ public struct ServeApplication: Sendable {
         let router = Router(context: ServeContext.self)
         if services.configuration.tls != nil { router.add(middleware: StrictTransportSecurity()) }
         router.add(middleware: AuthMiddleware(services: services))
+        router.add(middleware: APINotFound())
         for group in Self.routeGroups { group.register(on: router, services: services) }
         return router
     }
