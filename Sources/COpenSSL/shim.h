@@ -12,6 +12,8 @@
 #include <openssl/pkcs12.h>
 #include <openssl/rsa.h>
 #include <openssl/x509v3.h>
+#include <openssl/kdf.h>
+#include <openssl/rand.h>
 /* EVP_EC_gen is a macro over the variadic EVP_PKEY_Q_keygen, which Swift cannot call. */
 static inline EVP_PKEY *copenssl_ec_gen(const char *curve) { return EVP_EC_gen(curve); }
 /* EVP_RSA_gen likewise (the mock's fixtures: an FCM service account's key). */

@@ -1,6 +1,7 @@
 import COpenSSL
 
-/// A P-256 private key for ES256 signatures, loaded from a PKCS#8 PEM (`.p8`) file.
+/// A P-256 private key for ES256 signatures, loaded from a PEM file (PKCS#8, as APNs' `.p8`, or
+/// SEC1 `EC PRIVATE KEY`): APNs' provider tokens and Web Push's VAPID tokens.
 ///
 /// Owns its `EVP_PKEY` and frees it in `deinit`. The key bytes never leave OpenSSL:
 /// no description, log line or error message contains them.
@@ -9,28 +10,35 @@ import COpenSSL
 /// key to be used by several threads at once as long as each uses its own `EVP_MD_CTX`,
 /// which ``sign(_:)`` creates per call.
 public final class ES256PrivateKey: @unchecked Sendable {
-    private let key: OpaquePointer
+    /// Read (never freed or changed) by Web Push's `VAPIDKey`, which derives the public key from it.
+    let key: OpaquePointer
 
     /// Parses a PEM private key and checks it is an EC key on P-256.
     ///
     /// - Parameter pem: the PEM text (`-----BEGIN PRIVATE KEY-----`...).
     /// - Throws: ``PushTransportError`` `.invalidKey` with OpenSSL's message.
-    public init(pem: [UInt8]) throws {
+    public convenience init(pem: [UInt8]) throws {
+        try self.init(pem: pem, named: "provider key", for: "APNs")
+    }
+
+    /// ``init(pem:)`` whose errors call the key `name` (`provider key`, `VAPID key`) and say
+    /// `service` needs a P-256 key.
+    init(pem: [UInt8], named name: String, for service: String) throws {
         let parsed = readPEMPrivateKey(pem)
         guard let parsed else {
-            throw PushTransportError(.invalidKey, "cannot parse the provider key as a PEM private key: "
+            throw PushTransportError(.invalidKey, "cannot parse the \(name) as a PEM private key: "
                 + openSSLErrorMessage(fallback: "no PEM private key found"))
         }
         guard EVP_PKEY_get_base_id(parsed) == EVP_PKEY_EC else {
             EVP_PKEY_free(parsed)
-            throw PushTransportError(.invalidKey, "the provider key is not an EC key; APNs needs a P-256 (ES256) key")
+            throw PushTransportError(.invalidKey, "the \(name) is not an EC key; \(service) needs a P-256 (ES256) key")
         }
-        var name = [CChar](repeating: 0, count: 64)
+        var curve = [CChar](repeating: 0, count: 64)
         var length = 0
-        guard EVP_PKEY_get_group_name(parsed, &name, name.count, &length) == 1,
-              String(decoding: name.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self) == "prime256v1" else {
+        guard EVP_PKEY_get_group_name(parsed, &curve, curve.count, &length) == 1,
+              String(decoding: curve.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self) == "prime256v1" else {
             EVP_PKEY_free(parsed)
-            throw PushTransportError(.invalidKey, "the provider key is not on curve P-256 (prime256v1)")
+            throw PushTransportError(.invalidKey, "the \(name) is not on curve P-256 (prime256v1)")
         }
         key = parsed
     }
@@ -39,14 +47,19 @@ public final class ES256PrivateKey: @unchecked Sendable {
     ///
     /// - Throws: ``PushTransportError`` `.invalidKey` naming the file.
     public convenience init(file path: String) throws {
+        try self.init(file: path, named: "provider key", for: "APNs")
+    }
+
+    /// ``init(file:)`` with the key's name and service in its errors (``init(pem:named:for:)``).
+    convenience init(file path: String, named name: String, for service: String) throws {
         let bytes: [UInt8]
         do {
             bytes = try readWholeFile(path)
         } catch {
-            throw PushTransportError(.invalidKey, "cannot read the provider key file \(path)", cause: error)
+            throw PushTransportError(.invalidKey, "cannot read the \(name) file \(path)", cause: error)
         }
         do {
-            try self.init(pem: bytes)
+            try self.init(pem: bytes, named: name, for: service)
         } catch let error as PushTransportError {
             throw PushTransportError(.invalidKey, "\(path): \(error.message)")
         }
