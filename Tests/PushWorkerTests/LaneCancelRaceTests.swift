@@ -21,7 +21,9 @@ import PGClient
 struct LaneCancelRaceTests {
     static let rows = 20
 
-    @Test("a lane cancelled while a claim of its rows waits mid-statement: once the claim returns, its rows end cancelled, none is sent")
+    /// a lane cancelled while a claim of its rows waits mid-statement: once the claim returns, its rows end
+    /// cancelled, none is sent
+    @Test("a lane cancelled while a claim of its rows waits mid-statement: once it returns, its rows end cancelled, none sent")
     func cancelDuringClaim() async throws {
         try await TestDatabase.with { url in
             let db = try await PGConnection.connect(url, logger: TestDatabase.logger)
