@@ -28,8 +28,8 @@ extension PushWorker {
     /// the reconciliations that are due. Woken by the NOTIFY of a new or deleted channel, else
     /// every ``WorkerConfiguration/pollSeconds``. A worker without APNs credentials has no channel loop.
     func channelLoop() async {
-        guard !configuration.credentials.isEmpty, let connection = await connect(purpose: "channels") else { return }
-        var loop = ChannelLoopState()
+        guard !configuration.credentialNames(.apns).isEmpty, let connection = await connect(purpose: "channels") else { return }
+        var loop = ChannelLoopState(random: random)
         var backoff = LoopBackoff()
         while !stopRequested {
             var claimed = 0
@@ -37,7 +37,7 @@ extension PushWorker {
                 // The claim skips the channels of a held credential itself (its own snapshot).
                 let channels = try await connection.claimChannels(
                     limit: Self.channelBatch, workerID: configuration.workerID, leaseSeconds: channelLeaseSeconds,
-                    credentials: configuration.credentials.keys.sorted(), defaultEnvironment: configuration.sender.environment)
+                    credentials: configuration.credentialNames(.apns), defaultEnvironment: configuration.sender.environment)
                 claimed = channels.count
                 for channel in channels where !stopRequested { try await carryOut(channel, connection, &loop) }
                 if loop.gaugesReadAt.map({ ContinuousClock.now - $0 >= .milliseconds(Int(configuration.heartbeatSeconds * 1000)) }) ?? true {
@@ -251,7 +251,7 @@ extension PushWorker {
     func channelClient(_ endpoint: Endpoint, bundleID: String, _ loop: inout ChannelLoopState) throws -> APNsChannelClient {
         let key = ChannelClientKey(endpoint: endpoint, bundleID: bundleID)
         if let client = loop.clients[key] { return client }
-        guard let credential = configuration.credentials[endpoint.credential] else {
+        guard let credential = configuration.apnsCredential(endpoint.credential) else {
             throw WorkerError(.configuration, "no APNs credential named \(endpoint.credential)")
         }
         let settings = APNsChannelConfiguration(environment: endpoint.environment, baseURL: configuration.channelsBaseURL,

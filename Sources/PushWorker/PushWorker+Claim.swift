@@ -119,8 +119,8 @@ extension PushWorker {
 
     /// What the claim loop keeps from one turn to the next.
     struct ClaimTurn {
-        let credentials: [String]
-        let fcmCredentials: [String]
+        /// The served credentials' names, by provider.
+        let credentials: [Provider: [String]]
         let upkeepEvery: Duration
         /// The backoff after a failed statement, in seconds, and whether the loop is failing.
         var backoff = 0.1
@@ -140,29 +140,28 @@ extension PushWorker {
         /// Claims so far: which lane of a rank goes first.
         var rotation = 0
 
-        init(_ configuration: WorkerConfiguration) {
-            credentials = configuration.credentials.keys.sorted()
-            fcmCredentials = configuration.fcmCredentials.keys.sorted()
+        init(_ configuration: WorkerConfiguration, random: any RandomNumberGenerator & Sendable) {
+            self.random = random
+            credentials = configuration.credentials.namesByProvider
             upkeepEvery = .milliseconds(Int(configuration.heartbeatSeconds * 1000))
-            caps = configuration.credentialCaps.filter { cap in
-                cap.provider == .apns ? configuration.credentials[cap.credential] != nil : configuration.fcmCredentials[cap.credential] != nil
-            }
+            caps = configuration.credentialCaps.filter { configuration.credentials[CredentialKey($0.provider, $0.credential)] != nil }
             budgetsReady = caps.isEmpty
         }
 
         /// This turn's claims: the credentials without a cap together, then each capped one alone.
         func scopes() -> [ClaimScope] {
-            let apnsCapped = Set(caps.filter { $0.provider == .apns }.map(\.credential))
-            let fcmCapped = Set(caps.filter { $0.provider == .fcm }.map(\.credential))
+            let capped = Set(caps.map { CredentialKey($0.provider, $0.credential) })
+            var uncapped: [Provider: [String]] = [:]
+            for (provider, names) in credentials {
+                let left = names.filter { !capped.contains(CredentialKey(provider, $0)) }
+                if !left.isEmpty { uncapped[provider] = left }
+            }
             var scopes: [ClaimScope] = []
-            let apns = credentials.filter { !apnsCapped.contains($0) }, fcm = fcmCredentials.filter { !fcmCapped.contains($0) }
-            if !apns.isEmpty || !fcm.isEmpty {
-                scopes.append(ClaimScope(credentials: apns, fcmCredentials: fcm, rotation: rotation))
+            if !uncapped.isEmpty {
+                scopes.append(ClaimScope(credentials: uncapped, rotation: rotation))
             }
             for cap in caps {
-                scopes.append(ClaimScope(credentials: cap.provider == .apns ? [cap.credential] : [],
-                                         fcmCredentials: cap.provider == .fcm ? [cap.credential] : [],
-                                         rotation: rotation, budget: cap))
+                scopes.append(ClaimScope(credentials: [cap.provider: [cap.credential]], rotation: rotation, budget: cap))
             }
             return scopes
         }
@@ -186,7 +185,7 @@ extension PushWorker {
         turn.holdsReadAt = .now
         sawHolds(turn.holds)
         try await probe(turn.holds.filter { $0.probeDue && configuration.serves($0.endpoint) },
-                        credentials: turn.credentials, fcmCredentials: turn.fcmCredentials, connection)
+                        credentials: turn.credentials, random: &turn.random, connection)
     }
 
     /// One claim statement, timed for the metrics.
@@ -224,13 +223,15 @@ extension PushWorker {
     /// Takes each due probe that no other worker took first, and sends the endpoint's few
     /// probe rows. A hold whose endpoint has no due rows to probe with is lifted: the next
     /// claim of its rows judges the endpoint afresh. A probe claim that fails on a row's data
-    /// hunts that row down within the endpoint; the rows claimed meanwhile are the probe.
-    func probe(_ due: [HeldEndpoint], credentials: [String], fcmCredentials: [String], _ connection: PGConnection) async throws {
+    /// hunts that row down within the endpoint; the rows claimed meanwhile are the probe. The
+    /// next probe's interval is drawn from `random`.
+    func probe(_ due: [HeldEndpoint], credentials: [Provider: [String]],
+               random: inout some RandomNumberGenerator, _ connection: PGConnection) async throws {
         let policy = configuration.holdPolicy
         for h in due {
             let seconds = policy.interval(h.kind, probes: h.failures, unitRandom: { Double.random(in: 0..<1) })
             guard try await connection.takeProbe(h.endpoint, failures: h.failures, seconds: seconds, workerID: configuration.workerID) else { continue }
-            let scope = ClaimScope(credentials: credentials, fcmCredentials: fcmCredentials, only: h.endpoint)
+            let scope = ClaimScope(credentials: credentials, only: h.endpoint)
             let claimed: Claim
             do {
                 claimed = try await claim(connection, limit: policy.probeRows(h.kind), scope)

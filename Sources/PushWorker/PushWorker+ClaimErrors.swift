@@ -7,12 +7,10 @@ import PGClient
 /// Where a claim looks: the served credentials (the statement leaves out held endpoints), or one
 /// endpoint (a probe).
 struct ClaimScope: Sendable {
-    /// APNs credential names.
-    var credentials: [String]
-    /// FCM credential names.
-    var fcmCredentials: [String]
+    /// The credential names of each provider (``ClaimRouting``); a provider with none is not claimed.
+    var credentials: [Provider: [String]]
     var only: Endpoint?
-    /// Which lane of a rank goes first (``PGConnection/claim(limit:workerID:leaseSeconds:credentials:fcmCredentials:defaultEnvironment:only:row:excluding:rotation:budget:)``).
+    /// Which lane of a rank goes first (``PGConnection/claim(limit:workerID:leaseSeconds:credentials:defaultEnvironment:only:row:excluding:rotation:budget:belowRank:)``).
     var rotation = 0
     /// The fleet's cap of the one credential this scope names, if it has one.
     var budget: RateBudget?
@@ -42,7 +40,7 @@ extension PushWorker {
         // Before the statement: the lease runs from the database's now() inside it, never earlier.
         let startedAt = monotonicNanoseconds()
         let rows = try await connection.claim(limit: limit, workerID: configuration.workerID, leaseSeconds: configuration.leaseSeconds,
-                                   credentials: scope.credentials, fcmCredentials: scope.fcmCredentials,
+                                   credentials: scope.credentials,
                                    defaultEnvironment: configuration.sender.environment,
                                    only: scope.only, row: row, excluding: excluding,
                                    rotation: scope.rotation, budget: scope.budget, belowRank: scope.belowRank)
@@ -71,7 +69,7 @@ extension PushWorker {
                     dispatch(claimed, probe: scope.isProbe)
                     hunt.claimed(rows: claimed.rows.count)
                 case .findHeads(let excluding):
-                    hunt.found(try await connection.claimHeads(credentials: scope.credentials, fcmCredentials: scope.fcmCredentials,
+                    hunt.found(try await connection.claimHeads(credentials: scope.credentials,
                                                                defaultEnvironment: configuration.sender.environment,
                                                                only: scope.only, excluding: excluding))
                 case .claimRow(let id):
@@ -84,7 +82,7 @@ extension PushWorker {
                     hunt.claimed(rows: claimed.rows.count)
                 case .claimLast(let excluding):
                     var count = 0
-                    if let id = try await connection.lastDue(credentials: scope.credentials, fcmCredentials: scope.fcmCredentials, defaultEnvironment: configuration.sender.environment,
+                    if let id = try await connection.lastDue(credentials: scope.credentials, defaultEnvironment: configuration.sender.environment,
                                                              only: scope.only, excluding: excluding) {
                         let claimed = try await claim(connection, limit: 1, scope, row: id)
                         dispatch(claimed, probe: scope.isProbe)

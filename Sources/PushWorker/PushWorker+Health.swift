@@ -21,7 +21,7 @@ extension PushWorker {
             WorkerHealth(loopAges: s.ticks.mapValues { seconds(now - $0) },
                          runningSeconds: s.loopsStartedAt.map { seconds(now - $0) } ?? 0,
                          databaseConnected: s.databaseConnected, draining: s.stopRequested,
-                         credentials: Set(configuration.credentials.keys), pausedCredentials: s.pausedCredentials,
+                         credentials: Set(configuration.credentialNames(.apns)), pausedCredentials: s.pausedCredentials,
                          staleAfterSeconds: staleAfterSeconds, refusals: s.refusals)
         }
     }
@@ -38,7 +38,7 @@ extension PushWorker {
 
     /// Takes in the holds read by the claim loop: readiness and the hold gauges.
     func sawHolds(_ holds: [HeldEndpoint]) {
-        let paused = Set(holds.filter { $0.kind != .outage && configuration.credentials[$0.endpoint.credential] != nil }.map(\.endpoint.credential))
+        let paused = Set(holds.filter { $0.kind != .outage && configuration.apnsCredential($0.endpoint.credential) != nil }.map(\.endpoint.credential))
         state.withLock { $0.pausedCredentials = paused }
         metrics.holds(holds)
     }

@@ -12,7 +12,7 @@ extension PushWorker {
     /// `pushq.channel_reconciliations` (`pushq status`, `pushq_channels_unknown_at_apple`), with
     /// a warning. Nothing is deleted: a channel pushq does not know may be another system's.
     func reconcile(_ connection: PGConnection, _ loop: inout ChannelLoopState) async throws {
-        let scopes = try await connection.channelScopes(credentials: configuration.credentials.keys.sorted(),
+        let scopes = try await connection.channelScopes(credentials: configuration.credentialNames(.apns),
                                                         defaultEnvironment: configuration.sender.environment)
         for scope in scopes where !stopRequested {
             guard let bundleID = scope.topic ?? configuration.defaultTopic(credential: scope.credential) else { continue }

@@ -29,7 +29,7 @@ extension PushWorker {
         let sender: PushSender
         switch key.provider {
         case .apns:
-            guard let credential = configuration.credentials[key.credential] else {
+            guard let credential = configuration.apnsCredential(key.credential) else {
                 throw WorkerError(.configuration, "no APNs credential named \(key.credential)")
             }
             sender = try PushSender(configuration: senderConfiguration, apns: credential, logger: senderLogger, onResults: onResults)
@@ -55,7 +55,7 @@ extension PushWorker {
     /// The access tokens of FCM credential `name`, one provider per credential for the worker's life.
     func fcmTokens(for name: String) throws -> FCMAccessTokenProvider {
         if let existing = state.withLock({ $0.fcmTokens[name] }) { return existing }
-        guard let account = configuration.fcmCredentials[name] else {
+        guard let account = configuration.fcmAccount(name) else {
             throw WorkerError(.configuration, "no FCM credential named \(name)")
         }
         var tokenLogger = logger

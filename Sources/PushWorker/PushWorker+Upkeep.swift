@@ -12,12 +12,16 @@ extension PushWorker {
     ///
     /// - Throws: ``WorkerError`` `.configuration` naming the credential and the problem.
     func checkCredentials() throws {
-        for (name, credential) in configuration.credentials.sorted(by: { $0.key < $1.key }) {
+        for (key, credential) in configuration.credentials.sorted(by: { $0.key < $1.key }) {
+            let name = key.name
             do {
                 switch credential {
-                case .token(let manager):
+                case .apns(.token(let manager)):
                     _ = try manager.newest()
-                case .certificate(let certificate):
+                case .fcm(let account):
+                    // Signs one OAuth assertion: a key OpenSSL cannot use stops the worker now, naming the file.
+                    _ = try account.assertion(now: Int64(Date().timeIntervalSince1970))
+                case .apns(.certificate(let certificate)):
                     if let notAfter = try certificate.validate(), notAfter <= Int64(Date().timeIntervalSince1970) {
                         logger.error("the client certificate of credential \(name) has expired: its notifications wait (credential paused at its first connection) until it is renewed",
                                      metadata: [LogKey.provider: "apns", LogKey.credential: "\(name)", "certificate.file": "\(certificate.file)",
@@ -25,24 +29,21 @@ extension PushWorker {
                     }
                 }
             } catch {
-                throw WorkerError(.configuration, "credential \(name): \(error)")
-            }
-        }
-        for (name, account) in configuration.fcmCredentials.sorted(by: { $0.key < $1.key }) {
-            // Signs one OAuth assertion: a key OpenSSL cannot use stops the worker now, naming the file.
-            do { _ = try account.assertion(now: Int64(Date().timeIntervalSince1970)) } catch {
-                throw WorkerError(.configuration, "FCM credential \(name): \(error)")
+                throw WorkerError(.configuration, key.provider == .apns ? "credential \(name): \(error)" : "\(key.provider.serviceName) credential \(name): \(error)")
             }
         }
     }
 
     /// What this worker serves, as registered in `pushq.workers`.
     var servedCredentials: [ServedCredential] {
-        configuration.credentials.keys.sorted().map { name in
-            ServedCredential(name: name, environment: configuration.sender.environment.rawValue,
-                             topic: configuration.credentialTopics[name] ?? configuration.defaultTopic)
-        } + configuration.fcmCredentials.keys.sorted().map { name in
-            ServedCredential(name: name, environment: Endpoint.fcmChannel, topic: nil, provider: .fcm)
+        configuration.credentials.keys.sorted().map { key in
+            switch key.provider {
+            case .apns:
+                return ServedCredential(name: key.name, environment: configuration.sender.environment.rawValue,
+                                        topic: configuration.credentialTopics[key.name] ?? configuration.defaultTopic)
+            case .fcm:
+                return ServedCredential(name: key.name, environment: Endpoint.fcmChannel, topic: nil, provider: .fcm)
+            }
         }
     }
 

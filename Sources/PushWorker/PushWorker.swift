@@ -154,8 +154,8 @@ public final class PushWorker: Sendable {
         self.logger = logger
         self.metrics = metrics
         var managers: [String: ProviderTokenManager] = [:]
-        for (name, credential) in configuration.credentials {
-            if case .token(let manager) = credential { managers[name] = manager }
+        for (key, credential) in configuration.credentials {
+            if case .apns(.token(let manager)) = credential { managers[key.name] = manager }
         }
         self.tokenManagers = managers
         state.withLock { $0.pacer = SendPacer(credentialCaps: configuration.credentialCaps) }
@@ -238,7 +238,7 @@ public final class PushWorker: Sendable {
         // and the rows wait for it.
         let firstAPNs = Endpoint(credential: WorkerConfiguration.defaultCredentialName, environment: configuration.sender.environment)
         if configuration.serves(firstAPNs) { _ = try sender(for: firstAPNs) }
-        for name in configuration.fcmCredentials.keys.sorted() { _ = try sender(for: .fcm(name)) }
+        for name in configuration.credentialNames(.fcm) { _ = try sender(for: .fcm(name)) }
         guard let claimConnection = await connect(purpose: "claim") else { return }
         if let refusal = try await claimConnection.schemaRefusal(program: "this worker") {
             await claimConnection.close()
@@ -267,8 +267,7 @@ public final class PushWorker: Sendable {
             "worker.id": "\(configuration.workerID)",
             "worker.version": "\(PushqVersion.current)",
             "worker.window": "\(configuration.sender.connections)x\(configuration.sender.streamsPerConnection)",
-            "worker.credentials": "\(configuration.credentials.keys.sorted().joined(separator: ","))",
-            "worker.fcm_credentials": "\(configuration.fcmCredentials.keys.sorted().joined(separator: ","))",
+            "worker.credentials": "\(configuration.credentials.keys.sorted().map(\.description).joined(separator: ","))",
             "worker.environment": "\(configuration.sender.environment.rawValue)",
         ])
         await withTaskGroup(of: Void.self) { group in

@@ -11,13 +11,11 @@ public struct WorkerConfiguration: Sendable {
     public var databaseURL: String
     /// Written to `locked_by` (`PUSHQ_WORKER_ID`). Defaults to `host:pid`.
     public var workerID: String
-    /// The credentials this worker can send with, by name; rows whose `credential` is NULL use `"default"`.
-    /// Rows naming a credential this worker lacks are left for a worker that has it.
-    public var credentials: [String: APNsCredential]
-    /// The FCM credentials (service accounts) this worker can send with, by name; rows with
-    /// provider `fcm` whose `credential` is NULL use `"default"` (`PUSHQ_FCM_SERVICE_ACCOUNT_FILE`).
-    /// Names are per provider. Defaults to none.
-    public var fcmCredentials: [String: FCMServiceAccount]
+    /// The credentials this worker can send with, by provider and name (names are per
+    /// provider); a row's are its `provider` and `credential`, `"default"` when NULL. Rows naming
+    /// a credential this worker lacks are left for a worker that has it; a worker sends only
+    /// the providers it has credentials for.
+    public var credentials: [CredentialKey: Credential]
     /// The credentials whose sends are capped, every worker together (the credentials file's
     /// `max_per_second`). Defaults to none.
     public var credentialCaps: [RateBudget] = []
@@ -97,12 +95,11 @@ public struct WorkerConfiguration: Sendable {
     public var retention: RetentionPolicy
 
     /// The defaults listed on each property.
-    public init(databaseURL: String, workerID: String, credentials: [String: APNsCredential],
+    public init(databaseURL: String, workerID: String, credentials: [CredentialKey: Credential],
                 defaultTopic: String?, sender: PushSenderConfiguration = PushSenderConfiguration()) {
         self.databaseURL = databaseURL
         self.workerID = workerID
         self.credentials = credentials
-        self.fcmCredentials = [:]
         self.fcmBaseURL = nil
         self.fcmStreamsPerConnection = 100
         self.defaultTopic = defaultTopic
@@ -144,23 +141,22 @@ public struct WorkerConfiguration: Sendable {
     public static let defaultCredentialName = "default"
 
     /// Whether this worker has the credential of `endpoint` (of its provider).
-    public func serves(_ endpoint: Endpoint) -> Bool {
-        switch endpoint.provider {
-        case .apns: return credentials[endpoint.credential] != nil
-        case .fcm: return fcmCredentials[endpoint.credential] != nil
-        }
-    }
+    public func serves(_ endpoint: Endpoint) -> Bool { credentials[endpoint.credentialKey] != nil }
 
     /// Every endpoint this worker can send to: each APNs credential in both environments, each FCM credential.
     public var endpoints: [Endpoint] {
-        credentials.keys.sorted().flatMap { name in APNsEnvironment.allCases.map { Endpoint(credential: name, environment: $0) } }
-            + fcmCredentials.keys.sorted().map { Endpoint.fcm($0) }
+        credentials.keys.sorted().flatMap { key -> [Endpoint] in
+            switch key.provider {
+            case .apns: return APNsEnvironment.allCases.map { Endpoint(credential: key.name, environment: $0) }
+            case .fcm: return [.fcm(key.name)]
+            }
+        }
     }
 
     /// Rows in flight plus claimed ahead: the most rows this worker holds at once. The window
     /// is the larger of APNs' and (with FCM credentials) FCM's.
     public var holdLimit: Int {
-        let fcmWindow = fcmCredentials.isEmpty ? 0 : sender.connections * fcmStreamsPerConnection
+        let fcmWindow = credentialNames(.fcm).isEmpty ? 0 : sender.connections * fcmStreamsPerConnection
         return max(sender.connections * sender.streamsPerConnection, fcmWindow) + prefetch
     }
 
@@ -185,8 +181,11 @@ public struct WorkerConfiguration: Sendable {
     ///
     /// - Throws: ``WorkerError`` `.configuration` saying which value to change.
     public func validate() throws {
-        guard !credentials.isEmpty || !fcmCredentials.isEmpty else {
+        guard !credentials.isEmpty else {
             throw WorkerError(.configuration, "no credential: set PUSHQ_APNS_TEAM_ID, PUSHQ_APNS_KEY_ID and PUSHQ_APNS_KEY_FILE (APNs token auth), PUSHQ_APNS_CERT_FILE (APNs certificate auth), PUSHQ_FCM_SERVICE_ACCOUNT_FILE (FCM) or PUSHQ_CREDENTIALS_FILE")
+        }
+        if let key = credentials.first(where: { $0.key.provider != $0.value.provider })?.key {
+            throw WorkerError(.configuration, "credential \(key) is a credential of \(credentials[key]?.provider.serviceName ?? "another provider"), not of \(key.provider.serviceName)")
         }
         if let url = channelsBaseURL, !url.lowercased().hasPrefix("https://") {
             throw WorkerError(.configuration, "PUSHQ_APNS_CHANNELS_URL must be an https:// URL (APNs is HTTP/2 over TLS), not \(url)")

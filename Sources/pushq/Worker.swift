@@ -29,7 +29,8 @@ struct Worker: AsyncParsableCommand {
             they name (PUSHQ_FCM_SERVICE_ACCOUNT_FILE for the default one, or "type": "fcm" entries in \
             PUSHQ_CREDENTIALS_FILE); a worker sends only the providers it has credentials for.
 
-            Tuning variables (defaults in brackets): \(SettingKey.tuning.map(\.bracketed).joined(separator: ", ")).
+            Tuning variables (defaults in brackets): \(SettingKey.tuning.map(\.bracketed).joined(separator: ", ")). \
+            The settings every provider shares had APNs names, still read: \(SettingKey.renamed).
 
             Retention: final rows are deleted by whichever worker holds the pruner's advisory lock, \
             in batches of 1000: sent rows after \(SettingKey.retainSentSeconds.bracketed), failed, expired and \
@@ -57,6 +58,12 @@ struct Worker: AsyncParsableCommand {
     var fcmURL: String?
     @Option(help: SettingKey.caFile.help())
     var caFile: String?
+    @Option(help: SettingKey.connections.help())
+    var connections: String?
+    @Option(help: SettingKey.requestTimeout.help())
+    var requestTimeout: String?
+    @Option(help: SettingKey.connectTimeout.help())
+    var connectTimeout: String?
     @Option(help: SettingKey.workerID.help())
     var workerID: String?
     @Option(help: SettingKey.httpAddr.help("E.g. 127.0.0.1:9464; port 0 takes any free port."))
@@ -65,7 +72,8 @@ struct Worker: AsyncParsableCommand {
     /// The flags given, for ``Settings``.
     var flags: [SettingKey: String?] {
         credentials.flags.merging([.apnsTopic: topic, .apnsEnvironment: environment, .apnsURL: apnsURL, .apnsChannelsURL: apnsChannelsURL, .fcmURL: fcmURL,
-                                   .caFile: caFile, .workerID: workerID, .httpAddr: httpAddr]) { _, ours in ours }
+                                   .caFile: caFile, .connections: connections, .requestTimeout: requestTimeout,
+                                   .connectTimeout: connectTimeout, .workerID: workerID, .httpAddr: httpAddr]) { _, ours in ours }
     }
 
     func run() async throws {

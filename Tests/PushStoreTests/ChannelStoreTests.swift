@@ -18,7 +18,7 @@ struct ChannelStoreTests {
     }
 
     func claimRows(_ c: PGConnection) async throws -> ClaimBatch {
-        try await c.claim(limit: 100, workerID: "w1", leaseSeconds: 60, credentials: ["default"], defaultEnvironment: .production)
+        try await c.claim(limit: 100, workerID: "w1", leaseSeconds: 60, credentials: [.apns: ["default"]], defaultEnvironment: .production)
     }
 
     func status(_ c: PGConnection, _ name: String) async throws -> String? {

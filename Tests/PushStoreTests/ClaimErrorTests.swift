@@ -13,7 +13,7 @@ struct ClaimErrorTests {
 
     func claim(_ c: PGConnection, limit: Int = 100, only: Endpoint? = nil,
                row: Int64? = nil, excluding: [Int64] = []) async throws -> [ClaimedRow] {
-        try await c.claim(limit: limit, workerID: "w1", leaseSeconds: 60, credentials: ["default", "b"], defaultEnvironment: .production,
+        try await c.claim(limit: limit, workerID: "w1", leaseSeconds: 60, credentials: [.apns: ["default", "b"]], defaultEnvironment: .production,
                           only: only, row: row, excluding: excluding).rows
     }
 
@@ -87,10 +87,10 @@ struct ClaimErrorTests {
             try await c.query("UPDATE pushq.notifications SET status = 'sending', locked_by = 'x', locked_until = now() - interval '1 second' WHERE id = $1", [lapsed[0]])
             try await c.query("UPDATE pushq.notifications SET status = 'sending', locked_by = 'x', locked_until = now() + interval '1 minute' WHERE id = $1", [lapsed[1]])
             func heads(only: Endpoint? = nil, excluding: [Int64] = []) async throws -> [Int64] {
-                try await c.claimHeads(credentials: ["default", "b"], defaultEnvironment: .production, only: only, excluding: excluding)
+                try await c.claimHeads(credentials: [.apns: ["default", "b"]], defaultEnvironment: .production, only: only, excluding: excluding)
             }
             func last(excluding: [Int64] = []) async throws -> Int64? {
-                try await c.lastDue(credentials: ["default", "b"], defaultEnvironment: .production, excluding: excluding)
+                try await c.lastDue(credentials: [.apns: ["default", "b"]], defaultEnvironment: .production, excluding: excluding)
             }
             // One lane: its first due entry whose row can go (lapsed[1]'s lease has not ended, e's
             // credential is not this worker's, c is not due).

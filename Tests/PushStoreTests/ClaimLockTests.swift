@@ -23,7 +23,7 @@ struct ClaimLockTests {
                                    [Self.token(1)])
             let pid = await c.backendPID
             let claim = Task {
-                try await c.claim(limit: 10, workerID: "w1", leaseSeconds: 60, credentials: ["default"], defaultEnvironment: .production).rows
+                try await c.claim(limit: 10, workerID: "w1", leaseSeconds: 60, credentials: [.apns: ["default"]], defaultEnvironment: .production).rows
             }
             // The claim is blocked on the lock: its backend waits for it (seen in pg_locks).
             let waited = try await LockWait.until(timeout: .seconds(30)) {

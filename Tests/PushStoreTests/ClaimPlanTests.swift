@@ -26,8 +26,8 @@ struct ClaimPlanTests {
 
     /// The claim the worker sends for these arguments (worker `w1`, no filter).
     static func claim(limit: Int, credentials: [String], budget: RateBudget?) -> (sql: String, parameters: [(any PGParameter)?], custom: Bool) {
-        ClaimStatement.bound(limit: limit, workerID: "w1", leaseSeconds: 60, credentials: credentials,
-                             fcmCredentials: [], defaultEnvironment: .production, only: nil,
+        ClaimStatement.bound(limit: limit, workerID: "w1", leaseSeconds: 60, credentials: [.apns: credentials],
+                             defaultEnvironment: .production, only: nil,
                              row: nil, excluding: [], rotation: 0, budget: budget, belowRank: nil)
     }
 
@@ -105,12 +105,12 @@ struct ClaimPlanTests {
         try await TestDatabase.withConnection { c in
             // A new install, or a table that retention emptied: vacuumed, so PostgreSQL knows it holds nothing.
             try await c.query("VACUUM ANALYZE pushq.notifications, pushq.due")
-            let empty = try await c.claim(limit: 500, workerID: "w1", leaseSeconds: 60, credentials: ["default"], defaultEnvironment: .production)
+            let empty = try await c.claim(limit: 500, workerID: "w1", leaseSeconds: 60, credentials: [.apns: ["default"]], defaultEnvironment: .production)
             #expect(empty.rows.isEmpty)
             try await c.query("""
                 INSERT INTO pushq.notifications (device_token, payload) SELECT lpad(to_hex(g), 64, '0'), '{}' FROM generate_series(1, 10000) g
                 """)
-            let claimed = try await c.claim(limit: 500, workerID: "w1", leaseSeconds: 60, credentials: ["default"], defaultEnvironment: .production)
+            let claimed = try await c.claim(limit: 500, workerID: "w1", leaseSeconds: 60, credentials: [.apns: ["default"]], defaultEnvironment: .production)
             #expect(claimed.rows.count == 500)
             // The next claim as that connection runs it: its prepared text, in a transaction opened as
             // the claim opens it, with the rows each step read.
@@ -178,7 +178,7 @@ struct ClaimPlanTests {
             #expect(!walks.isEmpty && walks.allSatisfy { $0 == "due_order" }, "\(walks)")
             let generic = Self.laneWalks(try await genericPlan(c, limit: 500, credentials: ["default"]))
             #expect(!generic.isEmpty && generic.allSatisfy { $0 == "due_order" }, "generic plan: \(generic)")
-            let batch = try await c.claim(limit: 500, workerID: "w1", leaseSeconds: 60, credentials: ["default"], defaultEnvironment: .production)
+            let batch = try await c.claim(limit: 500, workerID: "w1", leaseSeconds: 60, credentials: [.apns: ["default"]], defaultEnvironment: .production)
             #expect(batch.rows.first?.id == reset && batch.rows.count == 500, "the lower rank first, then the campaign")
         }
     }
@@ -207,7 +207,7 @@ struct ClaimPlanTests {
             #expect(Self.tableScans(try await genericPlan(c)) == [], "a capped lane, generic plan")
             #expect(Self.tableScans(try await genericPlan(c, credentials: ["b"], budget: cap)) == [], "both capped, generic plan")
             // And the capped claim still takes its budget's rows of its credential alone.
-            let batch = try await c.claim(limit: 500, workerID: "w1", leaseSeconds: 60, credentials: ["b"],
+            let batch = try await c.claim(limit: 500, workerID: "w1", leaseSeconds: 60, credentials: [.apns: ["b"]],
                                           defaultEnvironment: .production, budget: cap)
             #expect(batch.rows.count == 250 && batch.heldBackByCap, "a quarter second of 1 000/s")
             #expect(try await c.query("""
@@ -240,7 +240,7 @@ struct ClaimPlanTests {
                 #expect(used.contains("devices_invalidated"), "\(name) plan: \(used)")
                 #expect(!used.contains("devices_pkey") && !used.contains("devices_token_environment_key"), "\(name) plan: \(used)")
             }
-            let batch = try await c.claim(limit: 5000, workerID: "w1", leaseSeconds: 60, credentials: ["default"], defaultEnvironment: .production)
+            let batch = try await c.claim(limit: 5000, workerID: "w1", leaseSeconds: 60, credentials: [.apns: ["default"]], defaultEnvironment: .production)
             let sending = batch.rows.filter { $0.verdict == .send }.count
             #expect(batch.rows.count == 5000 && sending == 4995, "the five rows to invalidated tokens (1 000, 2 000 … 5 000) are not sent")
             #expect(try await c.query("""
@@ -266,7 +266,7 @@ struct ClaimPlanTests {
                 """)
             try await c.query("ANALYZE pushq.notifications")
             func claim(_ limit: Int, only: Endpoint? = nil) async throws -> Int {
-                try await c.claim(limit: limit, workerID: "w1", leaseSeconds: 60, credentials: ["default"],
+                try await c.claim(limit: limit, workerID: "w1", leaseSeconds: 60, credentials: [.apns: ["default"]],
                                   defaultEnvironment: .production, only: only).rows.count
             }
             func statements() async throws -> [[Int]] {

@@ -44,7 +44,7 @@ struct CompletionSignalTests {
                                                   ", 'order_events', 'k-e', 'orders', now() + interval '1 hour'")
             let sending = try await Self.insert(c, Self.token("f"), channel, ", 'order_events', 'k-f', 'orders'")
 
-            let claimed = try await c.claim(limit: 100, workerID: "w1", leaseSeconds: 60, credentials: ["default"], defaultEnvironment: .production).rows
+            let claimed = try await c.claim(limit: 100, workerID: "w1", leaseSeconds: 60, credentials: [.apns: ["default"]], defaultEnvironment: .production).rows
             #expect(Dictionary(uniqueKeysWithValues: claimed.map { ($0.id, $0.verdict) }) ==
                     [expiredAtClaim: .expired, invalidated: .tokenInvalidated, exhausted: .exhausted, sending: .send])
             #expect(try await c.expireWaiting(limit: 100).reduce(0) { $0 + $1.rows } == 1)

@@ -12,7 +12,7 @@ struct DockerComposeTests {
     static let apnsVariables = [
         "PUSHQ_APNS_TEAM_ID", "PUSHQ_APNS_KEY_ID", "PUSHQ_APNS_KEY_FILE",
         "PUSHQ_APNS_CERT_FILE", "PUSHQ_APNS_CERT_PASSWORD",
-        "PUSHQ_APNS_TOPIC", "PUSHQ_APNS_ENVIRONMENT", "PUSHQ_APNS_URL", "PUSHQ_APNS_CA_FILE",
+        "PUSHQ_APNS_TOPIC", "PUSHQ_APNS_ENVIRONMENT", "PUSHQ_APNS_URL", "PUSHQ_CA_FILE",
     ]
 
     static func load(_ name: String) throws -> String {

@@ -58,7 +58,7 @@ struct DueRetryingTests {
             try await c.query("UPDATE pushq.notifications SET status = 'queued' WHERE id = $1", [id[3]])
             try await c.query("UPDATE pushq.notifications SET scheduled_at = now() + interval '1 hour' WHERE id = $1", [id[1]])
             try await c.query("INSERT INTO pushq.notifications (device_token, payload, status, attempts) VALUES ($1, '{}', 'retrying', 1)", [Self.token(99)])
-            let claimed = try await c.claim(limit: 1, workerID: "w1", leaseSeconds: 60, credentials: ["default"],
+            let claimed = try await c.claim(limit: 1, workerID: "w1", leaseSeconds: 60, credentials: [.apns: ["default"]],
                                             defaultEnvironment: .production).rows
             #expect(claimed.map(\.id) == [id[5]], "the lapsed row first: it became due when its lease ended")
             let row = try #require(claimed.first)

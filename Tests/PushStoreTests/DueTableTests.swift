@@ -74,7 +74,7 @@ struct DueTableTests {
     func claimAndWriteBack() async throws {
         try await TestDatabase.withConnection { c in
             for i in 1...2 { try await c.query(Self.insert, [String(format: "%064x", i), "default"]) }
-            let batch = try await c.claim(limit: 10, workerID: "w1", leaseSeconds: 60, credentials: ["default"], defaultEnvironment: .production)
+            let batch = try await c.claim(limit: 10, workerID: "w1", leaseSeconds: 60, credentials: [.apns: ["default"]], defaultEnvironment: .production)
             #expect(batch.rows.count == 2)
             #expect(try await Self.entries(c).due == [], "claimed rows have no entry")
             let retry = Disposition(status: .retrying, reason: "InternalServerError", retryDelay: 30)
@@ -87,7 +87,7 @@ struct DueTableTests {
             #expect(due == waiting && due.count == 1 && due[0].hasPrefix("\(batch.rows[0].id) default "), "\(due)")
             let later = try await c.query("SELECT due_at > now() + interval '20 seconds' FROM pushq.due").decode(Bool.self, 0, 0)
             #expect(later == true, "due when the retry is")
-            #expect(try await c.claim(limit: 10, workerID: "w1", leaseSeconds: 60, credentials: ["default"], defaultEnvironment: .production).rows.isEmpty,
+            #expect(try await c.claim(limit: 10, workerID: "w1", leaseSeconds: 60, credentials: [.apns: ["default"]], defaultEnvironment: .production).rows.isEmpty,
                     "not before its due time")
         }
     }
@@ -102,7 +102,7 @@ struct DueTableTests {
             let old = try await PreviousRelease.claim(c, workerID: "old", leaseSeconds: 60)
             #expect(old.map(\.id).sorted() == ids, "the previous release claims through its own indexes")
             #expect(try await Self.entries(c).due.count == 3, "it leaves the entries behind")
-            #expect(try await c.claim(limit: 10, workerID: "new", leaseSeconds: 60, credentials: ["default"], defaultEnvironment: .production).rows.isEmpty,
+            #expect(try await c.claim(limit: 10, workerID: "new", leaseSeconds: 60, credentials: [.apns: ["default"]], defaultEnvironment: .production).rows.isEmpty,
                     "this release's claim skips entries of rows in flight")
             // Its write-back: the first retried now, the others sent.
             let completions = old.enumerated().map { i, row in
@@ -114,7 +114,7 @@ struct DueTableTests {
             #expect(try await c.sweepDue(limit: 100) == 2, "the sent rows' entries are deleted")
             let (due, waiting) = try await Self.entries(c)
             #expect(due == waiting && due.count == 1)
-            let retaken = try await c.claim(limit: 10, workerID: "new", leaseSeconds: 60, credentials: ["default"], defaultEnvironment: .production)
+            let retaken = try await c.claim(limit: 10, workerID: "new", leaseSeconds: 60, credentials: [.apns: ["default"]], defaultEnvironment: .production)
             #expect(retaken.rows.map(\.id) == [ids[0]], "the retried row is claimed by this release")
             #expect(try await c.sweepDue(limit: 100) == 0)
         }
@@ -168,7 +168,7 @@ struct DueTableTests {
             let expected = try await c.query("""
                 SELECT string_agg(id::text, ',' ORDER BY lane <> 'urgent', scheduled_at, id) FROM pushq.notifications WHERE status IN ('queued', 'retrying')
                 """).string(0, 0)
-            let batch = try await c.claim(limit: 100, workerID: "new", leaseSeconds: 60, credentials: ["default"], defaultEnvironment: .production)
+            let batch = try await c.claim(limit: 100, workerID: "new", leaseSeconds: 60, credentials: [.apns: ["default"]], defaultEnvironment: .production)
             #expect(batch.rows.map { String($0.id) }.joined(separator: ",") == expected)
             #expect(try await Self.entries(c).due == [])
             await c.close()
@@ -264,12 +264,12 @@ struct DueTableTests {
             let replicated = try await c.query(Self.insert, [String(repeating: "c", count: 64), "default"]).decode(Int64.self, 0, 0)
             try await c.execute("RESET session_replication_role")
             #expect(try await Self.entries(c).due.count == 1)
-            let first = try await c.claim(limit: 10, workerID: "w1", leaseSeconds: 60, credentials: ["default"], defaultEnvironment: .production)
+            let first = try await c.claim(limit: 10, workerID: "w1", leaseSeconds: 60, credentials: [.apns: ["default"]], defaultEnvironment: .production)
             #expect(first.rows.count == 1 && first.rows[0].id != replicated)
             try await c.execute(Self.refill)
             let (due, waiting) = try await Self.entries(c)
             #expect(due == waiting && due.count == 1)
-            let second = try await c.claim(limit: 10, workerID: "w1", leaseSeconds: 60, credentials: ["default"], defaultEnvironment: .production)
+            let second = try await c.claim(limit: 10, workerID: "w1", leaseSeconds: 60, credentials: [.apns: ["default"]], defaultEnvironment: .production)
             #expect(second.rows.map(\.id) == [replicated].compactMap { $0 })
         }
     }

@@ -14,7 +14,7 @@ struct FCMClaimTests {
 
     func claim(_ c: PGConnection, apns: [String] = ["default"], fcm: [String] = ["default"],
                only: Endpoint? = nil) async throws -> [ClaimedRow] {
-        try await c.claim(limit: 100, workerID: "w1", leaseSeconds: 60, credentials: apns, fcmCredentials: fcm,
+        try await c.claim(limit: 100, workerID: "w1", leaseSeconds: 60, credentials: [.apns: apns, .fcm: fcm],
                           defaultEnvironment: .development, only: only).rows
     }
 
@@ -53,9 +53,9 @@ struct FCMClaimTests {
         try await TestDatabase.withConnection { c in
             try await Self.insertMixed(c)
             try await Holds.add(c, [.fcm("default")])
-            #expect(try await c.claimHeads(credentials: ["default"], fcmCredentials: ["default"], defaultEnvironment: .development).count == 1)
-            #expect(try await c.lastDue(credentials: [], fcmCredentials: ["f"], defaultEnvironment: .development) != nil)
-            #expect(try await c.lastDue(credentials: ["f"], fcmCredentials: [], defaultEnvironment: .development) == nil)
+            #expect(try await c.claimHeads(credentials: [.apns: ["default"], .fcm: ["default"]], defaultEnvironment: .development).count == 1)
+            #expect(try await c.lastDue(credentials: [.fcm: ["f"]], defaultEnvironment: .development) != nil)
+            #expect(try await c.lastDue(credentials: [.apns: ["f"]], defaultEnvironment: .development) == nil)
             try await Holds.add(c, [Endpoint(credential: "a", environment: .development)])
             let held = try await claim(c, apns: ["default", "a"], fcm: ["default", "f"])
             #expect(held.map(\.deviceToken).sorted() == [Self.hex("1"), "fcm-f:1"])

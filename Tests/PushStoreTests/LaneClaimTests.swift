@@ -12,7 +12,7 @@ struct LaneClaimTests {
 
     func claim(_ c: PGConnection, limit: Int = 100, credentials: [String] = ["default"], rotation: Int = 0,
                budget: RateBudget? = nil, id: String = "w1") async throws -> ClaimBatch {
-        try await c.claim(limit: limit, workerID: id, leaseSeconds: 60, credentials: credentials, defaultEnvironment: .production,
+        try await c.claim(limit: limit, workerID: id, leaseSeconds: 60, credentials: [.apns: credentials], defaultEnvironment: .production,
                           rotation: rotation, budget: budget)
     }
 
@@ -169,9 +169,9 @@ struct LaneClaimTests {
             let urgent = try await insert(c, lane: "urgent", count: 2)
             let normal = try await insert(c, lane: "default", count: 2)
             let stopped = try await insert(c, lane: "stopped", count: 2, agoSeconds: 10)
-            let heads = try await c.claimHeads(credentials: ["default"], defaultEnvironment: .production)
+            let heads = try await c.claimHeads(credentials: [.apns: ["default"]], defaultEnvironment: .production)
             #expect(Set(heads) == [urgent[0], normal[0]])
-            let last = try await c.lastDue(credentials: ["default"], defaultEnvironment: .production)
+            let last = try await c.lastDue(credentials: [.apns: ["default"]], defaultEnvironment: .production)
             #expect(last != nil && !stopped.contains(last!))
         }
     }
@@ -185,9 +185,9 @@ struct LaneClaimTests {
             let campaign = try await insert(c, lane: "campaign", count: 3, agoSeconds: 1000)
             let normal = try await insert(c, lane: "default", count: 2)
             // Claimed by a worker that died: their leases ended 10 and 1 seconds ago.
-            let taken = try await c.claim(limit: 100, workerID: "dead", leaseSeconds: 60, credentials: ["default"], defaultEnvironment: .production,
+            let taken = try await c.claim(limit: 100, workerID: "dead", leaseSeconds: 60, credentials: [.apns: ["default"]], defaultEnvironment: .production,
                                           row: normal[1]).rows.map(\.id)
-            let first = try await c.claim(limit: 100, workerID: "dead", leaseSeconds: 60, credentials: ["default"], defaultEnvironment: .production,
+            let first = try await c.claim(limit: 100, workerID: "dead", leaseSeconds: 60, credentials: [.apns: ["default"]], defaultEnvironment: .production,
                                           row: campaign[1]).rows.map(\.id)
             #expect(taken == [normal[1]] && first == [campaign[1]])
             try await c.query("""
@@ -196,7 +196,7 @@ struct LaneClaimTests {
                 """, [campaign[1], normal[1]])
             try await c.query("UPDATE pushq.leases SET lease_until = now() - interval '1 second'")
             #expect(try await c.recoverLapsedLeases(limit: 100) == .init(rows: 2, leases: 2))
-            let urgent = try await c.claim(limit: 100, workerID: "w1", leaseSeconds: 60, credentials: ["default"],
+            let urgent = try await c.claim(limit: 100, workerID: "w1", leaseSeconds: 60, credentials: [.apns: ["default"]],
                                            defaultEnvironment: .production, belowRank: 200)
             #expect(urgent.map(\.id) == normal, "default's rows, its lapsed lease in its due order (its lease's end, after the waiting row's due time)")
             let rest = try await claim(c)

@@ -17,7 +17,7 @@ struct LeaseRowTests {
     }
 
     func claim(_ c: PGConnection, worker: String, limit: Int = 100) async throws -> [ClaimedRow] {
-        try await c.claim(limit: limit, workerID: worker, leaseSeconds: 60, credentials: ["default"], defaultEnvironment: .production).rows
+        try await c.claim(limit: limit, workerID: worker, leaseSeconds: 60, credentials: [.apns: ["default"]], defaultEnvironment: .production).rows
     }
 
     /// a claim writes one lease row: its worker, the ids it sends and the rows' own lease end; a claim that

@@ -151,7 +151,7 @@ struct MigrationPopulatedTests {
             let sent = Disposition(status: .sent, reason: nil)
             // They are live in pushq.workers, as workers of that release register (no schema_known).
             try await migrator.query("""
-                INSERT INTO pushq.workers (id, host, pid, version, credentials) VALUES ('old-1', 'h', 1, 'v24', '[]'), ('old-2', 'h', 2, 'v24', '[]')
+                INSERT INTO pushq.workers (id, host, pid, version, credentials) VALUES ('old-1', 'h', 1, '0.3.0', '[]'), ('old-2', 'h', 2, '0.3.0', '[]')
                 """)
             let workers = (1...2).map { n in
                 Task {
@@ -220,7 +220,7 @@ struct MigrationPopulatedTests {
                     let claimer = try await PGConnection.connect(url, logger: TestDatabase.logger)
                     let completer = try await PGConnection.connect(url, logger: TestDatabase.logger)
                     while !current.state.withLock({ $0.stop }) {
-                        let rows = try await claimer.claim(limit: 200, workerID: "new-\(n)", leaseSeconds: 300, credentials: ["default"],
+                        let rows = try await claimer.claim(limit: 200, workerID: "new-\(n)", leaseSeconds: 300, credentials: [.apns: ["default"]],
                                                            defaultEnvironment: .production).rows
                         current.state.withLock { s in for r in rows { s.claims[r.id, default: 0] += 1 } }
                         let completions = rows.map {

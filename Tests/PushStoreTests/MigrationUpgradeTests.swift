@@ -140,7 +140,7 @@ struct MigrationUpgradeTests {
             let ids = try await c.query("SELECT * FROM pushq.enqueue_for_user('u1', '{\"aps\":{}}', NULL, 'alert', 10)")
             #expect(ids.count > 0)
             // The migrated rows are claimed as APNs rows, invalid tokens still found.
-            let rows = try await c.claim(limit: 10_000, workerID: "w2", leaseSeconds: 60, credentials: ["default", "other"],
+            let rows = try await c.claim(limit: 10_000, workerID: "w2", leaseSeconds: 60, credentials: [.apns: ["default", "other"]],
                                          defaultEnvironment: .production)
             #expect(!rows.isEmpty && rows.allSatisfy { $0.provider == .apns })
             // worker-1 stops: the gated migrations run, and its 400 rows in flight get one lease row.

@@ -35,7 +35,7 @@ struct OutcomeTallyTests {
                        ($4, '{}', 'default', 5, 5, NULL), ($5, '{}', 'default', 0, 5, now() - interval '1 second'),
                        ($6, '{}', 'default', 0, 5, NULL)
                 """, [Self.token("a"), Self.token("b"), Self.token("c"), Self.token("d"), Self.token("e"), Self.token("9")])
-            let claimed = try await c.claim(limit: 100, workerID: "w1", leaseSeconds: 60, credentials: ["default"],
+            let claimed = try await c.claim(limit: 100, workerID: "w1", leaseSeconds: 60, credentials: [.apns: ["default"]],
                                             defaultEnvironment: .production).rows
             let byToken = Dictionary(uniqueKeysWithValues: claimed.map { ($0.deviceToken, $0) })
             #expect(byToken[Self.token("c")]?.verdict == .tokenInvalidated && byToken[Self.token("d")]?.verdict == .exhausted
@@ -65,7 +65,7 @@ struct OutcomeTallyTests {
             ])
             // A second write-back of the same minute adds to the rows it tallies into.
             try await c.query("INSERT INTO pushq.notifications (device_token, payload) SELECT lpad(to_hex(g), 64, '0'), '{}' FROM generate_series(1, 3) g")
-            let more = try await c.claim(limit: 100, workerID: "w1", leaseSeconds: 60, credentials: ["default"], defaultEnvironment: .production).rows
+            let more = try await c.claim(limit: 100, workerID: "w1", leaseSeconds: 60, credentials: [.apns: ["default"]], defaultEnvironment: .production).rows
             #expect(more.count == 3)
             #expect(try await c.complete(more.map {
                 RowCompletion(id: $0.id, attempt: $0.attempts, lease: $0.lease, disposition: Disposition(status: .sent, reason: nil),

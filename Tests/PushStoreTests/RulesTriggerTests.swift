@@ -40,7 +40,7 @@ struct RulesTriggerTests {
                 INSERT INTO pushq.notifications (device_token, payload) SELECT lpad(to_hex(g), 64, '0'), '{"aps":{}}' FROM generate_series(1, 3) g
                 """)
             #expect(try await Self.runs(c) == 3)
-            let rows = try await c.claim(limit: 3, workerID: "w1", leaseSeconds: 60, credentials: ["default"], defaultEnvironment: .production).rows
+            let rows = try await c.claim(limit: 3, workerID: "w1", leaseSeconds: 60, credentials: [.apns: ["default"]], defaultEnvironment: .production).rows
             #expect(rows.count == 3)
             #expect(try await Self.runs(c) == 3, "the claim sets no column a rule reads and no status a rule waits for")
             let (sent, retried, given) = (rows[0], rows[1], rows[2])

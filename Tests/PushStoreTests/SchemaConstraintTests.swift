@@ -151,7 +151,7 @@ struct SchemaConstraintTests {
     func claimAndWriteBackCanBeHOT() async throws {
         try await TestDatabase.withConnection { c in
             // Every column the claim and the write-back assign (`name = ` in their SQL).
-            let statements = [ClaimStatement.bound(limit: 10, workerID: "w", leaseSeconds: 60, credentials: ["default"], fcmCredentials: [],
+            let statements = [ClaimStatement.bound(limit: 10, workerID: "w", leaseSeconds: 60, credentials: [.apns: ["default"]],
                                                    defaultEnvironment: .production, only: nil, row: nil, excluding: [],
                                                    rotation: 0, budget: nil, belowRank: nil).sql,
                               PGConnection.completeSQL]

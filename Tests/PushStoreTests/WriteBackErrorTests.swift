@@ -10,7 +10,7 @@ struct WriteBackErrorTests {
     static func token(_ c: Character) -> String { String(repeating: String(c), count: 64) }
 
     func claim(_ c: PGConnection, id: String = "w1") async throws -> [ClaimedRow] {
-        try await c.claim(limit: 100, workerID: id, leaseSeconds: 60, credentials: ["default"], defaultEnvironment: .production).rows
+        try await c.claim(limit: 100, workerID: id, leaseSeconds: 60, credentials: [.apns: ["default"]], defaultEnvironment: .production).rows
     }
 
     @Test("the schema refuses a push_type or environment the worker does not know")

@@ -39,7 +39,7 @@ struct WriteBackPlanTests {
         try await c.query("ANALYZE pushq.notifications")
         var rows: [ClaimedRow] = []
         while rows.count < 1000 {
-            let batch = try await c.claim(limit: 500, workerID: "w1", leaseSeconds: 600, credentials: ["default"],
+            let batch = try await c.claim(limit: 500, workerID: "w1", leaseSeconds: 600, credentials: [.apns: ["default"]],
                                           defaultEnvironment: .production)
             try #require(!batch.rows.isEmpty)
             rows += batch.rows

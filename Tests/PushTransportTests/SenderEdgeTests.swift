@@ -143,7 +143,7 @@ import Testing
         }
         #expect(error.code == .configuration)
         #expect(error.description.contains(file))
-        #expect(error.description.contains("PUSHQ_APNS_CA_FILE"))
+        #expect(error.description.contains("PUSHQ_CA_FILE"))
     }
 
     @Test func theLibcurlFloorCoversTheOptionsUsed() throws {

@@ -28,7 +28,7 @@ struct FCMEndToEndTests {
     static func configuration(_ db: PGConnection, mockURL: String, fcm names: [String] = ["default"]) async throws -> WorkerConfiguration {
         var c = try workerConfiguration(databaseURL: try await databaseURL(db), apnsURL: mockURL)
         let account = try FCMServiceAccount(file: try serviceAccountFile(mockURL: mockURL))
-        for name in names { c.fcmCredentials[name] = account }
+        for name in names { c.credentials[CredentialKey(.fcm, name)] = .fcm(account) }
         c.fcmBaseURL = mockURL
         return c
     }

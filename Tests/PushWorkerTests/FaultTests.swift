@@ -163,7 +163,7 @@ struct FaultTests {
                     VALUES ($1, '{"aps":{}}', NULL, 'alert'), ($2, '{"aps":{}}', 'b', 'alert'), ($3, '{"aps":{}}', 'b', 'voip')
                     """, [Fixtures.token(1, prefix: "3"), Fixtures.token(2, prefix: "3"), Fixtures.token(3, prefix: "3")])
                 var configuration = try workerConfiguration(databaseURL: try await databaseURL(db), apnsURL: apnsURL)
-                configuration.credentials["b"] = configuration.credentials["default"]
+                configuration.credentials[CredentialKey(.apns, "b")] = configuration.credentials[CredentialKey(.apns, "default")]
                 configuration.credentialTopics = ["b": "com.example.other"]
                 try await withWorker(configuration) { _ in try await waitUntilAllFinal(db) }
                 #expect(try await statusCounts(db) == ["sent": 3])
@@ -234,7 +234,7 @@ struct FaultTests {
                 var configuration = try workerConfiguration(databaseURL: try await databaseURL(db), apnsURL: apnsURL)
                 let expired = APNsClientCertificate(file: Fixtures.directory + "/client-expired.pem",
                                                     format: .pem(keyFile: Fixtures.directory + "/client-expired.key"))
-                configuration.credentials = [WorkerConfiguration.defaultCredentialName: .certificate(expired)]
+                configuration.credentials = [CredentialKey(.apns, WorkerConfiguration.defaultCredentialName): .apns(.certificate(expired))]
                 try await withWorker(configuration) { _ in
                     let paused = try await eventually { try await pausedAndNothingHeld(db) }
                     #expect(paused)

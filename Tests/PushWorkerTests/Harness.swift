@@ -60,7 +60,8 @@ func workerConfiguration(databaseURL: String, apnsURL: String, workerID: String 
                                          connectTimeout: 5, connectionStagger: 0)
     var c = WorkerConfiguration(
         databaseURL: databaseURL, workerID: workerID,
-        credentials: [WorkerConfiguration.defaultCredentialName: try .token(teamID: MockTestFixtures.teamID, keyID: keyID, keyFile: key)],
+        credentials: [CredentialKey(.apns, WorkerConfiguration.defaultCredentialName):
+                          .apns(try .token(teamID: MockTestFixtures.teamID, keyID: keyID, keyFile: key))],
         defaultTopic: Fixtures.topic, sender: sender)
     c.retryPolicy = RetryPolicy(baseSeconds: 0.02, capSeconds: 0.1, throttleDelaySeconds: 300)
     c.pollSeconds = 0.05

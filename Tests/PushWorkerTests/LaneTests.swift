@@ -150,7 +150,7 @@ struct LaneTests {
                 var configurations: [WorkerConfiguration] = []
                 for i in 1...2 {
                     var c = try workerConfiguration(databaseURL: url, apnsURL: apnsURL, workerID: "w\(i)")
-                    c.credentials["capped"] = c.credentials[WorkerConfiguration.defaultCredentialName]
+                    c.credentials[CredentialKey(.apns, "capped")] = c.credentials[CredentialKey(.apns, WorkerConfiguration.defaultCredentialName)]
                     c.credentialCaps = [RateBudget(provider: .apns, credential: "capped", perSecond: cap)]
                     configurations.append(c)
                 }

@@ -45,13 +45,13 @@ struct LeaseTests {
     func answersAreFencedByClaim() async throws {
         try await TestDatabase.withConnection { c in
             try await c.query("INSERT INTO pushq.notifications (device_token, payload) VALUES ($1, '{}')", [Fixtures.token(1, prefix: "6")])
-            let first = try #require(try await c.claim(limit: 1, workerID: "w1", leaseSeconds: 60, credentials: ["default"],
+            let first = try #require(try await c.claim(limit: 1, workerID: "w1", leaseSeconds: 60, credentials: [.apns: ["default"]],
                                                        defaultEnvironment: .production).first)
             // Its lease runs out before the answer is written; the same worker claims it again.
             try await c.query("UPDATE pushq.notifications SET locked_until = now() - interval '1 second'")
             try await c.query("UPDATE pushq.leases SET lease_until = now() - interval '1 second'")
             #expect(try await c.recoverLapsedLeases(limit: 10) == .init(rows: 1, leases: 1))
-            let second = try #require(try await c.claim(limit: 1, workerID: "w1", leaseSeconds: 60, credentials: ["default"],
+            let second = try #require(try await c.claim(limit: 1, workerID: "w1", leaseSeconds: 60, credentials: [.apns: ["default"]],
                                                         defaultEnvironment: .production).first)
             #expect(second.attempts == first.attempts && second.lease != first.lease, "the first lapse is given back: same attempt, new lease")
             let stale = RowCompletion(id: first.id, attempt: first.attempts, lease: first.lease,
@@ -131,7 +131,7 @@ struct LeaseTests {
                 try FileManager.default.copyItem(atPath: Fixtures.caFile, toPath: ca)
                 var configuration = try workerConfiguration(databaseURL: try await databaseURL(db), apnsURL: apnsURL)
                 configuration.sender.extraCAFile = ca
-                configuration.credentials["other"] = configuration.credentials["default"]
+                configuration.credentials[CredentialKey(.apns, "other")] = configuration.credentials[CredentialKey(.apns, "default")]
                 configuration.withoutProbes()
                 try await withWorker(configuration) { _ in
                     try await insertAlerts(db, count: 3, prefix: "8")

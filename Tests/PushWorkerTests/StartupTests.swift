@@ -37,8 +37,8 @@ struct StartupTests {
         let missing = FileManager.default.temporaryDirectory.appendingPathComponent("pushq-no-such-key-\(getpid()).pem").path
         try await TestDatabase.with { url in
             var configuration = try workerConfiguration(databaseURL: url, apnsURL: "https://127.0.0.1:1")
-            configuration.credentials[WorkerConfiguration.defaultCredentialName] =
-                .certificate(APNsClientCertificate(file: missing, format: .pem(keyFile: nil), password: nil))
+            configuration.credentials[CredentialKey(.apns, WorkerConfiguration.defaultCredentialName)] =
+                .apns(.certificate(APNsClientCertificate(file: missing, format: .pem(keyFile: nil), password: nil)))
             let worker = PushWorker(configuration: configuration, logger: quietLogger)
             let error = await #expect(throws: WorkerError.self) { try await worker.run() }
             #expect(error?.description.contains(missing) == true)

@@ -82,9 +82,10 @@ struct ConfigurationDocTests {
             #expect(row[2] == key.defaultValue, "\(key.variable)'s default")
             #expect(row[3] == key.accepts, "\(key.variable) accepts")
             #expect(!row[4].isEmpty)
+            for alias in key.aliases { #expect(row[4].contains(alias), "\(key.variable)'s old name \(alias) documented in its row") }
         }
         let named = Set(doc.matches(of: /PUSHQ_[A-Z0-9_]+/).map { String($0.output) })
-        #expect(named.subtracting(SettingKey.all.map(\.variable)).isEmpty, "unknown variables named")
+        #expect(named.subtracting(SettingKey.all.flatMap { [$0.variable] + $0.aliases }).isEmpty, "unknown variables named")
     }
 
     @Test("every flag of every command's --help has a row in its section, and every row is a flag of that command", arguments: commands.map(\.name))
@@ -109,13 +110,17 @@ struct ConfigurationDocTests {
 
     @Test("the worker's --help states each flag's default and lists every variable without a flag, with its default")
     func workerHelp() throws {
-        #expect(Set(try Worker.parse([]).flags.keys) == Set(SettingKey.credentialKeys + SettingKey.sending))
+        let flagged = SettingKey.credentialKeys + SettingKey.sending + SettingKey.tuning.filter { $0.flag != nil }
+        #expect(Set(try Worker.parse([]).flags.keys) == Set(flagged))
         let help = Self.help(Worker.self)
-        for key in SettingKey.credentialKeys + SettingKey.sending {
+        for key in flagged {
             #expect(help.contains("Overrides $\(key.variable). Default: \(key.defaultValue)."), "\(key.variable)")
         }
         for key in SettingKey.all where key.flag == nil {
             #expect(help.contains("\(key.variable) [\(key.defaultValue)]"), "\(key.variable)")
+        }
+        for key in SettingKey.all {
+            for alias in key.aliases { #expect(help.contains("\(alias) (now \(key.variable))"), "\(alias)") }
         }
     }
 }

@@ -39,11 +39,11 @@ struct SettingsTests {
         let library = WorkerConfiguration(databaseURL: "", workerID: "", credentials: [:], defaultTopic: nil)
         let sender = PushSenderConfiguration()
         let pairs: [(SettingKey, Double, Double)] = [
-            (.apnsConnections, Double(c.sender.connections), Double(sender.connections)),
+            (.connections, Double(c.sender.connections), Double(sender.connections)),
             (.apnsStreams, Double(c.sender.streamsPerConnection), Double(sender.streamsPerConnection)),
             (.fcmStreams, Double(c.fcmStreamsPerConnection), Double(library.fcmStreamsPerConnection)),
-            (.apnsRequestTimeout, c.sender.requestTimeout, sender.requestTimeout),
-            (.apnsConnectTimeout, c.sender.connectTimeout, sender.connectTimeout),
+            (.requestTimeout, c.sender.requestTimeout, sender.requestTimeout),
+            (.connectTimeout, c.sender.connectTimeout, sender.connectTimeout),
             (.claimBatch, Double(c.claimBatchSize), Double(library.claimBatchSize)),
             (.prefetch, Double(c.prefetch), Double(library.prefetch)),
             (.leaseSeconds, c.leaseSeconds, library.leaseSeconds),
@@ -77,13 +77,13 @@ struct SettingsTests {
     @Test("every variable lands in its field")
     func everyVariable() throws {
         let c = try worker([
-            "PUSHQ_APNS_CONNECTIONS": "3", "PUSHQ_APNS_STREAMS": "2000", "PUSHQ_FCM_STREAMS": "50",
-            "PUSHQ_APNS_REQUEST_TIMEOUT": "7.5", "PUSHQ_APNS_CONNECT_TIMEOUT": "2", "PUSHQ_CLAIM_BATCH": "64", "PUSHQ_PREFETCH": "0",
+            "PUSHQ_CONNECTIONS": "3", "PUSHQ_APNS_STREAMS": "2000", "PUSHQ_FCM_STREAMS": "50",
+            "PUSHQ_REQUEST_TIMEOUT": "7.5", "PUSHQ_CONNECT_TIMEOUT": "2", "PUSHQ_CLAIM_BATCH": "64", "PUSHQ_PREFETCH": "0",
             "PUSHQ_LEASE_SECONDS": "60", "PUSHQ_POLL_SECONDS": "0.25", "PUSHQ_RETRY_BASE_SECONDS": "0.05", "PUSHQ_RETRY_CAP_SECONDS": "0.2",
             "PUSHQ_PAUSE_BASE_SECONDS": "2", "PUSHQ_PAUSE_CAP_SECONDS": "4", "PUSHQ_OUTAGE_PROBE_BASE_SECONDS": "0.5",
             "PUSHQ_OUTAGE_PROBE_CAP_SECONDS": "9", "PUSHQ_SHUTDOWN_SECONDS": "0", "PUSHQ_RETAIN_SENT_SECONDS": "0",
             "PUSHQ_RETAIN_FINAL_SECONDS": "3600", "PUSHQ_APNS_TOPIC": "com.example.app", "PUSHQ_APNS_ENVIRONMENT": "development",
-            "PUSHQ_APNS_URL": "https://127.0.0.1:8443", "PUSHQ_FCM_URL": "https://127.0.0.1:8444", "PUSHQ_APNS_CA_FILE": "/ca.pem",
+            "PUSHQ_APNS_URL": "https://127.0.0.1:8443", "PUSHQ_FCM_URL": "https://127.0.0.1:8444", "PUSHQ_CA_FILE": "/ca.pem",
             "PUSHQ_WORKER_ID": "w7",
         ])
         #expect(c.sender.connections == 3 && c.sender.streamsPerConnection == 2000 && c.sender.maxConcurrentStreams == 2000)
@@ -138,7 +138,7 @@ struct SettingsTests {
 
     @Test("each flag of pushq worker reaches the setting it is named for")
     func flagWiring() throws {
-        for key in SettingKey.credentialKeys + SettingKey.sending + [.databaseURL] {
+        for key in SettingKey.credentialKeys + SettingKey.sending + SettingKey.tuning.filter({ $0.flag != nil }) + [.databaseURL] {
             let flag = try #require(key.flag)
             let worker = try Worker.parse([flag, "value-of-" + flag])
             let given = worker.database.settings(worker.flags).given(key)
@@ -151,12 +151,12 @@ struct SettingsTests {
     @Test("every error names the variable or flag, the value and what is allowed", arguments: [
         ("PUSHQ_FCM_STREAMS", "1.5", "PUSHQ_FCM_STREAMS=1.5: expected a whole number from 1 to 1000"),
         ("PUSHQ_APNS_STREAMS", "1e3", "PUSHQ_APNS_STREAMS=1e3: expected a whole number from 1 to 10000"),
-        ("PUSHQ_APNS_CONNECTIONS", " 4", "PUSHQ_APNS_CONNECTIONS= 4: expected a whole number from 1 to 64"),
+        ("PUSHQ_CONNECTIONS", " 4", "PUSHQ_CONNECTIONS= 4: expected a whole number from 1 to 64"),
         ("PUSHQ_CLAIM_BATCH", "0", "PUSHQ_CLAIM_BATCH=0: expected a whole number from 1 to 10000"),
         ("PUSHQ_PREFETCH", "-1", "PUSHQ_PREFETCH=-1: expected a whole number from 0 to 100000"),
         ("PUSHQ_POLL_SECONDS", "0.001", "PUSHQ_POLL_SECONDS=0.001: expected seconds from 0.01 to 3600, decimals allowed"),
         ("PUSHQ_LEASE_SECONDS", "2m", "PUSHQ_LEASE_SECONDS=2m: expected seconds from 1 to 86400, decimals allowed"),
-        ("PUSHQ_APNS_REQUEST_TIMEOUT", "0", "PUSHQ_APNS_REQUEST_TIMEOUT=0: expected seconds from 0.001 to 3600, decimals allowed"),
+        ("PUSHQ_REQUEST_TIMEOUT", "0", "PUSHQ_REQUEST_TIMEOUT=0: expected seconds from 0.001 to 3600, decimals allowed"),
         ("PUSHQ_RETAIN_SENT_SECONDS", "a day", "PUSHQ_RETAIN_SENT_SECONDS=a day: expected seconds from 0 to 315360000, decimals allowed"),
         ("PUSHQ_APNS_ENVIRONMENT", "sandbox", "PUSHQ_APNS_ENVIRONMENT=sandbox: expected production or development"),
         ("PUSHQ_APNS_URL", "http://127.0.0.1", "PUSHQ_APNS_URL=http://127.0.0.1: expected an https:// URL"),
@@ -193,9 +193,9 @@ struct SettingsTests {
         #expect(error(["PUSHQ_OUTAGE_PROBE_BASE_SECONDS": "60"])?.description
             == "PUSHQ_OUTAGE_PROBE_BASE_SECONDS=60: expected at most PUSHQ_OUTAGE_PROBE_CAP_SECONDS (45)")
         #expect(error(["PUSHQ_LEASE_SECONDS": "35"])?.description
-            == "PUSHQ_LEASE_SECONDS=35: expected more than PUSHQ_APNS_REQUEST_TIMEOUT (30) + 5 seconds, or rows would be taken again while still in flight")
-        #expect(error(["PUSHQ_APNS_REQUEST_TIMEOUT": "200"])?.description
-            == "PUSHQ_APNS_REQUEST_TIMEOUT=200: expected less than PUSHQ_LEASE_SECONDS (120) - 5 seconds, or rows would be taken again while still in flight")
+            == "PUSHQ_LEASE_SECONDS=35: expected more than PUSHQ_REQUEST_TIMEOUT (30) + 5 seconds, or rows would be taken again while still in flight")
+        #expect(error(["PUSHQ_REQUEST_TIMEOUT": "200"])?.description
+            == "PUSHQ_REQUEST_TIMEOUT=200: expected less than PUSHQ_LEASE_SECONDS (120) - 5 seconds, or rows would be taken again while still in flight")
         #expect(throws: Never.self) { try worker(["PUSHQ_LEASE_SECONDS": "35.5"]) }
     }
 

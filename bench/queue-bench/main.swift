@@ -48,7 +48,7 @@ case "sql":
     var pending: Task<Void, Error>? = nil
     while true {
         let rows = try await claimer.claim(limit: batch, workerID: "queue-bench", leaseSeconds: 60,
-                                           credentials: ["default"], defaultEnvironment: .development)
+                                           credentials: [.apns: ["default"]], defaultEnvironment: .development)
         try await pending?.value
         if rows.isEmpty { break }
         total += rows.count

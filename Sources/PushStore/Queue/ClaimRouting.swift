@@ -1,39 +1,44 @@
 import PushCore
 import PGClient
 
-/// Which rows a worker may claim by credential: APNs rows of its APNs credentials, FCM rows of
-/// its FCM credentials (`"default"` names the rows whose `credential` is NULL, per provider).
-/// A probe (`only`) claims its one endpoint's credential of its provider.
+/// Which rows a worker may claim by credential: each provider's rows of its credentials of that
+/// provider (`"default"` names the rows whose `credential` is NULL, per provider). A probe
+/// (`only`) claims its one endpoint's credential of its provider.
 ///
-/// Four parameters, in this order: APNs names, whether APNs `default` is one, FCM names,
-/// whether FCM `default` is one. Bound by value, a provider with no names folds to false at
-/// plan time and the claim walks notifications_due as before.
+/// Two parameters per provider, in ``Provider/allCases`` order: its names, and whether its
+/// `default` is one of them. Bound by value, a provider with no names folds to false at plan
+/// time and the claim walks notifications_due as before.
 struct ClaimRouting {
-    var apns: [String]
-    var fcm: [String]
+    /// The names of each provider's credentials; a provider without an entry has none.
+    var names: [Provider: [String]]
 
-    init(apns: [String], fcm: [String], only: Endpoint?) {
+    init(_ names: [Provider: [String]], only: Endpoint?) {
         if let only {
-            self.apns = only.provider == .apns ? [only.credential] : []
-            self.fcm = only.provider == .fcm ? [only.credential] : []
+            self.names = [only.provider: [only.credential]]
         } else {
-            self.apns = apns
-            self.fcm = fcm
+            self.names = names
         }
     }
+
+    /// How many parameters ``sql(from:)`` takes.
+    static let parameterCount = 2 * Provider.allCases.count
 
     /// A worker with the `default` credential claims the rows whose `credential` is NULL and
     /// those that name `'default'` literally (`pushq send --credential default` writes that):
     /// both are the default credential everywhere else too (status, holds, metrics).
     var parameters: [(any PGParameter)?] {
-        [apns, apns.contains("default"), fcm, fcm.contains("default")]
+        Provider.allCases.flatMap { provider -> [(any PGParameter)?] in
+            let names = names[provider] ?? []
+            return [names, names.contains("default")]
+        }
     }
 
     /// The condition over `n`, its parameters numbered from `first`.
     static func sql(from first: Int) -> String {
-        """
-        AND ((n.provider = 'apns' AND (n.credential = ANY($\(first)::text[]) OR (n.credential IS NULL AND $\(first + 1))))
-                    OR (n.provider = 'fcm' AND (n.credential = ANY($\(first + 2)::text[]) OR (n.credential IS NULL AND $\(first + 3)))))
-        """
+        let branches = Provider.allCases.enumerated().map { i, provider in
+            let p = first + 2 * i
+            return "(n.provider = '\(provider.rawValue)' AND (n.credential = ANY($\(p)::text[]) OR (n.credential IS NULL AND $\(p + 1))))"
+        }
+        return "AND (" + branches.joined(separator: "\n            OR ") + ")"
     }
 }

@@ -1,7 +1,7 @@
 import PushCore
 import PGClient
 
-/// The claim statement of ``PGConnection/claim(limit:workerID:leaseSeconds:credentials:fcmCredentials:defaultEnvironment:only:row:excluding:rotation:budget:)``.
+/// The claim statement of ``PGConnection/claim(limit:workerID:leaseSeconds:credentials:defaultEnvironment:only:row:excluding:rotation:budget:belowRank:)``.
 ///
 /// One statement, in steps (each a CTE):
 /// 1. `waiting`: the lanes that have entries in pushq.due, by a loose scan of due_order (one
@@ -29,9 +29,10 @@ enum ClaimStatement {
     static let burstSeconds = 0.25
 
     /// Parameters: `$1` limit, `$2` worker id, `$3` lease seconds, `$4` default environment,
-    /// `$5`–`$8` ``ClaimRouting``, `$9` rotation, `$10` credential budget key (NULL: none),
-    /// `$11` its cap per second, `$12` a rank to stay below (NULL: any);
-    /// the ``ClaimFilter`` from `$13`.
+    /// `$5`–`$8` ``ClaimRouting`` (two per provider), `$9` rotation, `$10` credential budget key
+    /// (NULL: none), `$11` its cap per second, `$12` a rank to stay below (NULL: any);
+    /// the ``ClaimFilter`` from `$13`. A provider added shifts `$9`–`$12` in ``sql`` by two
+    /// (`ClaimRoutingTests` fails until they follow).
     static let firstFilterParameter = 13
 
     /// The lanes that have entries in pushq.due (and one NULL): a loose scan of due_order, one
@@ -97,14 +98,14 @@ enum ClaimStatement {
         """
 
     /// The statement and its parameters for a claim with these arguments (those of
-    /// ``PGConnection/claim(limit:workerID:leaseSeconds:credentials:fcmCredentials:defaultEnvironment:only:row:excluding:rotation:budget:belowRank:)``),
+    /// ``PGConnection/claim(limit:workerID:leaseSeconds:credentials:defaultEnvironment:only:row:excluding:rotation:budget:belowRank:)``),
     /// and whether it is a custom one (``ClaimFilter/custom``: a probe, a hunt's rows).
-    static func bound(limit: Int, workerID: String, leaseSeconds: Double, credentials: [String], fcmCredentials: [String],
+    static func bound(limit: Int, workerID: String, leaseSeconds: Double, credentials: [Provider: [String]],
                       defaultEnvironment: APNsEnvironment, only: Endpoint?, row: Int64?, excluding: [Int64],
                       rotation: Int, budget: RateBudget?, belowRank: Int?)
         -> (sql: String, parameters: [(any PGParameter)?], custom: Bool) {
         var parameters: [(any PGParameter)?] = [limit, workerID, leaseSeconds, defaultEnvironment.rawValue]
-        parameters += ClaimRouting(apns: credentials, fcm: fcmCredentials, only: only).parameters
+        parameters += ClaimRouting(credentials, only: only).parameters
         parameters += [rotation % 1_000_000, budget?.key, budget?.perSecond, belowRank]
         var filter = ClaimFilter(next: firstFilterParameter, environment: "$4", defaultEnvironment: defaultEnvironment)
         filter.add(only: only, row: row, excluding: excluding)
@@ -115,7 +116,7 @@ enum ClaimStatement {
     /// Where ``sql`` takes the claim's ``sizeBound(_:)``.
     static let sizeMarker = "/*SIZE*/"
 
-    /// ``sql`` cut at its markers once (``bound(limit:workerID:leaseSeconds:credentials:fcmCredentials:defaultEnvironment:only:row:excluding:rotation:budget:belowRank:)``
+    /// ``sql`` cut at its markers once (``bound(limit:workerID:leaseSeconds:credentials:defaultEnvironment:only:row:excluding:rotation:budget:belowRank:)``
     /// joins the pieces for every claim).
     static let template = SQLTemplate(sql, markers: [sizeMarker, ClaimFilter.marker])
 

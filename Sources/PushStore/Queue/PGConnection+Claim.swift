@@ -30,7 +30,7 @@ extension PGConnection {
     /// Odd data cannot make it fail: an `expires_at` of 'infinity' is no expiry (``ClaimedRow/expiresAt``
     /// nil), '-infinity' has passed; `attempts` + 1 cannot overflow, as only a row with `attempts` <
     /// `max_attempts` (a smallint) is sent. A row that still makes it fail (SQLSTATE class 22 or 23)
-    /// fails the whole statement: see ``claimHeads(credentials:fcmCredentials:defaultEnvironment:only:excluding:)``
+    /// fails the whole statement: see ``claimHeads(credentials:defaultEnvironment:only:excluding:)``
     /// and ``endClaimErrors(ids:workerID:)``.
     ///
     /// A token is invalid when `pushq.devices` has it invalid for the row's provider: an APNs
@@ -38,28 +38,27 @@ extension PGConnection {
     /// are case-sensitive; FCM has no environment).
     ///
     /// - Parameters:
-    ///   - credentials: APNs credential names this worker can send with (`"default"` for NULL).
-    ///   - fcmCredentials: FCM credential names this worker can send with (`"default"` for NULL).
+    ///   - credentials: each provider's credential names this worker can send with (`"default"`
+    ///     for NULL); a provider without an entry is not claimed (``ClaimRouting``).
     ///   - defaultEnvironment: the environment of APNs rows whose `environment` is NULL.
-    ///   - only: claim rows of this endpoint alone (a probe); `credentials` and `fcmCredentials`
-    ///     are then ignored, and so is its hold. Otherwise no row of a held endpoint is claimed
+    ///   - only: claim rows of this endpoint alone (a probe); `credentials` is then ignored, and so is its hold. Otherwise no row of a held endpoint is claimed
     ///     (one with a row in `pushq.credential_pauses`, as the statement sees that table:
     ///     ``ClaimFilter/heldSQL(environment:)``). A row's endpoint is its credential and
     ///     channel: `fcm` for FCM rows, the environment (or `defaultEnvironment`) for APNs rows.
     ///   - row: claim this row alone, if it is due (finding a row that makes claims fail).
     ///   - excluding: rows not to claim (rows known to make claims fail).
     ///   - rotation: which lane of a rank goes first (the worker counts its claims).
-    ///   - budget: the fleet's cap of the one credential this claim is for (with `credentials` or
-    ///     `fcmCredentials` naming that credential alone): at most its whole tokens are taken.
+    ///   - budget: the fleet's cap of the one credential this claim is for (with `credentials`
+    ///     naming that credential alone): at most its whole tokens are taken.
     ///   - belowRank: take only rows of lanes ranked lower than this (and no lapsed lease): what
     ///     a worker whose window is full of rows of that rank claims when new rows arrive.
     /// - Returns: the rows, and whether a cap held back rows that were due (claim again soon).
-    public func claim(limit: Int, workerID: String, leaseSeconds: Double, credentials: [String], fcmCredentials: [String] = [],
+    public func claim(limit: Int, workerID: String, leaseSeconds: Double, credentials: [Provider: [String]],
                       defaultEnvironment: APNsEnvironment, only: Endpoint? = nil,
                       row: Int64? = nil, excluding: [Int64] = [], rotation: Int = 0,
                       budget: RateBudget? = nil, belowRank: Int? = nil) throws(PGError) -> ClaimBatch {
         let (sql, parameters, custom) = ClaimStatement.bound(limit: limit, workerID: workerID, leaseSeconds: leaseSeconds,
-                                                     credentials: credentials, fcmCredentials: fcmCredentials,
+                                                     credentials: credentials,
                                                      defaultEnvironment: defaultEnvironment, only: only, row: row,
                                                      excluding: excluding, rotation: rotation, budget: budget, belowRank: belowRank)
         // Prepared unless it is a probe or a hunt's, the worker's usual claim: a handful of texts,

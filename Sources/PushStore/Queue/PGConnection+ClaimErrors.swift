@@ -3,7 +3,7 @@ import PGClient
 
 extension PGConnection {
     /// The rows a claim of one row would take, with the same filters as
-    /// ``claim(limit:workerID:leaseSeconds:credentials:fcmCredentials:defaultEnvironment:only:row:excluding:)``:
+    /// ``claim(limit:workerID:leaseSeconds:credentials:defaultEnvironment:only:row:excluding:rotation:budget:belowRank:)``:
     /// the first row to claim in each lane not paused (waiting and due, or a lapsed lease that the
     /// upkeep gave back to pushq.due).
     ///
@@ -11,10 +11,10 @@ extension PGConnection {
     /// changed, and nothing is computed from the rows' data, so the rows that break a claim
     /// cannot break this.
     /// - Returns: the ids, one per lane with rows to claim (``headsSQL``).
-    public func claimHeads(credentials: [String], fcmCredentials: [String] = [], defaultEnvironment: APNsEnvironment,
+    public func claimHeads(credentials: [Provider: [String]], defaultEnvironment: APNsEnvironment,
                            only: Endpoint? = nil, excluding: [Int64] = []) throws(PGError) -> [Int64] {
-        var parameters = ClaimRouting(apns: credentials, fcm: fcmCredentials, only: only).parameters
-        var filter = ClaimFilter(next: 5, environment: nil, defaultEnvironment: defaultEnvironment)
+        var parameters = ClaimRouting(credentials, only: only).parameters
+        var filter = ClaimFilter(next: 1 + ClaimRouting.parameterCount, environment: nil, defaultEnvironment: defaultEnvironment)
         filter.add(only: only, row: nil, excluding: excluding)
         parameters += filter.parameters
         let result = try query(Self.headsSQL.render([ClaimFilter.marker: filter.sql]), parameters)
@@ -26,12 +26,12 @@ extension PGConnection {
     }
 
     /// The row due last in claim order (the newest), with the same filters as
-    /// ``claimHeads(credentials:fcmCredentials:defaultEnvironment:only:excluding:)``, other than `excluding`:
+    /// ``claimHeads(credentials:defaultEnvironment:only:excluding:)``, other than `excluding`:
     /// the row least likely to be one of a batch of bad rows at the head. Reads only.
-    public func lastDue(credentials: [String], fcmCredentials: [String] = [], defaultEnvironment: APNsEnvironment,
+    public func lastDue(credentials: [Provider: [String]], defaultEnvironment: APNsEnvironment,
                         only: Endpoint? = nil, excluding: [Int64] = []) throws(PGError) -> Int64? {
-        var parameters = ClaimRouting(apns: credentials, fcm: fcmCredentials, only: only).parameters
-        var filter = ClaimFilter(next: 5, environment: nil, defaultEnvironment: defaultEnvironment)
+        var parameters = ClaimRouting(credentials, only: only).parameters
+        var filter = ClaimFilter(next: 1 + ClaimRouting.parameterCount, environment: nil, defaultEnvironment: defaultEnvironment)
         filter.add(only: only, row: nil, excluding: excluding)
         parameters += filter.parameters
         let result = try query(Self.lastDueSQL.render([ClaimFilter.marker: filter.sql]), parameters)
@@ -91,7 +91,7 @@ extension PGConnection {
         """, markers: [ClaimFilter.marker])
 
     /// Lane `w.lane`'s first due entry of pushq.due in due order (the last when `backwards`)
-    /// whose row meets `rowSQL`, the claim's routing (`$1`–`$4`) and filters, in a lane not
+    /// whose row meets `rowSQL`, the claim's routing (from `$1`, ``ClaimRouting``) and filters, in a lane not
     /// paused: its `id` and `due_at`.
     static func laneEntrySQL(_ rowSQL: String, backwards: Bool) -> String {
         """

@@ -41,7 +41,7 @@ struct CurlTransferSettings: Sendable {
         try easy.set(CURLOPT_SSLVERSION, Int(CURL_SSLVERSION_TLSv1_2), "CURLOPT_SSLVERSION")
         if verbose { try easy.set(CURLOPT_VERBOSE, 1, "CURLOPT_VERBOSE") }
         if let caBundle {
-            try easy.set(CURLOPT_CAINFO_BLOB, blob: caBundle, "CURLOPT_CAINFO_BLOB for PUSHQ_APNS_CA_FILE \(caFile ?? "")")
+            try easy.set(CURLOPT_CAINFO_BLOB, blob: caBundle, "CURLOPT_CAINFO_BLOB for PUSHQ_CA_FILE \(caFile ?? "")")
         }
     }
 
@@ -57,13 +57,13 @@ struct CurlTransferSettings: Sendable {
     static func caBundle(adding extraFile: String, libcurl: LibcurlInfo) throws -> [UInt8] {
         let extra: [UInt8]
         do { extra = try readWholeFile(extraFile) } catch {
-            throw PushTransportError(.configuration, "cannot read PUSHQ_APNS_CA_FILE \(extraFile)", cause: error)
+            throw PushTransportError(.configuration, "cannot read PUSHQ_CA_FILE \(extraFile)", cause: error)
         }
         guard String(decoding: extra, as: UTF8.self).contains("-----BEGIN CERTIFICATE-----") else {
-            throw PushTransportError(.configuration, "PUSHQ_APNS_CA_FILE \(extraFile) holds no PEM certificate")
+            throw PushTransportError(.configuration, "PUSHQ_CA_FILE \(extraFile) holds no PEM certificate")
         }
         if let problem = pemCertificateProblem(extra) {
-            throw PushTransportError(.configuration, "PUSHQ_APNS_CA_FILE \(extraFile) holds a certificate OpenSSL cannot read: \(problem)")
+            throw PushTransportError(.configuration, "PUSHQ_CA_FILE \(extraFile) holds a certificate OpenSSL cannot read: \(problem)")
         }
         if libcurl.defaultCAPath != nil { return extra }
         var bundle: [UInt8] = []

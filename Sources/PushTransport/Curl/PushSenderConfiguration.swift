@@ -13,7 +13,7 @@ public struct PushSenderConfiguration: Sendable {
     /// FCM: a base URL replacing `https://fcm.googleapis.com` for a sender to FCM (`PUSHQ_FCM_URL`,
     /// parsed by the caller), e.g. `https://127.0.0.1:8443`. Defaults to nil. APNs senders ignore it.
     public var fcmBaseURL: String?
-    /// An extra trusted CA certificate (PEM) (`PUSHQ_APNS_CA_FILE`), added to the system's roots. Defaults to nil.
+    /// An extra trusted CA certificate (PEM) (`PUSHQ_CA_FILE`), added to the system's roots. Defaults to nil.
     ///
     /// libcurl's `CURLOPT_CAINFO` would *replace* the default bundle, so the sender gives
     /// this file to libcurl in memory (`CURLOPT_CAINFO_BLOB`), which replaces only the bundle

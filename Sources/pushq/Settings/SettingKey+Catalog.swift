@@ -14,9 +14,9 @@ extension SettingKey {
     ]
     /// What the worker sends to and how it is seen.
     static let sending: [SettingKey] = [apnsTopic, apnsEnvironment, apnsURL, apnsChannelsURL, fcmURL, caFile, workerID, httpAddr]
-    /// The worker's tuning: variables only.
+    /// The worker's tuning: variables only, but for the connections and timeouts every provider shares.
     static let tuning: [SettingKey] = [
-        apnsConnections, apnsStreams, fcmStreams, apnsRequestTimeout, apnsConnectTimeout, claimBatch, prefetch,
+        connections, apnsStreams, fcmStreams, requestTimeout, connectTimeout, claimBatch, prefetch,
         leaseSeconds, pollSeconds, retryBaseSeconds, retryCapSeconds, pauseBaseSeconds, pauseCapSeconds,
         outageProbeBaseSeconds, outageProbeCapSeconds, shutdownSeconds, channelReconcileSeconds,
     ]
@@ -81,8 +81,9 @@ extension SettingKey {
         variable: "PUSHQ_FCM_URL", flag: "--fcm-url", defaultValue: "https://fcm.googleapis.com", kind: .httpsURL,
         summary: "Base URL replacing FCM's host (a mock or a proxy).")
     static let caFile = SettingKey(
-        variable: "PUSHQ_APNS_CA_FILE", flag: "--ca-file", defaultValue: "none", kind: .file,
-        summary: "Extra trusted CA certificate (PEM), added to the system's roots for APNs, FCM and FCM's token endpoint.")
+        variable: "PUSHQ_CA_FILE", flag: "--ca-file", defaultValue: "none", kind: .file,
+        summary: "Extra trusted CA certificate (PEM), added to the system's roots for every provider and FCM's token endpoint.",
+        aliases: ["PUSHQ_APNS_CA_FILE"])
     static let workerID = SettingKey(
         variable: "PUSHQ_WORKER_ID", flag: "--worker-id", defaultValue: "host:pid", kind: .text,
         summary: "Worker id written to locked_by and pushq.workers.")
@@ -92,21 +93,24 @@ extension SettingKey {
 
     // MARK: Tuning
 
-    static let apnsConnections = SettingKey(
-        variable: "PUSHQ_APNS_CONNECTIONS", flag: nil, defaultValue: "2", kind: .wholeNumber(1...64),
-        summary: "HTTP/2 connections per APNs (credential, environment) and per FCM credential, opened a second apart.")
+    static let connections = SettingKey(
+        variable: "PUSHQ_CONNECTIONS", flag: "--connections", defaultValue: "2", kind: .wholeNumber(1...64),
+        summary: "HTTP/2 connections per APNs (credential, environment) and per FCM credential, opened a second apart.",
+        aliases: ["PUSHQ_APNS_CONNECTIONS"])
     static let apnsStreams = SettingKey(
         variable: "PUSHQ_APNS_STREAMS", flag: nil, defaultValue: "500", kind: .wholeNumber(1...10_000),
         summary: "Requests in flight per connection to APNs (APNs allows 1000).")
     static let fcmStreams = SettingKey(
         variable: "PUSHQ_FCM_STREAMS", flag: nil, defaultValue: "100", kind: .wholeNumber(1...1000),
         summary: "Requests in flight per connection to FCM (FCM allows 100).")
-    static let apnsRequestTimeout = SettingKey(
-        variable: "PUSHQ_APNS_REQUEST_TIMEOUT", flag: nil, defaultValue: "30", kind: .seconds(0.001...3600),
-        summary: "Seconds before a request without an answer fails (TransportTimeout) and is retried.")
-    static let apnsConnectTimeout = SettingKey(
-        variable: "PUSHQ_APNS_CONNECT_TIMEOUT", flag: nil, defaultValue: "10", kind: .seconds(0.001...3600),
-        summary: "Seconds for a connection's TCP and TLS setup.")
+    static let requestTimeout = SettingKey(
+        variable: "PUSHQ_REQUEST_TIMEOUT", flag: "--request-timeout", defaultValue: "30", kind: .seconds(0.001...3600),
+        summary: "Seconds before a request without an answer fails (TransportTimeout) and is retried.",
+        aliases: ["PUSHQ_APNS_REQUEST_TIMEOUT"])
+    static let connectTimeout = SettingKey(
+        variable: "PUSHQ_CONNECT_TIMEOUT", flag: "--connect-timeout", defaultValue: "10", kind: .seconds(0.001...3600),
+        summary: "Seconds for a connection's TCP and TLS setup.",
+        aliases: ["PUSHQ_APNS_CONNECT_TIMEOUT"])
     static let claimBatch = SettingKey(
         variable: "PUSHQ_CLAIM_BATCH", flag: nil, defaultValue: "500", kind: .wholeNumber(1...10_000),
         summary: "Most rows claimed by one statement.")

@@ -4,7 +4,7 @@ import ArgumentParser
 /// default and the values it accepts. ``SettingKey/all`` lists every one; ``Settings`` reads
 /// them; `docs/configuration.md` documents them (a test holds the three together).
 struct SettingKey: Sendable, Hashable {
-    /// The environment variable, e.g. `PUSHQ_APNS_CONNECTIONS`.
+    /// The environment variable, e.g. `PUSHQ_CONNECTIONS`.
     let variable: String
     /// The flag that overrides the variable, e.g. `--topic`; nil when only the variable sets it.
     let flag: String?
@@ -15,6 +15,10 @@ struct SettingKey: Sendable, Hashable {
     let kind: Kind
     /// What the setting does, in one sentence.
     let summary: String
+    /// Older names of the variable, still read when the variable is not set (the
+    /// `PUSHQ_APNS_*` names of the settings that govern every provider). Both set to different
+    /// values is an error (``Settings/value(_:)``). Defaults to none.
+    var aliases: [String] = []
 
     /// The shapes of value a setting takes; each parses its text purely (``parse(_:)``).
     enum Kind: Sendable, Hashable {
@@ -47,7 +51,8 @@ struct SettingKey: Sendable, Hashable {
 
     /// The flag's help: the summary, then the variable it overrides, the default and `more`.
     func help(_ more: String? = nil) -> ArgumentHelp {
-        ArgumentHelp(summary, discussion: "Overrides $\(variable). Default: \(defaultValue)." + (more.map { " " + $0 } ?? ""))
+        let old = aliases.isEmpty ? "" : " Also overrides its old name " + aliases.map { "$" + $0 }.joined(separator: ", ") + "."
+        return ArgumentHelp(summary, discussion: "Overrides $\(variable). Default: \(defaultValue)." + old + (more.map { " " + $0 } ?? ""))
     }
 }
 
@@ -102,8 +107,13 @@ extension SettingKey {
 }
 
 extension SettingKey {
-    /// `PUSHQ_APNS_CONNECTIONS [2]`, as the worker's `--help` lists its tuning variables.
+    /// `PUSHQ_APNS_STREAMS [500]`, as the worker's `--help` lists its tuning variables.
     var bracketed: String { "\(variable) [\(defaultValue)]" }
+
+    /// `PUSHQ_APNS_CA_FILE (now PUSHQ_CA_FILE), …`: every old name and the variable it is, for `--help`.
+    static var renamed: String {
+        all.flatMap { key in key.aliases.map { "\($0) (now \(key.variable))" } }.joined(separator: ", ")
+    }
 }
 
 extension StringProtocol {

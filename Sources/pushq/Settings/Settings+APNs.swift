@@ -12,13 +12,13 @@ extension Settings {
         if let text = try text(.apnsEnvironment), let environment = APNsEnvironment(rawValue: text) { c.environment = environment }
         c.baseURL = try text(.apnsURL)
         c.extraCAFile = try text(.caFile)
-        if let n = try wholeNumber(.apnsConnections) { c.connections = n }
+        if let n = try wholeNumber(.connections) { c.connections = n }
         if let n = try wholeNumber(.apnsStreams) {
             c.streamsPerConnection = n
             c.maxConcurrentStreams = max(c.maxConcurrentStreams, n)
         }
-        if let s = try seconds(.apnsRequestTimeout) { c.requestTimeout = s }
-        if let s = try seconds(.apnsConnectTimeout) { c.connectTimeout = s }
+        if let s = try seconds(.requestTimeout) { c.requestTimeout = s }
+        if let s = try seconds(.connectTimeout) { c.connectTimeout = s }
         return c
     }
 }

@@ -4,11 +4,10 @@ import PushWorker
 import PushCore
 import PushStore
 
-/// The credentials a worker can send with: APNs ones with their default topics, and FCM ones.
+/// The credentials a worker can send with, by provider and name, and the APNs ones' default topics.
 struct ResolvedCredentials {
-    var apns: [String: APNsCredential] = [:]
+    var credentials: [CredentialKey: Credential] = [:]
     var topics: [String: String] = [:]
-    var fcm: [String: FCMServiceAccount] = [:]
     /// The credentials file's `max_per_second` caps.
     var caps: [RateBudget] = []
 }
@@ -24,21 +23,18 @@ extension Settings {
         var resolved = ResolvedCredentials()
         if let file = given(.fcmServiceAccountFile) {
             do {
-                resolved.fcm[WorkerConfiguration.defaultCredentialName] = try FCMServiceAccount(file: file.text)
+                resolved.credentials[CredentialKey(.fcm, WorkerConfiguration.defaultCredentialName)] = .fcm(try FCMServiceAccount(file: file.text))
             } catch {
                 throw CommandFailure("\(file.name): \(error)")
             }
         }
         if let credential = try defaultAPNsCredential() {
-            resolved.apns[WorkerConfiguration.defaultCredentialName] = credential
+            resolved.credentials[CredentialKey(.apns, WorkerConfiguration.defaultCredentialName)] = .apns(credential)
         }
         if let file = given(.credentialsFile) {
             let loaded = try Self.loadCredentials(file: file)
-            for (name, entry) in loaded.apns {
-                resolved.apns[name] = entry.credential
-                resolved.topics[name] = entry.topic
-            }
-            for (name, account) in loaded.fcm { resolved.fcm[name] = account }
+            resolved.credentials.merge(loaded.credentials) { _, named in named }
+            resolved.topics.merge(loaded.topics) { _, named in named }
             resolved.caps = loaded.caps
         }
         return resolved
@@ -69,7 +65,7 @@ extension Settings {
     /// Reads the credentials file and loads every credential it names (``CredentialsFile``
     /// checks its shape first).
     private static func loadCredentials(file given: Given) throws
-        -> (apns: [String: (credential: APNsCredential, topic: String?)], fcm: [String: FCMServiceAccount], caps: [RateBudget]) {
+        -> (credentials: [CredentialKey: Credential], topics: [String: String], caps: [RateBudget]) {
         let file = given.text
         let bytes: [UInt8]
         do { bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: file))) } catch {
@@ -79,8 +75,8 @@ extension Settings {
         do { parsed = try CredentialsFile.parse(bytes, file: file) } catch {
             throw CommandFailure(error.description)
         }
-        var out: [String: (credential: APNsCredential, topic: String?)] = [:]
-        var fcm: [String: FCMServiceAccount] = [:]
+        var credentials: [CredentialKey: Credential] = [:]
+        var topics: [String: String] = [:]
         var caps: [RateBudget] = []
         for (name, spec) in parsed.specs.sorted(by: { $0.key < $1.key }) {
             if let cap = spec.maxPerSecond {
@@ -89,18 +85,20 @@ extension Settings {
             do {
                 switch spec.kind {
                 case .token(let team, let key, let path):
-                    out[name] = (try APNsCredential.token(teamID: team, keyID: key, keyFile: path), spec.topic)
+                    credentials[CredentialKey(.apns, name)] = .apns(try APNsCredential.token(teamID: team, keyID: key, keyFile: path))
+                    topics[name] = spec.topic
                 case .certificate(let cert, let password):
                     let certificate = APNsClientCertificate.detectingFormat(file: cert, password: password)
                     try certificate.validate()
-                    out[name] = (.certificate(certificate), spec.topic)
+                    credentials[CredentialKey(.apns, name)] = .apns(.certificate(certificate))
+                    topics[name] = spec.topic
                 case .fcm(let path):
-                    fcm[name] = try FCMServiceAccount(file: path)
+                    credentials[CredentialKey(.fcm, name)] = .fcm(try FCMServiceAccount(file: path))
                 }
             } catch {
                 throw CommandFailure("credential \(name) in \(file): \(error)")
             }
         }
-        return (out, fcm, caps)
+        return (credentials, topics, caps)
     }
 }

@@ -21,9 +21,8 @@ extension Settings {
     /// - Throws: ``SettingError`` naming the flag or variable whose value is not allowed.
     func workerConfiguration(credentials resolved: ResolvedCredentials, defaultWorkerID: () -> String) throws -> WorkerConfiguration {
         var c = WorkerConfiguration(databaseURL: try databaseURL(), workerID: try text(.workerID) ?? defaultWorkerID(),
-                                    credentials: resolved.apns, defaultTopic: try text(.apnsTopic), sender: try senderConfiguration())
+                                    credentials: resolved.credentials, defaultTopic: try text(.apnsTopic), sender: try senderConfiguration())
         c.credentialTopics = resolved.topics
-        c.fcmCredentials = resolved.fcm
         c.credentialCaps = resolved.caps
         c.fcmBaseURL = try text(.fcmURL)
         c.channelsBaseURL = try text(.apnsChannelsURL)
@@ -58,7 +57,7 @@ extension Settings {
         let timeout = c.sender.requestTimeout
         guard c.leaseOutlastsRequests else {
             let margin = SettingKey.format(WorkerConfiguration.leaseMarginSeconds)
-            let (lease, request) = (SettingKey.leaseSeconds, SettingKey.apnsRequestTimeout)
+            let (lease, request) = (SettingKey.leaseSeconds, SettingKey.requestTimeout)
             let why = "or rows would be taken again while still in flight"
             if given(lease) == nil, let blamed = given(request) {
                 throw SettingError(setting: blamed.name, value: blamed.text,

@@ -29,22 +29,39 @@ struct Settings: Sendable {
         var text: String
     }
 
-    /// The flag's value when given and not empty, else the variable's when set and not empty.
+    /// The flag's value when given and not empty, else the variable's when set and not empty,
+    /// else that of the first of its old names (``SettingKey/aliases``) set and not empty.
     func given(_ key: SettingKey) -> Given? {
         if let flag = key.flag, let text = flags[key.variable], !text.isEmpty { return Given(name: flag, text: text) }
-        if let text = environment[key.variable], !text.isEmpty { return Given(name: key.variable, text: text) }
+        for name in [key.variable] + key.aliases {
+            if let text = environment[name], !text.isEmpty { return Given(name: name, text: text) }
+        }
         return nil
     }
 
     /// The value of `key` parsed by its kind, nil when not given.
     ///
-    /// - Throws: ``SettingError`` when the kind does not accept the value.
+    /// - Throws: ``SettingError`` when the kind does not accept the value, or when the variable
+    ///   and one of its old names are both set, to different values (whichever a flag says).
     func value(_ key: SettingKey) throws -> SettingKey.Value? {
+        try requireOneValue(key)
         guard let given = given(key) else { return nil }
         guard let value = key.kind.parse(given.text) else {
             throw SettingError(setting: given.name, value: given.text, expected: key.accepts)
         }
         return value
+    }
+
+    /// Checks that the variable of `key` and its old names, those set and not empty, agree:
+    /// a deployment that sets both to different values is told, not guessed at.
+    ///
+    /// - Throws: ``SettingError`` naming the old name, its value and the variable's.
+    private func requireOneValue(_ key: SettingKey) throws {
+        guard !key.aliases.isEmpty else { return }
+        let set = ([key.variable] + key.aliases).compactMap { name in environment[name].flatMap { $0.isEmpty ? nil : Given(name: name, text: $0) } }
+        guard let first = set.first, let other = set.dropFirst().first(where: { $0.text != first.text }) else { return }
+        throw SettingError(setting: other.name, value: other.text,
+                           expected: "\(first.name)'s value (\(first.text)) or no value: \(other.name) is the old name of \(key.variable)")
     }
 
     /// The text of a text, file, URL or choice setting; nil when not given.
