@@ -19,6 +19,8 @@ extension PushWorker {
         var clients: [ChannelClientKey: APNsChannelClient] = [:]
         var holds: [Endpoint: Int] = [:]
         var gaugesReadAt: ContinuousClock.Instant?
+        /// Where retries' jitter and holds' intervals are drawn from (``PushWorker/random``).
+        var random: any RandomNumberGenerator & Sendable
     }
 
     /// The channel loop, on a connection of its own: claims one channel with an operation due
@@ -120,7 +122,7 @@ extension PushWorker {
         } catch {
             // An operator's problem (a CA file, the URL, a credential this worker lacks): held back, not failed.
             metadata["error"] = "\(error)"
-            let after = configuration.holdPolicy.interval(.credential, probes: loop.holds[endpoint] ?? 0, unitRandom: { Double.random(in: 0..<1) })
+            let after = configuration.holdPolicy.interval(.credential, probes: loop.holds[endpoint] ?? 0, using: &loop.random)
             loop.holds[endpoint, default: 0] += 1
             return ChannelCompletion(id: channel.id, lease: channel.lease, result: .retry(afterSeconds: after, refund: true),
                                      httpStatus: nil, reason: "ChannelClientUnavailable")
@@ -226,7 +228,7 @@ extension PushWorker {
         let decision = ChannelDecision.decide(outcome, operation: channel.operation, createdID: response.createdChannelID,
                                               attempts: channel.attempts, maxAttempts: channel.maxAttempts,
                                               holds: loop.holds[endpoint] ?? 0, retry: configuration.retryPolicy,
-                                              hold: configuration.holdPolicy, unitRandom: { Double.random(in: 0..<1) })
+                                              hold: configuration.holdPolicy, using: &loop.random)
         loop.holds[endpoint] = decision.isHeldBack ? (loop.holds[endpoint] ?? 0) + 1 : 0
         if !counted { metrics.channelRequest(operation: response.operation.name, result: Self.resultLabel(outcome)) }
         metadata["http.status"] = "\(response.answer?.status ?? 0)"

@@ -20,7 +20,7 @@ extension PushWorker {
         // Claim in chunks worth a statement: not one row per freed stream.
         let minimumClaim = max(1, min(configuration.claimBatchSize, holdLimit / 4))
         let poll = Duration.milliseconds(Int(configuration.pollSeconds * 1000))
-        var turn = ClaimTurn(configuration)
+        var turn = ClaimTurn(configuration, random: random)
         while !stopRequested {
             tick(.claim)
             await upkeepIfDue(&turn, connection)
@@ -96,7 +96,7 @@ extension PushWorker {
             guard s.enqueued else { return nil }
             s.enqueued = false
             guard s.held.count < configuration.holdLimit + Self.urgentRows else { return nil }
-            return s.held.values.lazy.map(\.rank).max()
+            return s.held.highestRank
         }
         guard let highest, !stopRequested else { return }
         for var scope in turn.scopes() {
@@ -139,6 +139,8 @@ extension PushWorker {
         var emptyHeldBack = 0
         /// Claims so far: which lane of a rank goes first.
         var rotation = 0
+        /// Where the probes' next intervals are drawn from (``PushWorker/random``).
+        var random: any RandomNumberGenerator & Sendable
 
         init(_ configuration: WorkerConfiguration, random: any RandomNumberGenerator & Sendable) {
             self.random = random
@@ -229,7 +231,7 @@ extension PushWorker {
                random: inout some RandomNumberGenerator, _ connection: PGConnection) async throws {
         let policy = configuration.holdPolicy
         for h in due {
-            let seconds = policy.interval(h.kind, probes: h.failures, unitRandom: { Double.random(in: 0..<1) })
+            let seconds = policy.interval(h.kind, probes: h.failures, using: &random)
             guard try await connection.takeProbe(h.endpoint, failures: h.failures, seconds: seconds, workerID: configuration.workerID) else { continue }
             let scope = ClaimScope(credentials: credentials, only: h.endpoint)
             let claimed: Claim

@@ -8,7 +8,7 @@ import PGClient
 extension PushWorker {
     /// Writes answers back in batches until claiming is over and nothing is held.
     func completeLoop(_ connection: PGConnection) async {
-        var decider = Decider(policy: configuration.retryPolicy)
+        var decider = Decider(policy: configuration.retryPolicy, hold: configuration.holdPolicy, random: random)
         var sampledAt = ContinuousClock.now - .seconds(1)
         while true {
             tick(.complete)
@@ -26,7 +26,7 @@ extension PushWorker {
                 s.local.removeAll()
                 // An answer is this claim's only if it carries the claim's lease: the row may have
                 // been claimed again since (its lease ran out), and then the older answer is dropped.
-                let held = taken.answers.map { s.holding($0.request) }
+                let held = taken.answers.map { s.held.answered($0.request) }
                 let localHeld = metrics.isEnabled ? local.map { s.held[$0.id] } : []
                 return (taken, local, held, localHeld, s.claimingDone && s.held.isEmpty)
             }
@@ -38,7 +38,7 @@ extension PushWorker {
                 continue
             }
             var batch = decide(taken.answers, held: held, decider: &decider)
-            add(local, held: localHeld, holds: taken.holds, to: &batch)
+            add(local, held: localHeld, holds: decider.schedule(taken.holds), to: &batch)
             let started = ContinuousClock.now
             let recorded = await write(batch, connection)
             if let recorded {
@@ -52,11 +52,11 @@ extension PushWorker {
     }
 
     /// Deletes this worker's rows of pushq.leases whose rows were all written back or given
-    /// back (``State/endedLeases``), so that the upkeep reads only the leases of rows whose
+    /// back (``HeldRows/takeEndedLeases()``), so that the upkeep reads only the leases of rows whose
     /// worker died or lost the database. Best effort: a lease row left behind costs the upkeep
     /// a read once it ends, nothing more.
     func deleteEndedLeases(_ connection: PGConnection) async {
-        let ended = state.withLock { s in defer { s.endedLeases.removeAll() }; return s.endedLeases }
+        let ended = state.withLock { $0.held.takeEndedLeases() }
         guard !ended.isEmpty, !databaseGivenUp else { return }
         do { try await connection.deleteLeases(workerID: configuration.workerID, leases: ended) } catch {
             logger.debug("cannot delete ended leases; the upkeep reads them once they end", metadata: ["error": "\(error)"])
@@ -82,10 +82,9 @@ extension PushWorker {
     }
 
     /// Adds to `batch` the rows the worker ended itself (`local`: refused by the request
-    /// mapping, unreadable) and the endpoints whose senders could not be built.
-    private func add(_ local: [RowCompletion], held: [Held?], holds: [HoldRequest], to batch: inout CompletionBatch) {
-        let policy = configuration.holdPolicy
-        batch.holds += holds.map { ($0, policy.interval($0.kind, probes: 0, unitRandom: { Double.random(in: 0..<1) })) }
+    /// mapping, unreadable) and the endpoints whose senders could not be built (`holds`, scheduled).
+    private func add(_ local: [RowCompletion], held: [Held?], holds: [(hold: HoldRequest, seconds: Double)], to batch: inout CompletionBatch) {
+        batch.holds += holds
         batch.completions += local
         batch.failed += local.count
         guard metrics.isEnabled else { return }
@@ -134,9 +133,7 @@ extension PushWorker {
                                  isHTTPAnswer: answer.status != nil, token: answer.token, deviceToken: h.deviceToken))
             rows.append((answer, h))
         }
-        var rng = SystemRandomNumberGenerator()
-        let random = { Double.random(in: 0..<1, using: &rng) }
-        let decisions = decider.decide(inputs, unitRandom: random)
+        let decisions = decider.decide(inputs)
         let poll = configuration.pollSeconds
         let counting = metrics.isEnabled
         batch.completions.reserveCapacity(rows.count)
@@ -170,8 +167,7 @@ extension PushWorker {
                 batch.throttleRows.append(answer.tag)
             }
         }
-        let policy = configuration.holdPolicy
-        batch.holds = decisions.holds.map { ($0, $0.seconds ?? policy.interval($0.kind, probes: 0, unitRandom: random)) }
+        batch.holds = decider.schedule(decisions.holds)
         // An accepted notification lifts a hold, whichever worker wrote it (a DELETE that finds
         // nothing costs one index probe per batch).
         batch.resumed = decisions.resumed

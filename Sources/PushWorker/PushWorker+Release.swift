@@ -5,47 +5,15 @@ import PushTransport
 import PGClient
 
 extension PushWorker.State {
-    /// The row `request` was sent for, if this worker still holds it under the claim that sent it
-    /// (the same lease): after the row's lease ran out, this worker may hold it again under a
-    /// newer claim, which an older request's answer or release must not touch.
-    func holding(_ request: PushRequest) -> PushWorker.Held? {
-        held[request.tag].flatMap { $0.lease == request.claim ? $0 : nil }
-    }
+    /// The claim `request` was sent under, if this worker still holds the row under it (``HeldRows/claim(of:)``).
+    func claim(of request: PushRequest) -> RowClaim? { held.claim(of: request) }
 
-    /// The claim `request` was sent under, if this worker still holds the row under it.
-    func claim(of request: PushRequest) -> RowClaim? {
-        holding(request).map { RowClaim(id: request.tag, attempt: $0.attempt, lease: $0.lease) }
-    }
+    /// Holds row `id` under `h`'s claim (``HeldRows/claimed(_:_:)``).
+    mutating func hold(_ id: Int64, _ h: PushWorker.Held) { held.claimed(id, h) }
 
-    /// Holds row `id` under `h`'s claim. A row this worker held under an older claim (its lease
-    /// ran out and this worker claimed it again) leaves that claim: the newer one has it.
-    mutating func hold(_ id: Int64, _ h: PushWorker.Held) {
-        if let older = held[id] { leave(older.lease, settled: true) }
-        held[id] = h
-        leaseRows[h.lease, default: 0] += 1
-    }
-
-    /// Forgets the row of `claim`, unless this worker holds it under another claim now.
-    /// `settled`: its write-back (or give-back) landed. A row dropped unsettled (the database
-    /// was given up) keeps its claim's lease row, which brings it back once the lease ends.
-    mutating func drop(_ claim: RowClaim, settled: Bool) {
-        guard held[claim.id]?.lease == claim.lease else { return }
-        held[claim.id] = nil
-        leave(claim.lease, settled: settled)
-    }
-
-    /// One row fewer under `lease`; the last one ends the lease (its row of pushq.leases is
-    /// deleted), unless one of its rows left unsettled.
-    private mutating func leave(_ lease: Int64, settled: Bool) {
-        if !settled { unsettledLeases.insert(lease) }
-        let left = (leaseRows[lease] ?? 1) - 1
-        guard left <= 0 else {
-            leaseRows[lease] = left
-            return
-        }
-        leaseRows[lease] = nil
-        if unsettledLeases.remove(lease) == nil { endedLeases.append(lease) }
-    }
+    /// Forgets the row of `claim`: ``HeldRows/settled(_:)``, or ``HeldRows/abandoned(_:)`` when
+    /// its write-back (or give-back) did not land.
+    mutating func drop(_ claim: RowClaim, settled: Bool) { held.forget(claim, settled: settled) }
 }
 
 extension PushWorker {

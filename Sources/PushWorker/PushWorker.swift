@@ -33,36 +33,10 @@ import PGClient
 /// up to ``WorkerConfiguration/shutdownSeconds`` and recorded, and rows never handed to a provider
 /// are released for other workers.
 public final class PushWorker: Sendable {
-    /// A row this worker holds (claimed, not yet written back).
-    struct Held: Sendable {
-        var attempt: Int
-        /// The claim's lease (``ClaimedRow/lease``): answers of an older claim of the row are not this one's.
-        var lease: Int64
-        var maxAttempts: Int
-        var endpoint: Endpoint
-        var deviceToken: String
-        /// The previous attempt's `last_reason`.
-        var lastReason: String?
-        /// Claimed as the probe of a held endpoint.
-        var isProbe = false
-        /// The row's lane (``ClaimedRow/lane``), for `pushq_lane_sent_total`.
-        var lane = "default"
-        /// Its lane's rank at the claim (``ClaimedRow/rank``).
-        var rank = 100
-    }
-
     struct State {
-        /// The rows this worker holds; add with ``hold(_:_:)``, remove with ``drop(_:settled:)``.
-        var held: [Int64: Held] = [:]
-        /// How many held rows each claim's lease (``Held/lease``) still has: its row of
-        /// pushq.leases is deleted once none is left (``endedLeases``).
-        var leaseRows: [Int64: Int] = [:]
-        /// Leases one of whose rows was dropped without its write-back landing: their rows of
-        /// pushq.leases stay, for the upkeep to find once they end.
-        var unsettledLeases: Set<Int64> = []
-        /// Leases whose rows were all written back or given back: the complete loop deletes their
-        /// rows of pushq.leases (``PushWorker/deleteEndedLeases(_:)``).
-        var endedLeases: [Int64] = []
+        /// The rows this worker holds and their leases (``HeldRows``); the complete loop deletes
+        /// the rows of pushq.leases whose leases ended (``PushWorker/deleteEndedLeases(_:)``).
+        var held = HeldRows()
         /// New rows were enqueued (a NOTIFY) since the claim loop last looked.
         var enqueued = false
         var answers: [PushResponse] = []
@@ -124,6 +98,9 @@ public final class PushWorker: Sendable {
     let metrics: WorkerMetrics
     /// The token credentials' managers, by credential name (their signing counts are metrics).
     let tokenManagers: [String: ProviderTokenManager]
+    /// Where the loops draw jitter and hold intervals from (the complete loop's ``Decider``, the
+    /// claim loop's probes, the channel loop): each loop draws from a copy of its own.
+    let random: any RandomNumberGenerator & Sendable
     let state = Mutex(State())
     /// Room in the window: answers were written back.
     let roomWake = Wakeup()
@@ -149,10 +126,14 @@ public final class PushWorker: Sendable {
     ///   - configuration: see ``WorkerConfiguration``; checked by ``run()``.
     ///   - logger: worker events at `info`, per-notification details at `debug`.
     ///   - metrics: where to record metrics; defaults to recording nothing.
-    public init(configuration: WorkerConfiguration, logger: Logger, metrics: WorkerMetrics = WorkerMetrics()) {
+    ///   - random: where retries' jitter and holds' intervals are drawn from; defaults to
+    ///     `SystemRandomNumberGenerator()`.
+    public init(configuration: WorkerConfiguration, logger: Logger, metrics: WorkerMetrics = WorkerMetrics(),
+                random: any RandomNumberGenerator & Sendable = SystemRandomNumberGenerator()) {
         self.configuration = configuration
         self.logger = logger
         self.metrics = metrics
+        self.random = random
         var managers: [String: ProviderTokenManager] = [:]
         for (key, credential) in configuration.credentials {
             if case .apns(.token(let manager)) = credential { managers[key.name] = manager }

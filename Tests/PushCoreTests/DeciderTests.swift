@@ -13,7 +13,7 @@ import Testing
     }
 
     func decide(_ d: inout Decider, _ answers: [Answer]) -> Decisions {
-        d.decide(answers, unitRandom: { 0.5 })
+        d.decide(answers)
     }
 
     static let e500 = Outcome.retry(.serverError(.internalServerError))
@@ -22,7 +22,7 @@ import Testing
 
     @Test("an outage: the batch that takes the endpoint down gives every attempt back and holds it; later failures wait too")
     func outage() {
-        var d = Decider(policy: policy)
+        var d = Decider(policy: policy, random: FixedUnit(0.5))
         let out = decide(&d, [answer(1, Self.e500), answer(2, Self.e500), answer(3, Self.e500)])
         #expect(d.isDown(Self.e))
         #expect(out.dispositions.allSatisfy { $0.status == .retrying && $0.refundsAttempt && $0.retryDelay >= 1 })
@@ -40,7 +40,7 @@ import Testing
 
     @Test("connection refused: never counts, and two in a row take the endpoint down even for one row")
     func refusedConnections() {
-        var d = Decider(policy: policy)
+        var d = Decider(policy: policy, random: FixedUnit(0.5))
         let first = decide(&d, [Answer(row: 1, endpoint: Self.e, attempts: 10, maxAttempts: 10, lastReason: nil,
                                        outcome: Self.refused, reasonText: "TransportConnectFailed", isHTTPAnswer: false)])
         #expect(first.dispositions[0] == Disposition(status: .retrying, reason: "TransportConnectFailed", retryDelay: 1 + 0.5 * 512,
@@ -53,7 +53,7 @@ import Testing
 
     @Test("a token that always gets 500 while others get 200 uses its attempts and ends failed")
     func rowSpecific500() {
-        var d = Decider(policy: policy)
+        var d = Decider(policy: policy, random: FixedUnit(0.5))
         var last: Disposition?
         for attempt in 1...10 {
             let out = decide(&d, [answer(1, Self.e500, attempts: attempt), answer(Int64(100 + attempt), .sent)])
@@ -67,7 +67,7 @@ import Testing
 
     @Test("a probe that fails gives its attempt back, whether or not this worker saw the endpoint go down")
     func probeFailure() {
-        var d = Decider(policy: policy)
+        var d = Decider(policy: policy, random: FixedUnit(0.5))
         let out = decide(&d, [answer(1, Self.e500, attempts: 10, max: 10, probe: true)])
         #expect(!d.isDown(Self.e))
         #expect(out.dispositions[0].status == .retrying && out.dispositions[0].refundsAttempt)
@@ -78,7 +78,7 @@ import Testing
 
     @Test("BadDeviceToken before the detector can judge: the row waits, attempt given back, nothing invalidated")
     func burstCannotJudge() {
-        var d = Decider(policy: policy)
+        var d = Decider(policy: policy, random: FixedUnit(0.5))
         let out = decide(&d, [answer(1, Self.bad)])
         let w = out.dispositions[0]
         #expect(w.status == .retrying && w.refundsAttempt && w.invalidation == nil && w.reason == "BadDeviceToken")
@@ -88,7 +88,7 @@ import Testing
 
     @Test("a real bad token among good ones is invalidated on its second attempt at the latest")
     func realBadToken() {
-        var d = Decider(policy: policy)
+        var d = Decider(policy: policy, random: FixedUnit(0.5))
         #expect(decide(&d, [answer(1, Self.bad)]).dispositions[0].invalidation == nil)
         _ = decide(&d, (0..<19).map { answer(Int64(100 + $0), .sent) })
         let second = decide(&d, [answer(1, Self.bad, attempts: 1, last: "BadDeviceToken")])
@@ -100,7 +100,7 @@ import Testing
 
     @Test("a burst invalidates nothing, holds the endpoint, and the detector survives the hold")
     func burst() {
-        var d = Decider(policy: policy)
+        var d = Decider(policy: policy, random: FixedUnit(0.5))
         let out = decide(&d, (0..<20).map { answer(Int64($0), Self.bad) })
         #expect(out.dispositions.allSatisfy { $0.invalidation == nil && $0.refundsAttempt && $0.status == .retrying })
         #expect(out.holds.map(\.kind) == [.burst])
@@ -110,7 +110,7 @@ import Testing
         #expect(probe.dispositions.allSatisfy { $0.invalidation == nil && $0.refundsAttempt })
         #expect(d.isBurst(Self.e))
         // DeviceTokenNotForTopic is judged the same way.
-        var t = Decider(policy: policy)
+        var t = Decider(policy: policy, random: FixedUnit(0.5))
         let topic = decide(&t, (0..<20).map { answer(Int64($0), .fail(.deviceTokenNotForTopic)) })
         #expect(topic.dispositions.allSatisfy { $0.status == .retrying })
         #expect(topic.holds.first?.reason == "DeviceTokenNotForTopicBurst")
@@ -118,7 +118,7 @@ import Testing
 
     @Test("ExpiredProviderToken for two freshly minted tokens holds the credential with a message about the clock")
     func wrongClock() {
-        var d = Decider(policy: policy)
+        var d = Decider(policy: policy, random: FixedUnit(0.5))
         let expired = Outcome.retryNow(.renewProviderToken)
         let first = decide(&d, [answer(1, expired, token: TokenUse(serial: 1, ageSeconds: 2)),
                                 answer(2, expired, token: TokenUse(serial: 1, ageSeconds: 2))])
@@ -130,7 +130,7 @@ import Testing
         #expect(second.holds.first?.message.contains("clock") == true)
         #expect(second.dispositions[0].refundsAttempt)
         // Tokens that really were old: renewed and resent, no hold.
-        var old = Decider(policy: policy)
+        var old = Decider(policy: policy, random: FixedUnit(0.5))
         let stale = decide(&old, [answer(1, expired, token: TokenUse(serial: 1, ageSeconds: 3599)),
                                   answer(2, expired, token: TokenUse(serial: 2, ageSeconds: 3601))])
         #expect(stale.holds.isEmpty)
@@ -138,7 +138,7 @@ import Testing
 
     @Test("a rejected credential is held; a 200 for it in the same batch does not lift the new hold")
     func credentialRejected() {
-        var d = Decider(policy: policy)
+        var d = Decider(policy: policy, random: FixedUnit(0.5))
         let out = decide(&d, [answer(1, .sent), answer(2, .pauseCredential("InvalidProviderToken"), attempts: 10, max: 10)])
         #expect(out.holds == [HoldRequest(endpoint: Self.e, kind: .credential, reason: "InvalidProviderToken",
                                          message: out.holds.first?.message ?? "")])
@@ -152,7 +152,7 @@ import Testing
 
     @Test("a provider token that cannot be signed holds the credential, its rows waiting with their attempts back")
     func signingFailurePausesTheCredential() {
-        var d = Decider(policy: policy)
+        var d = Decider(policy: policy, random: FixedUnit(0.5))
         let signing = Outcome.classify(TransportFailure(kind: .signingFailed, message: "EVP_DigestSign failed"))
         let out = decide(&d, [answer(1, signing, attempts: 10, max: 10, http: false), answer(2, signing, http: false)])
         #expect(out.holds.map(\.kind) == [.credential])
@@ -164,7 +164,7 @@ import Testing
 
     @Test("InvalidHeader ends only its row, failed, and never takes the endpoint down or holds it")
     func invalidHeaderIsTheRowsOwn() {
-        var d = Decider(policy: policy)
+        var d = Decider(policy: policy, random: FixedUnit(0.5))
         let invalid = Outcome.classify(TransportFailure(kind: .invalidHeader, message: "apns-topic holds a control character"))
         let answers = (1...20).map { answer(Int64($0), invalid, http: false) }
         let out = decide(&d, answers)
@@ -175,7 +175,7 @@ import Testing
 
     @Test("endpoints are judged apart: one down does not hold another")
     func endpointsApart() {
-        var d = Decider(policy: policy)
+        var d = Decider(policy: policy, random: FixedUnit(0.5))
         let out = decide(&d, [answer(1, Self.e500), answer(2, Self.e500), answer(3, Self.e500), answer(4, .sent, endpoint: Self.other)])
         #expect(d.isDown(Self.e) && !d.isDown(Self.other))
         #expect(out.holds.map(\.endpoint) == [Self.e])
@@ -184,7 +184,7 @@ import Testing
 
     @Test("a 429 throttles the token; a send-time expiry ends the row expired")
     func throttleAndExpiry() {
-        var d = Decider(policy: policy)
+        var d = Decider(policy: policy, random: FixedUnit(0.5))
         let out = decide(&d, [answer(1, .retry(.tooManyRequests)), answer(2, .expiredBeforeSending, http: false)])
         #expect(out.dispositions[0].throttlesToken && out.dispositions[0].retryDelay >= 300)
         #expect(out.dispositions[1].status == .expired)

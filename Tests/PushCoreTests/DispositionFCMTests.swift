@@ -106,9 +106,8 @@ import Testing
 
     @Test("QUOTA_EXCEEDED holds the whole credential for Retry-After seconds; its rows wait as long, attempts back")
     func quota() {
-        var d = Decider(policy: policy)
-        let out = d.decide([answer(1, .backOffCredential(seconds: 90)), answer(2, .backOffCredential(seconds: 90), attempts: 10)],
-                           unitRandom: { 0.5 })
+        var d = Decider(policy: policy, random: FixedUnit(0.5))
+        let out = d.decide([answer(1, .backOffCredential(seconds: 90)), answer(2, .backOffCredential(seconds: 90), attempts: 10)])
         #expect(out.dispositions.allSatisfy { $0.status == .retrying && $0.refundsAttempt && $0.retryDelay == 90 })
         #expect(out.holds.count == 1)
         #expect(out.holds.first?.endpoint == Self.e)
@@ -120,9 +119,9 @@ import Testing
 
     @Test("THIRD_PARTY_AUTH_ERROR / PERMISSION_DENIED / a refused exchange hold the credential with FCM's message")
     func pause() {
-        var d = Decider(policy: policy)
+        var d = Decider(policy: policy, random: FixedUnit(0.5))
         let verdict = FCMVerdict.classify(status: 403, error: FCMErrorBody(code: .permissionDenied, message: nil), retryAfter: nil)
-        let out = d.decide([answer(1, verdict)], unitRandom: { 0.5 })
+        let out = d.decide([answer(1, verdict)])
         #expect(out.holds.map(\.kind) == [.credential])
         #expect(out.holds.first?.reason == "PERMISSION_DENIED")
         #expect(out.holds.first?.message.contains("Firebase Cloud Messaging API Admin") == true)
@@ -132,9 +131,9 @@ import Testing
 
     @Test("UNAVAILABLE from a down FCM endpoint gives the attempt back and holds it as an outage, named FCM")
     func outage() {
-        var d = Decider(policy: policy)
+        var d = Decider(policy: policy, random: FixedUnit(0.5))
         let u = FCMVerdict.retry(.serverError(.unavailable), retryAfter: nil)
-        let out = d.decide([answer(1, u), answer(2, u), answer(3, u)], unitRandom: { 0.5 })
+        let out = d.decide([answer(1, u), answer(2, u), answer(3, u)])
         #expect(d.isDown(Self.e))
         #expect(out.holds.map(\.kind) == [.outage])
         #expect(out.holds.first?.message.hasPrefix("FCM is unreachable") == true)
@@ -143,12 +142,12 @@ import Testing
 
     @Test("a burst of SENDER_ID_MISMATCH holds the credential instead of failing every row")
     func senderIDBurst() throws {
-        var d = Decider(policy: policy)
+        var d = Decider(policy: policy, random: FixedUnit(0.5))
         var row: Int64 = 0
         var last: Decisions?
         for _ in 0..<30 {
             row += 1
-            last = d.decide([answer(row, .fail(.senderIDMismatch))], unitRandom: { 0.5 })
+            last = d.decide([answer(row, .fail(.senderIDMismatch))])
         }
         #expect(d.isBurst(Self.e))
         let final = try #require(last)
@@ -160,13 +159,13 @@ import Testing
 
     @Test("one SENDER_ID_MISMATCH among many 200s fails that row")
     func singleMismatch() {
-        var d = Decider(policy: policy)
+        var d = Decider(policy: policy, random: FixedUnit(0.5))
         var row: Int64 = 0
         for _ in 0..<40 {
             row += 1
-            _ = d.decide([answer(row, .sent)], unitRandom: { 0.5 })
+            _ = d.decide([answer(row, .sent)])
         }
-        let out = d.decide([answer(999, .fail(.senderIDMismatch))], unitRandom: { 0.5 })
+        let out = d.decide([answer(999, .fail(.senderIDMismatch))])
         #expect(out.dispositions[0] == Disposition(status: .failed, reason: "SENDER_ID_MISMATCH"))
         #expect(out.holds.isEmpty)
     }

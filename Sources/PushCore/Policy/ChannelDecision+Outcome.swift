@@ -6,7 +6,16 @@ extension ChannelDecision {
     ///   - createdID: the `apns-channel-id` of a create's answer.
     ///   - attempts: the attempts made, this one included; `maxAttempts`: the channel's.
     ///   - holds: how many holds or outage retries in a row came before this one (the backoff's exponent).
-    ///   - unitRandom: a value in `0..<1` (jitter); fixed in tests.
+    ///   - random: where the jitter is drawn from (the channel loop's generator; seeded in tests).
+    public static func decide(_ outcome: ChannelOutcome, operation: Operation, createdID: String?, attempts: Int, maxAttempts: Int,
+                              holds: Int, retry: RetryPolicy, hold: HoldPolicy,
+                              using random: inout some RandomNumberGenerator) -> ChannelDecision {
+        decide(outcome, operation: operation, createdID: createdID, attempts: attempts, maxAttempts: maxAttempts, holds: holds,
+               retry: retry, hold: hold, unitRandom: { Double.random(in: 0..<1, using: &random) })
+    }
+
+    /// ``decide(_:operation:createdID:attempts:maxAttempts:holds:retry:hold:using:)`` with the
+    /// jitter as a function returning a value in `0..<1`.
     public static func decide(_ outcome: ChannelOutcome, operation: Operation, createdID: String?, attempts: Int, maxAttempts: Int,
                               holds: Int, retry: RetryPolicy, hold: HoldPolicy, unitRandom: () -> Double) -> ChannelDecision {
         switch outcome {

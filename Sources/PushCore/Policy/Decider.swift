@@ -73,8 +73,11 @@ public struct Decisions: Sendable, Hashable {
 /// (``EndpointHealth``) and the wrong-clock check, which hold an endpoint back instead of
 /// letting its rows use up their attempts or invalidate good tokens.
 ///
-/// The worker feeds it batches of ``Answer``s and writes the ``Decisions`` back; the state
-/// lives as long as the worker. Randomness is injected; time comes in the answers (token ages).
+/// The worker feeds it batches of ``Answer``s and writes the ``Decisions`` back, each hold with
+/// the seconds to its first probe (``schedule(_:)``); the state lives as long as the worker.
+/// Every random draw (retry jitter, hold intervals) comes from the generator it was made with:
+/// `SystemRandomNumberGenerator` in production, a seeded one in tests. Time comes in the
+/// answers (token ages).
 ///
 /// The rules, beyond ``Disposition/decide(outcome:reason:attempts:maxAttempts:lastReason:policy:unitRandom:)``:
 /// - **Outage.** While an endpoint is down, and for every probe of a held endpoint, a failure
@@ -99,6 +102,10 @@ public struct Decisions: Sendable, Hashable {
 ///   half of the last 32 tokens answered: then it is the project's, and the credential is held.
 public struct Decider: Sendable {
     public var policy: RetryPolicy
+    /// How long a hold lasts before its first probe (``schedule(_:)``).
+    public var hold: HoldPolicy
+    /// Where every jitter is drawn from.
+    private var random: any RandomNumberGenerator & Sendable
     /// A token younger than this, in seconds, that APNs calls expired means the clocks
     /// disagree. Defaults to 600 (tokens are valid for 3600).
     public var freshTokenSeconds: Int64 = 600
@@ -120,8 +127,15 @@ public struct Decider: Sendable {
     }
     private var endpoints: [Endpoint: EndpointState] = [:]
 
-    public init(policy: RetryPolicy) {
+    /// - Parameters:
+    ///   - policy: retries' backoff.
+    ///   - hold: holds' intervals; defaults to `HoldPolicy()`.
+    ///   - random: where the jitter is drawn from; defaults to `SystemRandomNumberGenerator()`.
+    public init(policy: RetryPolicy, hold: HoldPolicy = HoldPolicy(),
+                random: any RandomNumberGenerator & Sendable = SystemRandomNumberGenerator()) {
         self.policy = policy
+        self.hold = hold
+        self.random = random
     }
 
     /// Whether `endpoint` is down by this worker's answers.
@@ -135,7 +149,11 @@ public struct Decider: Sendable {
     /// The endpoint state is brought up to date with the whole batch first, so every answer
     /// in it is judged on the same state (the answers that take an endpoint down are given
     /// their attempts back too).
-    public mutating func decide(_ answers: [Answer], unitRandom: () -> Double) -> Decisions {
+    public mutating func decide(_ answers: [Answer]) -> Decisions {
+        // Drawn from a copy, written back at the end: judging reads `self` while it draws.
+        var random = self.random
+        defer { self.random = random }
+        let unitRandom = { Double.random(in: 0..<1, using: &random) }
         for a in answers { record(a) }
         var out = Decisions()
         out.dispositions.reserveCapacity(answers.count)
@@ -148,6 +166,13 @@ public struct Decider: Sendable {
         }
         out.resumed = resumed.filter { e in !out.holds.contains { $0.endpoint == e } }
         return out
+    }
+
+    /// The seconds from now to the first probe of each of `holds` (the Decider's, or the worker's
+    /// own: a sender it cannot build): what the service said (``HoldRequest/seconds``, FCM's
+    /// `Retry-After`), else ``hold``'s first interval for the hold's kind (an outage's drawn).
+    public mutating func schedule(_ holds: [HoldRequest]) -> [(hold: HoldRequest, seconds: Double)] {
+        holds.map { ($0, $0.seconds ?? hold.interval($0.kind, probes: 0, using: &random)) }
     }
 
     /// Brings `a`'s endpoint state up to date with it: health, bursts, FCM quota, fresh tokens

@@ -44,6 +44,13 @@ public struct HoldPolicy: Sendable, Hashable {
         }
     }
 
+    /// ``interval(_:probes:unitRandom:)`` with its jitter drawn from `random`, the caller's
+    /// generator (a ``Decider``'s, or a worker loop's: `SystemRandomNumberGenerator` in
+    /// production, a seeded one in tests).
+    public func interval(_ kind: HoldKind, probes: Int, using random: inout some RandomNumberGenerator) -> Double {
+        interval(kind, probes: probes, unitRandom: { Double.random(in: 0..<1, using: &random) })
+    }
+
     /// How many rows one probe sends: one for a credential or an outage; a few for a burst,
     /// so the answers can tell bad tokens from a wrong environment.
     public func probeRows(_ kind: HoldKind) -> Int {
