@@ -3,7 +3,7 @@ SHELL := /bin/bash
 
 .PHONY: run stop test test-pg18 deps build release bench bench-client bench-sql bench-e2e bench-latency bench-sag bench-prune bench-bounded bench-metrics bench-fcm bench-lanes bench-api bench-designs pg-start pg-stop clean
 
-## run: install what is missing, build, start PostgreSQL and the mock APNs, send samples, show status
+## run: install what is missing, build, start PostgreSQL and the mock APNs, send samples, show status, leave pushq serve running (the dashboard)
 run: deps
 	scripts/run-demo
 
