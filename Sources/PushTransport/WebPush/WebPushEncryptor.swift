@@ -124,16 +124,18 @@ public final class WebPushEncryptor: @unchecked Sendable {
         defer { EVP_KDF_CTX_free(ctx) }
         var out = [UInt8](repeating: 0, count: length)
         var digest = Array("SHA256".utf8CString)
-        // OSSL_PARAM points into the arrays: every pointer stays valid for the derive call.
+        // OSSL_PARAM keeps pointers to its name and its data: the names are static strings (a
+        // String argument would be a temporary C string, gone once the constructor returns) and
+        // the data arrays are pinned by the closures around the derive call.
         let ok = key.withUnsafeBytes { k in
             salt.withUnsafeBytes { s in
                 info.withUnsafeBytes { i in
                     digest.withUnsafeMutableBufferPointer { d in
                         var params = [
-                            OSSL_PARAM_construct_utf8_string("digest", d.baseAddress, 0),
-                            OSSL_PARAM_construct_octet_string("key", UnsafeMutableRawPointer(mutating: k.baseAddress), k.count),
-                            OSSL_PARAM_construct_octet_string("salt", UnsafeMutableRawPointer(mutating: s.baseAddress), s.count),
-                            OSSL_PARAM_construct_octet_string("info", UnsafeMutableRawPointer(mutating: i.baseAddress), i.count),
+                            OSSL_PARAM_construct_utf8_string(Self.cName("digest"), d.baseAddress, 0),
+                            OSSL_PARAM_construct_octet_string(Self.cName("key"), UnsafeMutableRawPointer(mutating: k.baseAddress), k.count),
+                            OSSL_PARAM_construct_octet_string(Self.cName("salt"), UnsafeMutableRawPointer(mutating: s.baseAddress), s.count),
+                            OSSL_PARAM_construct_octet_string(Self.cName("info"), UnsafeMutableRawPointer(mutating: i.baseAddress), i.count),
                             OSSL_PARAM_construct_end(),
                         ]
                         return EVP_KDF_derive(ctx, &out, length, &params)
@@ -145,6 +147,11 @@ public final class WebPushEncryptor: @unchecked Sendable {
             throw PushTransportError(.encryptionFailed, "HKDF failed: " + openSSLErrorMessage(fallback: "EVP_KDF_derive failed"))
         }
         return out
+    }
+
+    /// The NUL-terminated bytes of a string literal, which live as long as the program.
+    private static func cName(_ name: StaticString) -> UnsafePointer<CChar> {
+        UnsafeRawPointer(name.utf8Start).assumingMemoryBound(to: CChar.self)
     }
 
     /// AES-128-GCM of `plaintext` under `key` and `nonce`, no associated data: ciphertext ‖ 16-byte tag.
