@@ -6,49 +6,62 @@ import Foundation
 /// `@unchecked Sendable`: a `PGresult` is read-only once libpq has built it, and libpq
 /// documents that such results may be read from any thread; this type never mutates it.
 public final class PGResult: @unchecked Sendable {
-    private let result: OpaquePointer
+    /// The `PGresult`; read by ``PGRow`` too.
+    let pointer: OpaquePointer
     /// Number of rows.
     public let count: Int
     /// Number of columns.
     public let columnCount: Int
 
     init(_ result: OpaquePointer) {
-        self.result = result
+        self.pointer = result
         self.count = Int(PQntuples(result))
         self.columnCount = Int(PQnfields(result))
     }
 
-    deinit { PQclear(result) }
+    deinit { PQclear(pointer) }
 
     /// Rows affected by an INSERT, UPDATE or DELETE (`PQcmdTuples`), 0 otherwise.
-    public var affectedRows: Int { Int(String(cString: PQcmdTuples(result))) ?? 0 }
+    public var affectedRows: Int { Int(String(cString: PQcmdTuples(pointer))) ?? 0 }
+
+    /// The rows, their values read by column name (``PGRow``); each column's name is looked up
+    /// once here, not at every read.
+    public var rows: PGRows { PGRows(self) }
+
+    /// The first row: the one row of an aggregate or of a `RETURNING` of one row.
+    ///
+    /// - Throws: `PGError` (`.invalidValue`) when the statement returned no row.
+    public func firstRow() throws(PGError) -> PGRow {
+        guard count > 0 else { throw PGError(code: .invalidValue, message: "the statement returned no row where one was expected") }
+        return rows[0]
+    }
 
     /// The names of the columns, in order.
-    public var columnNames: [String] { (0..<columnCount).map { String(cString: PQfname(result, Int32($0))) } }
+    public var columnNames: [String] { (0..<columnCount).map { String(cString: PQfname(pointer, Int32($0))) } }
 
     /// The index of the column named `name`, if there is one.
     public func column(named name: String) -> Int? {
-        let i = Int(PQfnumber(result, name))
+        let i = Int(PQfnumber(pointer, name))
         return i >= 0 ? i : nil
     }
 
     /// Whether the value at (`row`, `column`) is SQL NULL.
     public func isNull(_ row: Int, _ column: Int) -> Bool {
-        PQgetisnull(result, Int32(row), Int32(column)) == 1
+        PQgetisnull(pointer, Int32(row), Int32(column)) == 1
     }
 
     /// The value's text as raw bytes (exactly as the server sent it), or nil for NULL.
     public func bytes(_ row: Int, _ column: Int) -> [UInt8]? {
         if isNull(row, column) { return nil }
-        let length = Int(PQgetlength(result, Int32(row), Int32(column)))
-        guard let p = PQgetvalue(result, Int32(row), Int32(column)) else { return [] }
+        let length = Int(PQgetlength(pointer, Int32(row), Int32(column)))
+        guard let p = PQgetvalue(pointer, Int32(row), Int32(column)) else { return [] }
         return p.withMemoryRebound(to: UInt8.self, capacity: length) { Array(UnsafeBufferPointer(start: $0, count: length)) }
     }
 
     /// The value's text, or nil for NULL.
     public func string(_ row: Int, _ column: Int) -> String? {
         if isNull(row, column) { return nil }
-        return String(cString: PQgetvalue(result, Int32(row), Int32(column)))
+        return String(cString: PQgetvalue(pointer, Int32(row), Int32(column)))
     }
 
     /// Decodes the value at (`row`, `column`) as `T`; nil for SQL NULL.
@@ -57,7 +70,7 @@ public final class PGResult: @unchecked Sendable {
     public func decode<T: PGDecodable>(_ type: T.Type, _ row: Int, _ column: Int) throws(PGError) -> T? {
         guard let text = string(row, column) else { return nil }
         guard let value = T(pgText: text) else {
-            let name = String(cString: PQfname(result, Int32(column)))
+            let name = String(cString: PQfname(pointer, Int32(column)))
             throw PGError(code: .invalidValue, message: "column \(name) row \(row) is not a \(T.self)")
         }
         return value
