@@ -6,7 +6,7 @@ import PushTransport
 extension PushWorker {
     /// Hands claimed rows to their senders, in one batch per sender, each request with the
     /// claim's lease and send-by time. What each row's request is, is PushCore's
-    /// (``PushRequest/make(tag:claim:startDeadline:provider:deviceToken:payload:pushType:topic:defaultTopic:priority:collapseID:apnsID:expiration:channelID:)``);
+    /// (``PushRequest/init(row:defaultTopic:sendBy:)``);
     /// a row it refuses, or one this version cannot read, ends `failed` without being sent.
     ///
     /// A sender that cannot be built (its credential's files changed since start, say) holds its
@@ -96,24 +96,11 @@ extension PushWorker {
         return taken
     }
 
-    /// The request for `row` (``PushRequest/make(tag:claim:startDeadline:provider:deviceToken:payload:pushType:topic:defaultTopic:priority:collapseID:apnsID:expiration:channelID:)``),
-    /// with its lane's rank: the sender starts it before requests of a higher rank that wait.
-    private func request(for row: ClaimedRow, sendBy: Int64?) -> Result<PushRequest, PushRequest.Refusal> {
-        PushRequest.make(tag: row.id, claim: row.lease, startDeadline: sendBy, provider: row.provider, deviceToken: row.deviceToken,
-                         payload: row.payload, pushType: row.pushType, topic: row.topic,
-                         defaultTopic: configuration.defaultTopic(credential: row.credential), priority: row.priority,
-                         collapseID: row.collapseID, apnsID: row.apnsID,
-                         // A channel that stores no message takes only apns-expiration 0, which a
-                         // broadcast without an expiration carries; the claim already ended the row
-                         // if its expires_at had passed.
-                         expiration: row.channelStoragePolicy == ChannelStoragePolicy.noMessageStored.rawValue ? nil : row.expiresAt,
-                         channelID: row.channelID)
-            .map { request in
-                var ranked = request
-                ranked.rank = Int32(clamping: row.rank)
-                ranked.lane = row.lane
-                return ranked
-            }
+    /// The request for `row` (``PushRequest/init(row:defaultTopic:sendBy:)``), with its credential's topic.
+    private func request(for row: ClaimedNotification, sendBy: Int64?) -> Result<PushRequest, PushRequest.Refusal> {
+        Result { () throws(PushRequest.Refusal) in
+            try PushRequest(row: row, defaultTopic: configuration.defaultTopic(credential: row.credential), sendBy: sendBy)
+        }
     }
 
     /// Submits `requests` to the sender of `key`. Only a sender that cannot be built fails

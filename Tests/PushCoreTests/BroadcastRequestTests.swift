@@ -1,16 +1,18 @@
 import PushCore
 import Testing
 
-/// A row naming a broadcast channel: the request (`PushRequest.make(channelID:)`), its header
+/// A row naming a broadcast channel: the request (`PushRequest(row:defaultTopic:sendBy:)`), its header
 /// checks and what its answers mean.
 @Suite struct BroadcastRequestTests {
     static let update = Array(#"{"aps":{"timestamp":1,"event":"update","content-state":{}}}"#.utf8)
 
     func make(pushType: PushType = .liveactivity, topic: String? = nil, defaultTopic: String? = "com.example.app",
-              priority: Int? = nil, channelID: String = "c29tZUNoYW5uZWw=") -> Result<PushRequest, PushRequest.Refusal> {
-        PushRequest.make(tag: 9, claim: 2, startDeadline: nil, provider: .apns, deviceToken: "", payload: Self.update,
-                         pushType: pushType, topic: topic, defaultTopic: defaultTopic, priority: priority, collapseID: "c",
-                         apnsID: "00000000-0000-4000-8000-000000000009", expiration: 1_900_000_000, channelID: channelID)
+              priority: Int? = nil, channelID: String = "c29tZUNoYW5uZWw=",
+              storagePolicy: ChannelStoragePolicy = .mostRecentMessageStored) -> Result<PushRequest, PushRequest.Refusal> {
+        let row = ClaimedNotification(id: 9, deviceToken: "", payload: Self.update, topic: topic, pushType: pushType, priority: priority,
+                                      expiresAt: 1_900_000_000, collapseID: "c", apnsID: "00000000-0000-4000-8000-000000000009",
+                                      lease: 2, channelID: channelID, channelStoragePolicy: storagePolicy.rawValue)
+        return Result { () throws(PushRequest.Refusal) in try PushRequest(row: row, defaultTopic: defaultTopic, sendBy: nil) }
     }
 
     /// (row's topic, credential's bundle id) → the bundle id of the path.
@@ -27,6 +29,13 @@ import Testing
                                                     apnsID: "00000000-0000-4000-8000-000000000009", channelID: "c29tZUNoYW5uZWw=")))
         #expect(request.expiration == 1_900_000_000)
         #expect(request.payload == Self.update)
+    }
+
+    /// A channel that stores no message takes only `apns-expiration: 0`: the row's `expires_at`
+    /// is not sent (a request without an expiration carries 0); one that stores the newest keeps it.
+    @Test func aChannelThatStoresNoMessageGetsNoExpiration() throws {
+        #expect(try make(storagePolicy: .noMessageStored).get().expiration == nil)
+        #expect(try make(storagePolicy: .mostRecentMessageStored).get().expiration == 1_900_000_000)
     }
 
     @Test func priorityIsTheRowsOrTen() throws {

@@ -1,7 +1,7 @@
 import PushCore
 import Testing
 
-/// The pure row → request mapping (`PushRequest.make`): what goes on the wire for a claimed row.
+/// The pure row → request mapping (`PushRequest(row:defaultTopic:sendBy:)`): what goes on the wire for a claimed row.
 @Suite struct PushRequestMappingTests {
     /// A claimed row's columns, with the defaults of an APNs alert row.
     struct Row: Sendable, CustomStringConvertible {
@@ -17,11 +17,14 @@ import Testing
         var expiration: Int64? = nil
         var description: String { label }
 
+        var claimed: ClaimedNotification {
+            ClaimedNotification(id: 7, provider: provider, deviceToken: deviceToken, payload: Array(payload.utf8), topic: topic,
+                                pushType: pushType, priority: priority, expiresAt: expiration, collapseID: collapseID,
+                                apnsID: "00000000-0000-4000-8000-000000000007", lease: 1_700_000_000_000_001)
+        }
+
         func request() -> Result<PushRequest, PushRequest.Refusal> {
-            PushRequest.make(tag: 7, claim: 1_700_000_000_000_001, startDeadline: 123_456, provider: provider, deviceToken: deviceToken,
-                             payload: Array(payload.utf8), pushType: pushType, topic: topic, defaultTopic: defaultTopic,
-                             priority: priority, collapseID: collapseID, apnsID: "00000000-0000-4000-8000-000000000007",
-                             expiration: expiration)
+            Result { () throws(PushRequest.Refusal) in try PushRequest(row: claimed, defaultTopic: defaultTopic, sendBy: 123_456) }
         }
     }
 
@@ -71,6 +74,17 @@ import Testing
         }
         #expect(refusal.reason == "MissingTopic")
         #expect(refusal.message.contains("PUSHQ_APNS_TOPIC"))
+    }
+
+    @Test func theRequestCarriesTheRowsLaneAndRank() throws {
+        var row = Row(label: "a campaign row").claimed
+        row.lane = "campaign"
+        row.rank = 200
+        let request = try PushRequest(row: row, defaultTopic: "com.example.app", sendBy: nil)
+        #expect(request.lane == "campaign" && request.rank == 200 && request.startDeadline == nil)
+        // A rank beyond Int32 (the column is an integer, the sender's field 32 bits) is clamped, not trapped on.
+        row.rank = Int.max
+        #expect(try PushRequest(row: row, defaultTopic: "com.example.app", sendBy: nil).rank == Int32.max)
     }
 
     static let fcmToken = "fcm:APA91b_" + String(repeating: "z", count: 100)

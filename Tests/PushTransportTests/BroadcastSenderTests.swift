@@ -10,9 +10,10 @@ import Testing
     static let update = #"{"aps":{"timestamp":1700000000,"event":"update","content-state":{"score":3}}}"#
 
     func broadcast(_ tag: Int64, channel: String, expiration: Int64? = nil) throws -> PushRequest {
-        try PushRequest.make(tag: tag, claim: 1, startDeadline: nil, provider: .apns, deviceToken: "", payload: Array(Self.update.utf8),
-                             pushType: .liveactivity, topic: nil, defaultTopic: Fixtures.topic, priority: 5, collapseID: "ignored",
-                             apnsID: lowercaseUUID(), expiration: expiration, channelID: channel).get()
+        try PushRequest(row: ClaimedNotification(id: tag, deviceToken: "", payload: Array(Self.update.utf8), pushType: .liveactivity,
+                                                 priority: 5, expiresAt: expiration, collapseID: "ignored", apnsID: lowercaseUUID(),
+                                                 lease: 1, channelID: channel),
+                        defaultTopic: Fixtures.topic, sendBy: nil)
     }
 
     @Test func broadcastsAndDevicePushesShareAConnection() async throws {

@@ -13,8 +13,8 @@ extension PushRequest {
         }
     }
 
-    /// The request for one claimed row, from its columns: pure, so that what goes on the wire
-    /// for a row is decided (and table-tested) here, not in the worker's I/O.
+    /// The request for one claimed row: pure, so that what goes on the wire for a row is decided
+    /// (and table-tested) here, not in the worker's I/O.
     ///
     /// - APNs: `apns-topic` is the row's `topic`, else `defaultTopic` plus the push type's
     ///   suffix (``PushType/topic(explicit:defaultTopic:)``), else the row is refused
@@ -24,53 +24,58 @@ extension PushRequest {
     ///   (``FCMMessageBody/build(payload:token:)``); a payload or token FCM cannot take is refused
     ///   `InvalidPayload` (the table's constraints keep such rows out; this guards rows written
     ///   around them). `push_type`, `topic`, `priority`, `collapse_id` and `apns_id` are APNs'.
-    /// - APNs broadcast (`channelID` set): the request goes to the channel
+    /// - APNs broadcast (``ClaimedNotification/channelID`` set): the request goes to the channel
     ///   (``APNsHeaders/channelID``); its bundle id is the row's `topic` without the
     ///   `.push-type.liveactivity` suffix, else `defaultTopic`, else the row is refused
     ///   `MissingTopic`; a push type other than `liveactivity` is refused `InvalidPushType`
     ///   (Apple takes no other on a channel); `collapse_id` is not sent (Apple lists no
-    ///   `apns-collapse-id` for broadcasts).
+    ///   `apns-collapse-id` for broadcasts). A channel that stores no message
+    ///   (``ChannelStoragePolicy/noMessageStored``) takes only `apns-expiration: 0`, which a
+    ///   request without an expiration carries: its `expires_at` is not sent (the claim already
+    ///   ended the row if it had passed).
+    ///
+    /// The request carries the row's id (``tag``), its lease (``claim``), its lane and its lane's rank.
     ///
     /// - Parameters:
-    ///   - tag: the row id; `claim`: its lease; `startDeadline`: the claim's send-by time (monotonic).
+    ///   - row: the claimed row.
     ///   - defaultTopic: the bundle id of the row's credential (its own topic, else the worker's); nil for none.
-    ///   - expiration: `expires_at` in UNIX seconds.
-    ///   - channelID: the `apns-channel-id` of the row's broadcast channel; nil for a row to a device.
-    public static func make(tag: Int64, claim: Int64, startDeadline: Int64?, provider: Provider, deviceToken: String,
-                            payload: [UInt8], pushType: PushType, topic: String?, defaultTopic: String?, priority: Int?,
-                            collapseID: String?, apnsID: String, expiration: Int64?,
-                            channelID: String? = nil) -> Result<PushRequest, Refusal> {
-        switch provider {
+    ///   - sendBy: the claim's send-by time (monotonic, ``startDeadline``); nil for none.
+    /// - Throws: ``Refusal`` when the row cannot be sent as it is.
+    public init(row: ClaimedNotification, defaultTopic: String?, sendBy: Int64?) throws(Refusal) {
+        let fields: ProviderFields
+        var payload = row.payload
+        var expiration = row.expiresAt
+        let pushType = row.pushType
+        switch row.provider {
         case .fcm:
-            switch FCMMessageBody.build(payload: payload, token: deviceToken) {
-            case .success(let body):
-                return .success(PushRequest(tag: tag, deviceToken: deviceToken, payload: body, expiration: expiration,
-                                            fields: .fcm, claim: claim, startDeadline: startDeadline))
-            case .failure(let problem):
-                return .failure(Refusal(reason: "InvalidPayload", message: "\(problem)"))
+            switch FCMMessageBody.build(payload: row.payload, token: row.deviceToken) {
+            case .success(let body): payload = body
+            case .failure(let problem): throw Refusal(reason: "InvalidPayload", message: "\(problem)")
             }
-        case .apns where channelID != nil:
+            fields = .fcm
+        case .apns where row.channelID != nil:
             guard pushType == .liveactivity else {
-                return .failure(Refusal(reason: "InvalidPushType", message: "a broadcast channel takes only push type liveactivity, not \(pushType.rawValue)"))
+                throw Refusal(reason: "InvalidPushType", message: "a broadcast channel takes only push type liveactivity, not \(pushType.rawValue)")
             }
-            let explicit = topic.map { $0.hasSuffix(pushType.topicSuffix) ? String($0.dropLast(pushType.topicSuffix.count)) : $0 }
+            let explicit = row.topic.map { $0.hasSuffix(pushType.topicSuffix) ? String($0.dropLast(pushType.topicSuffix.count)) : $0 }
             guard let bundleID = explicit ?? defaultTopic else {
-                return .failure(Refusal(reason: "MissingTopic",
-                                        message: "no bundle id for the broadcast path: set PUSHQ_APNS_TOPIC, the credential's topic or the row's topic column"))
+                throw Refusal(reason: "MissingTopic",
+                              message: "no bundle id for the broadcast path: set PUSHQ_APNS_TOPIC, the credential's topic or the row's topic column")
             }
-            let headers = APNsHeaders(pushType: pushType, topic: bundleID, priority: priority ?? pushType.defaultPriority,
-                                      collapseID: nil, apnsID: apnsID, channelID: channelID)
-            return .success(PushRequest(tag: tag, deviceToken: deviceToken, payload: payload, expiration: expiration,
-                                        fields: .apns(headers), claim: claim, startDeadline: startDeadline))
+            if row.channelStoragePolicy == ChannelStoragePolicy.noMessageStored.rawValue { expiration = nil }
+            fields = .apns(APNsHeaders(pushType: pushType, topic: bundleID, priority: row.priority ?? pushType.defaultPriority,
+                                       collapseID: nil, apnsID: row.apnsID, channelID: row.channelID))
         case .apns:
-            guard let topic = pushType.topic(explicit: topic, defaultTopic: defaultTopic) else {
-                return .failure(Refusal(reason: "MissingTopic",
-                                        message: "no topic: set PUSHQ_APNS_TOPIC, the credential's topic or the row's topic column"))
+            guard let topic = pushType.topic(explicit: row.topic, defaultTopic: defaultTopic) else {
+                throw Refusal(reason: "MissingTopic",
+                              message: "no topic: set PUSHQ_APNS_TOPIC, the credential's topic or the row's topic column")
             }
-            let headers = APNsHeaders(pushType: pushType, topic: topic, priority: priority ?? pushType.defaultPriority,
-                                      collapseID: collapseID, apnsID: apnsID)
-            return .success(PushRequest(tag: tag, deviceToken: deviceToken, payload: payload, expiration: expiration,
-                                        fields: .apns(headers), claim: claim, startDeadline: startDeadline))
+            fields = .apns(APNsHeaders(pushType: pushType, topic: topic, priority: row.priority ?? pushType.defaultPriority,
+                                       collapseID: row.collapseID, apnsID: row.apnsID))
         }
+        self.init(tag: row.id, deviceToken: row.deviceToken, payload: payload, expiration: expiration, fields: fields,
+                  claim: row.lease, startDeadline: sendBy)
+        rank = Int32(clamping: row.rank)
+        lane = row.lane
     }
 }

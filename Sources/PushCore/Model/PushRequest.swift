@@ -1,6 +1,6 @@
 /// One notification to send: everything that goes into its HTTP/2 request, whatever the provider.
 ///
-/// Made from a claimed row by ``PushRequest/make(tag:claim:startDeadline:provider:deviceToken:payload:pushType:topic:defaultTopic:priority:collapseID:apnsID:expiration:)``
+/// Made from a claimed row by ``PushRequest/init(row:defaultTopic:sendBy:)``
 /// and handed to the sender of the row's endpoint (`PushTransport.PushSender`), which sends
 /// these fields as they are, except for what would break the request itself (see
 /// ``APNsHeaders/problem(deviceToken:)``).

@@ -267,15 +267,15 @@ enum ClaimStatement {
               FROM picked p
              WHERE n.id = p.id
             RETURNING n.id, p.verdict, n.device_token,
-                      CASE WHEN p.verdict = 'sending' THEN n.payload END,
+                      CASE WHEN p.verdict = 'sending' THEN n.payload END AS payload,
                       n.topic, n.push_type, n.priority,
-                      CASE WHEN isfinite(n.expires_at) THEN floor(extract(epoch FROM n.expires_at))::bigint END,
-                      n.collapse_id, n.apns_id, COALESCE(n.environment, $4), COALESCE(n.credential, 'default'),
+                      CASE WHEN isfinite(n.expires_at) THEN floor(extract(epoch FROM n.expires_at))::bigint END AS expires_at,
+                      n.collapse_id, n.apns_id, COALESCE(n.environment, $4) AS environment, COALESCE(n.credential, 'default') AS credential,
                       n.attempts, n.max_attempts, n.last_reason, n.provider,
-                      (extract(epoch FROM n.locked_until) * 1000000)::bigint,
+                      (extract(epoch FROM n.locked_until) * 1000000)::bigint AS lease,
                       n.lane, p.rank, p.ord, p.due_at,
-                      CASE WHEN n.channel IS NOT NULL THEN (SELECT c.apns_channel_id FROM pushq.channels c WHERE c.name = n.channel) END,
-                      CASE WHEN n.channel IS NOT NULL THEN (SELECT c.message_storage_policy FROM pushq.channels c WHERE c.name = n.channel) END
+                      CASE WHEN n.channel IS NOT NULL THEN (SELECT c.apns_channel_id FROM pushq.channels c WHERE c.name = n.channel) END AS channel_id,
+                      CASE WHEN n.channel IS NOT NULL THEN (SELECT c.message_storage_policy FROM pushq.channels c WHERE c.name = n.channel) END AS channel_storage_policy
         ), tallied AS (
             -- Rows the claim ends as failed (a token found invalid, attempts used up), tallied.
             \(PGConnection.tallySQL(from: """

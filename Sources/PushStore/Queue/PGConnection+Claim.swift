@@ -24,10 +24,10 @@ extension PGConnection {
     /// A lapsed lease gives its attempt back the first time in a row (its worker may have died
     /// before sending; `last_reason` becomes `LeaseExpired`, `attempts` stays); a second lapse in
     /// a row counts, so a row that kills every worker that takes it still ends. The new
-    /// `locked_until` (``ClaimedRow/lease``) tells this claim from every other claim of the row.
+    /// `locked_until` (``ClaimedNotification/lease``) tells this claim from every other claim of the row.
     /// APNs rows of a push type this version does not know are left for a newer worker.
     ///
-    /// Odd data cannot make it fail: an `expires_at` of 'infinity' is no expiry (``ClaimedRow/expiresAt``
+    /// Odd data cannot make it fail: an `expires_at` of 'infinity' is no expiry (``ClaimedNotification/expiresAt``
     /// nil), '-infinity' has passed; `attempts` + 1 cannot overflow, as only a row with `attempts` <
     /// `max_attempts` (a smallint) is sent. A row that still makes it fail (SQLSTATE class 22 or 23)
     /// fails the whole statement: see ``claimHeads(credentials:defaultEnvironment:only:excluding:)``
@@ -65,49 +65,85 @@ extension PGConnection {
         // each parsed once per session and planned once PostgreSQL settles on its generic plan.
         let result = try serializedClaim(sql, parameters, prepared: !custom)
         var batch = ClaimBatch()
-        batch.rows.reserveCapacity(result.count)
-        for r in 0..<result.count {
-            if result.string(r, 1) == ClaimBatch.budgetVerdict {
+        let rows = result.rows
+        let c = try ClaimColumns(rows)
+        batch.rows.reserveCapacity(rows.count)
+        for row in rows {
+            let verdictText = row.string(c.verdict)
+            if verdictText == ClaimBatch.budgetVerdict {
                 batch.heldBackByCap = true
                 continue
             }
             // The statement has committed: a row this worker cannot read must still come back,
             // as `unreadable` if it is now held, so that it is ended rather than left to its lease.
-            guard var verdict = ClaimedRow.Verdict(rawValue: result.string(r, 1) ?? "") else {
+            guard var verdict = ClaimedNotification.Verdict(claimText: verdictText ?? "") else {
                 throw PGError(code: .invalidValue, message: "claim returned a row with an unknown verdict")
             }
-            let provider = Provider(rawValue: result.string(r, 15) ?? "")
-            let pushType = PushType(rawValue: result.string(r, 5) ?? "")
-            let environment = APNsEnvironment(rawValue: result.string(r, 10) ?? "")
+            let provider = Provider(rawValue: row.string(c.provider) ?? "")
+            let pushType = PushType(rawValue: row.string(c.pushType) ?? "")
+            let environment = APNsEnvironment(rawValue: row.string(c.environment) ?? "")
+            let deviceToken = row.string(c.deviceToken)
+            let channelID = row.string(c.channelID)
             // A broadcast whose channel row is gone (deleted by hand while the row was in flight)
             // has neither a token nor a channel id: it cannot be sent anywhere.
-            let lostChannel = provider == .apns && result.isNull(r, 2) && result.isNull(r, 21)
+            let lostChannel = provider == .apns && deviceToken == nil && channelID == nil
             let readable = provider == .fcm || (provider == .apns && pushType != nil && environment != nil && !lostChannel)
             if verdict == .send && !readable { verdict = .unreadable }
-            batch.rows.append(ClaimedRow(
-                id: try result.decode(Int64.self, r, 0) ?? 0,
+            batch.rows.append(ClaimedNotification(
+                id: try row.decode(Int64.self, c.id),
                 verdict: verdict,
                 provider: provider ?? .apns,
-                deviceToken: result.string(r, 2) ?? "",
-                payload: verdict == .send ? result.bytes(r, 3) ?? [] : [],
-                topic: result.string(r, 4),
+                deviceToken: deviceToken ?? "",
+                payload: verdict == .send ? row.bytes(c.payload) ?? [] : [],
+                topic: row.string(c.topic),
                 pushType: pushType ?? .alert,
-                priority: try result.decode(Int.self, r, 6),
-                expiresAt: try result.decode(Int64.self, r, 7),
-                collapseID: result.string(r, 8),
-                apnsID: result.string(r, 9) ?? "",
+                priority: try row.decode(Int?.self, c.priority),
+                expiresAt: try row.decode(Int64?.self, c.expiresAt),
+                collapseID: row.string(c.collapseID),
+                apnsID: row.string(c.apnsID) ?? "",
                 environment: provider == .fcm ? .production : environment ?? defaultEnvironment,
-                credential: result.string(r, 11) ?? "",
-                attempts: try result.decode(Int.self, r, 12) ?? 0,
-                lease: try result.decode(Int64.self, r, 16) ?? 0,
-                maxAttempts: try result.decode(Int.self, r, 13) ?? 1,
-                lastReason: result.string(r, 14),
-                lane: result.string(r, 17) ?? "default",
-                rank: try result.decode(Int.self, r, 18) ?? 100,
-                channelID: result.string(r, 21),
-                channelStoragePolicy: try result.decode(Int.self, r, 22)))
+                credential: row.string(c.credential) ?? "",
+                attempts: try row.decode(Int?.self, c.attempts) ?? 0,
+                lease: try row.decode(Int64?.self, c.lease) ?? 0,
+                maxAttempts: try row.decode(Int?.self, c.maxAttempts) ?? 1,
+                lastReason: row.string(c.lastReason),
+                lane: row.string(c.lane) ?? LaneStops.defaultLane,
+                rank: try row.decode(Int?.self, c.rank) ?? Int(PushRequest.defaultRank),
+                channelID: channelID,
+                channelStoragePolicy: try row.decode(Int?.self, c.channelStoragePolicy)))
         }
         return batch
+    }
+
+    /// The claim's columns (``ClaimStatement``'s `RETURNING`), found by name once per claim, not
+    /// once per row: a claim decodes up to hundreds of rows.
+    private struct ClaimColumns {
+        let id, verdict, deviceToken, payload, topic, pushType, priority, expiresAt, collapseID, apnsID, environment: PGColumn
+        let credential, attempts, maxAttempts, lastReason, provider, lease, lane, rank, channelID, channelStoragePolicy: PGColumn
+
+        init(_ rows: PGRows) throws(PGError) {
+            id = try rows.column("id")
+            verdict = try rows.column("verdict")
+            deviceToken = try rows.column("device_token")
+            payload = try rows.column("payload")
+            topic = try rows.column("topic")
+            pushType = try rows.column("push_type")
+            priority = try rows.column("priority")
+            expiresAt = try rows.column("expires_at")
+            collapseID = try rows.column("collapse_id")
+            apnsID = try rows.column("apns_id")
+            environment = try rows.column("environment")
+            credential = try rows.column("credential")
+            attempts = try rows.column("attempts")
+            maxAttempts = try rows.column("max_attempts")
+            lastReason = try rows.column("last_reason")
+            provider = try rows.column("provider")
+            lease = try rows.column("lease")
+            lane = try rows.column("lane")
+            rank = try rows.column("rank")
+            channelID = try rows.column("channel_id")
+            channelStoragePolicy = try rows.column("channel_storage_policy")
+        }
     }
 
     /// Rows this version can read: an APNs row's `push_type` must be one it knows. A row of a

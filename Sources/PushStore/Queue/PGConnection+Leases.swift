@@ -34,7 +34,7 @@ extension PGConnection {
     }
 
     /// Deletes `workerID`'s rows of pushq.leases for these leases (each a claim's
-    /// ``ClaimedRow/lease``, microseconds since the epoch): its worker wrote back or gave back
+    /// ``ClaimedNotification/lease``, microseconds since the epoch): its worker wrote back or gave back
     /// every row of those claims, so nothing is left for the upkeep to find.
     public func deleteLeases(workerID: String, leases: [Int64]) throws(PGError) {
         // The lease's end, rebuilt exactly from its microseconds (interval arithmetic is in
