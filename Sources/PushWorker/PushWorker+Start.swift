@@ -1,8 +1,38 @@
+import Foundation
 import Logging
+import PushCore
 import PushStore
 import PGClient
 
 extension PushWorker {
+    /// Loads and checks every configured credential before anything starts: a token key signs
+    /// a token, a certificate opens with its password. An expired certificate is logged here
+    /// and pauses its credential at its first connection.
+    ///
+    /// - Throws: ``WorkerError`` `.configuration` naming the credential and the problem.
+    func checkCredentials() throws {
+        for (key, credential) in configuration.credentials.sorted(by: { $0.key < $1.key }) {
+            let name = key.name
+            do {
+                switch credential {
+                case .apns(.token(let manager)):
+                    _ = try manager.newest()
+                case .fcm(let account):
+                    // Signs one OAuth assertion: a key OpenSSL cannot use stops the worker now, naming the file.
+                    _ = try account.assertion(now: Int64(Date().timeIntervalSince1970))
+                case .apns(.certificate(let certificate)):
+                    if let notAfter = try certificate.validate(), notAfter <= Int64(Date().timeIntervalSince1970) {
+                        logger.error("the client certificate of credential \(name) has expired: its notifications wait (credential paused at its first connection) until it is renewed",
+                                     metadata: [LogKey.provider: "apns", LogKey.credential: "\(name)", "certificate.file": "\(certificate.file)",
+                                                "certificate.not_after": "\(Date(timeIntervalSince1970: TimeInterval(notAfter)))"])
+                    }
+                }
+            } catch {
+                throw WorkerError(.configuration, key.provider == .apns ? "credential \(name): \(error)" : "\(key.provider.serviceName) credential \(name): \(error)")
+            }
+        }
+    }
+
     /// Refuses to run through a pooler that does not keep a session per client
     /// (``PGConnection/checkSessionsKept(_:_:)``); a check that fails otherwise is left to the
     /// loops, which retry their statements.

@@ -6,66 +6,6 @@ import PushTransport
 import PGClient
 
 extension PushWorker {
-    /// Loads and checks every configured credential before anything starts: a token key signs
-    /// a token, a certificate opens with its password. An expired certificate is logged here
-    /// and pauses its credential at its first connection.
-    ///
-    /// - Throws: ``WorkerError`` `.configuration` naming the credential and the problem.
-    func checkCredentials() throws {
-        for (key, credential) in configuration.credentials.sorted(by: { $0.key < $1.key }) {
-            let name = key.name
-            do {
-                switch credential {
-                case .apns(.token(let manager)):
-                    _ = try manager.newest()
-                case .fcm(let account):
-                    // Signs one OAuth assertion: a key OpenSSL cannot use stops the worker now, naming the file.
-                    _ = try account.assertion(now: Int64(Date().timeIntervalSince1970))
-                case .apns(.certificate(let certificate)):
-                    if let notAfter = try certificate.validate(), notAfter <= Int64(Date().timeIntervalSince1970) {
-                        logger.error("the client certificate of credential \(name) has expired: its notifications wait (credential paused at its first connection) until it is renewed",
-                                     metadata: [LogKey.provider: "apns", LogKey.credential: "\(name)", "certificate.file": "\(certificate.file)",
-                                                "certificate.not_after": "\(Date(timeIntervalSince1970: TimeInterval(notAfter)))"])
-                    }
-                }
-            } catch {
-                throw WorkerError(.configuration, key.provider == .apns ? "credential \(name): \(error)" : "\(key.provider.serviceName) credential \(name): \(error)")
-            }
-        }
-    }
-
-    /// What this worker serves, as registered in `pushq.workers`.
-    var servedCredentials: [ServedCredential] {
-        configuration.credentials.keys.sorted().map { key in
-            switch key.provider {
-            case .apns:
-                return ServedCredential(name: key.name, environment: configuration.sender.environment.rawValue,
-                                        topic: configuration.credentialTopics[key.name] ?? configuration.defaultTopic)
-            case .fcm:
-                return ServedCredential(name: key.name, environment: Endpoint.fcmChannel, topic: nil, provider: .fcm)
-            }
-        }
-    }
-
-    /// Registers this worker in `pushq.workers` (best effort: a failure is retried by the heartbeat).
-    func register(_ connection: PGConnection) async {
-        do {
-            try await connection.registerWorker(id: configuration.workerID, host: Self.hostName, pid: Int(getpid()),
-                                                version: PushqVersion.current, credentials: servedCredentials)
-        } catch {
-            logger.warning("cannot register in pushq.workers; retried with the heartbeat", metadata: ["error": "\(error)"])
-        }
-    }
-
-    /// Removes this worker from `pushq.workers` at a clean stop (best effort; skipped when the
-    /// database has been failing all through the shutdown: the row ages out of the live list).
-    func unregister(_ connection: PGConnection) async {
-        guard !databaseGivenUp, !stoppingFor(moreThan: configuration.shutdownRetrySeconds) else { return }
-        do { try await connection.unregisterWorker(id: configuration.workerID) } catch {
-            logger.debug("cannot unregister from pushq.workers", metadata: ["error": "\(error)"])
-        }
-    }
-
     /// The worker's periodic upkeep, run by the claim loop between claims: with `full`, the
     /// heartbeat, deleting ended token throttles and the queue gauges; always, expiring waiting
     /// rows that no worker claims (held endpoints, credentials no live worker has), at most
