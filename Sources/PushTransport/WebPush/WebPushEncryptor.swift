@@ -132,10 +132,10 @@ public final class WebPushEncryptor: @unchecked Sendable {
                 info.withUnsafeBytes { i in
                     digest.withUnsafeMutableBufferPointer { d in
                         var params = [
-                            OSSL_PARAM_construct_utf8_string(Self.cName("digest"), d.baseAddress, 0),
-                            OSSL_PARAM_construct_octet_string(Self.cName("key"), UnsafeMutableRawPointer(mutating: k.baseAddress), k.count),
-                            OSSL_PARAM_construct_octet_string(Self.cName("salt"), UnsafeMutableRawPointer(mutating: s.baseAddress), s.count),
-                            OSSL_PARAM_construct_octet_string(Self.cName("info"), UnsafeMutableRawPointer(mutating: i.baseAddress), i.count),
+                            OSSL_PARAM_construct_utf8_string(cName("digest"), d.baseAddress, 0),
+                            OSSL_PARAM_construct_octet_string(cName("key"), UnsafeMutableRawPointer(mutating: k.baseAddress), k.count),
+                            OSSL_PARAM_construct_octet_string(cName("salt"), UnsafeMutableRawPointer(mutating: s.baseAddress), s.count),
+                            OSSL_PARAM_construct_octet_string(cName("info"), UnsafeMutableRawPointer(mutating: i.baseAddress), i.count),
                             OSSL_PARAM_construct_end(),
                         ]
                         return EVP_KDF_derive(ctx, &out, length, &params)
@@ -147,11 +147,6 @@ public final class WebPushEncryptor: @unchecked Sendable {
             throw PushTransportError(.encryptionFailed, "HKDF failed: " + openSSLErrorMessage(fallback: "EVP_KDF_derive failed"))
         }
         return out
-    }
-
-    /// The NUL-terminated bytes of a string literal, which live as long as the program.
-    private static func cName(_ name: StaticString) -> UnsafePointer<CChar> {
-        UnsafeRawPointer(name.utf8Start).assumingMemoryBound(to: CChar.self)
     }
 
     /// AES-128-GCM of `plaintext` under `key` and `nonce`, no associated data: ciphertext ‖ 16-byte tag.

@@ -91,10 +91,8 @@ public final class WebPushPeerKey: @unchecked Sendable {
     /// The 65-byte uncompressed point, as given.
     public let bytes: [UInt8]
 
-    /// The DER SubjectPublicKeyInfo prefix of an uncompressed P-256 point: SEQUENCE { SEQUENCE {
-    /// OID id-ecPublicKey, OID prime256v1 }, BIT STRING (65 bytes follow) }.
-    static let spkiPrefix: [UInt8] = [0x30, 0x59, 0x30, 0x13, 0x06, 0x07, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x02, 0x01,
-                                      0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07, 0x03, 0x42, 0x00]
+    /// `EVP_PKEY_PUBLIC_KEY` (a macro Swift does not import): the public key and the domain parameters.
+    static let publicKeySelection = Int32(OSSL_KEYMGMT_SELECT_PUBLIC_KEY | OSSL_KEYMGMT_SELECT_ALL_PARAMETERS)
 
     /// Decodes `point` (65 bytes, 0x04 ‖ x ‖ y). OpenSSL refuses a point that is not on the curve.
     ///
@@ -103,15 +101,30 @@ public final class WebPushPeerKey: @unchecked Sendable {
         guard point.count == 65, point[0] == 0x04 else {
             throw PushRequest.Refusal(reason: "InvalidSubscriptionKeys", message: "keys.p256dh is not a 65-byte uncompressed P-256 point")
         }
-        let der = Self.spkiPrefix + point
+        // EVP_PKEY_fromdata imports the point through the EC key manager alone (OpenSSL checks
+        // it is on the curve); d2i_PUBKEY would go through the decoder framework, which costs
+        // more than the ECDH itself (≈125 µs against ≈55 µs on the reference machine).
         ERR_clear_error()
-        let key: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
-            var cursor: UnsafePointer<UInt8>? = buffer.baseAddress
-            return d2i_PUBKEY(nil, &cursor, buffer.count)
+        guard let ctx = EVP_PKEY_CTX_new_from_name(nil, "EC", nil) else {
+            throw PushTransportError(.encryptionFailed, "EVP_PKEY_CTX_new_from_name failed: " + openSSLErrorMessage(fallback: "no EC key manager"))
         }
-        guard let key else {
+        defer { EVP_PKEY_CTX_free(ctx) }
+        var group = Array("prime256v1".utf8CString)
+        var imported: OpaquePointer?
+        let ok = point.withUnsafeBytes { p in
+            group.withUnsafeMutableBufferPointer { g in
+                var params = [
+                    OSSL_PARAM_construct_utf8_string(cName("group"), g.baseAddress, 0),
+                    OSSL_PARAM_construct_octet_string(cName("pub"), UnsafeMutableRawPointer(mutating: p.baseAddress), p.count),
+                    OSSL_PARAM_construct_end(),
+                ]
+                return EVP_PKEY_fromdata_init(ctx) == 1 && EVP_PKEY_fromdata(ctx, &imported, Self.publicKeySelection, &params) == 1
+            }
+        }
+        guard ok, let key = imported else {
+            if let imported { EVP_PKEY_free(imported) }
             throw PushRequest.Refusal(reason: "InvalidSubscriptionKeys",
-                                      message: "keys.p256dh is not a point on P-256: " + openSSLErrorMessage(fallback: "d2i_PUBKEY failed"))
+                                      message: "keys.p256dh is not a point on P-256: " + openSSLErrorMessage(fallback: "EVP_PKEY_fromdata failed"))
         }
         self.key = key
         bytes = point
@@ -129,6 +142,12 @@ func encodedPublicKey(_ key: OpaquePointer, of name: String) throws -> [UInt8] {
         throw PushTransportError(.invalidKey, "cannot read the public key of \(name): " + openSSLErrorMessage(fallback: "not an uncompressed P-256 point"))
     }
     return out
+}
+
+/// The NUL-terminated bytes of a string literal, which live as long as the program: an
+/// `OSSL_PARAM`'s name must outlive its constructor (a `String` argument would be a temporary).
+func cName(_ name: StaticString) -> UnsafePointer<CChar> {
+    UnsafeRawPointer(name.utf8Start).assumingMemoryBound(to: CChar.self)
 }
 
 extension PushTransportError.Code {
