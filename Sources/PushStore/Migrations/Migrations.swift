@@ -146,5 +146,6 @@ extension Migration {
                   sql: String(decoding: PackageResources._57_lease_ids_inline_sql, as: UTF8.self)),
         Migration(version: 58, name: "channels_once", sql: String(decoding: PackageResources._58_channels_once_sql, as: UTF8.self)),
         Migration(version: 59, name: "lanes_notify", sql: String(decoding: PackageResources._59_lanes_notify_sql, as: UTF8.self)),
+        Migration(version: 60, name: "audit_client", sql: String(decoding: PackageResources._60_audit_client_sql, as: UTF8.self)),
     ]
 }

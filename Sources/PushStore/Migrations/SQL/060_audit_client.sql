@@ -1,0 +1,12 @@
+-- pushq:lock-retry lock_timeout=200ms tries=100
+-- pushq schema, version 60: the audit log records the client's address.
+--
+-- `client` is the address `pushq serve` took the request from: the TCP peer, or with
+-- --http-trusted-proxies the first untrusted hop of X-Forwarded-For from the right (the address
+-- its logs and throttle use). NULL for `pushq api-key` (no network client) and for the rows
+-- written before this version.
+--
+-- A nullable column with no default rewrites nothing: ADD COLUMN takes ACCESS EXCLUSIVE on
+-- pushq.audit_log for an instant, waited for at most 200 ms at a time (lock-retry) so that the
+-- serve actions queued behind it go on. Not gated: earlier releases do not name the column.
+ALTER TABLE pushq.audit_log ADD COLUMN client text;
