@@ -22,12 +22,6 @@ extension PGConnection {
         if !listening.contains(channel) { listening.append(channel) }
     }
 
-    /// Stops listening on `channel`.
-    public func unlisten(_ channel: String) throws(PGError) {
-        try execute("UNLISTEN " + quoteIdentifier(channel))
-        listening.removeAll { $0 == channel }
-    }
-
     /// Waits until at least one notification arrives, `timeout` passes or `interrupt()`
     /// is called, and returns the notifications received (possibly none).
     ///

@@ -36,9 +36,6 @@ public final class PGResult: @unchecked Sendable {
         return rows[0]
     }
 
-    /// The names of the columns, in order.
-    public var columnNames: [String] { (0..<columnCount).map { String(cString: PQfname(pointer, Int32($0))) } }
-
     /// The index of the column named `name`, if there is one.
     public func column(named name: String) -> Int? {
         let i = Int(PQfnumber(pointer, name))

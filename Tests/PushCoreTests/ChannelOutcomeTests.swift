@@ -86,10 +86,18 @@ import Testing
     @Test func properties() {
         let created = ChannelResponse(operation: .create(.noMessageStored), answer: ChannelAnswer(status: 201, channelID: "id"))
         #expect(created.createdChannelID == "id")
-        #expect(ChannelOutcome.done.isFinal && ChannelOutcome.gone.isFinal && ChannelOutcome.fail(.badPath).isFinal)
-        #expect(!ChannelOutcome.retry(.tooManyRequests).isFinal && !ChannelOutcome.hold(.credential, reason: "x").isFinal)
-        #expect(!ChannelOutcome.retryNow(.renewProviderToken).consumesAttempt && !ChannelOutcome.hold(.credential, reason: "x").consumesAttempt)
-        #expect(ChannelOutcome.retry(.serverError(nil)).consumesAttempt)
+        // Done with or not, attempt given back or not: what the channel loop carries out (ChannelDecision).
+        func decision(_ outcome: ChannelOutcome) -> ChannelDecision {
+            ChannelDecision.decide(outcome, operation: .delete, createdID: nil, attempts: 1, maxAttempts: 10, holds: 0,
+                                   retry: RetryPolicy(), hold: HoldPolicy(), unitRandom: { 0.5 })
+        }
+        #expect(decision(.done) == .deleted && decision(.gone) == .deleted && decision(.fail(.badPath)) == .failed)
+        #expect(decision(.retryNow(.renewProviderToken)) == .retry(afterSeconds: 0, refund: true))
+        guard case .retry(_, true) = decision(.hold(.credential, reason: "x")),
+              case .retry(_, false) = decision(.retry(.tooManyRequests)) else {
+            Issue.record("a hold gives the attempt back, a retry counts it")
+            return
+        }
         #expect(ChannelOutcome.retry(.serverError(nil)).healthSignal == .serverFailure)
         #expect(ChannelOutcome.done.healthSignal == .reachable && ChannelOutcome.hold(.credential, reason: "x").healthSignal == .none)
         #expect(ChannelOutcome.done.reasonText == nil && ChannelOutcome.gone.reasonText == "ChannelNotRegistered")

@@ -14,7 +14,6 @@ import Testing
     @Test("200: sent")
     func sent() {
         #expect(decide(.sent) == Disposition(status: .sent, reason: nil))
-        #expect(Outcome.fcm(.sent).isFinal && Outcome.fcm(.sent).consumesAttempt)
     }
 
     @Test("UNREGISTERED and a token-invalid INVALID_ARGUMENT: failed, the token recorded with FCM's code, no timestamp",
@@ -61,7 +60,6 @@ import Testing
                 Disposition(status: .retrying, reason: "QUOTA_EXCEEDED", retryDelay: 120, refundsAttempt: true))
         // Never sooner than the retry base.
         #expect(decide(.backOffCredential(seconds: 0)).retryDelay == 1)
-        #expect(!Outcome.fcm(.backOffCredential(seconds: 5)).consumesAttempt)
         #expect(Outcome.fcm(.backOffCredential(seconds: 5)).retryLabel == "quota")
     }
 

@@ -71,7 +71,7 @@ import Testing
             }
             #expect(c == FCMErrorCode(code))
             #expect(message.contains(words))
-            #expect(!verdict.consumesAttempt)
+            #expect(Self.refunds(verdict))
         }
         let refusal = FCMTokenRefusal(status: 400, error: "invalid_grant", kind: .keyRejected)
         guard case .pauseCredential(_, let message) = FCMVerdict.tokenRefused(refusal) else {
@@ -81,11 +81,18 @@ import Testing
         #expect(message.contains("deleted or disabled"))
     }
 
+    /// Whether the worker gives the attempt back after `verdict` on a first attempt of ten
+    /// (``Disposition/refundsAttempt``, what it writes back).
+    static func refunds(_ verdict: FCMVerdict) -> Bool {
+        Disposition.decide(outcome: .fcm(verdict), reason: nil, attempts: 1, maxAttempts: 10, lastReason: nil,
+                           policy: RetryPolicy(baseSeconds: 1, capSeconds: 600, throttleDelaySeconds: 300), unitRandom: { 0.5 }).refundsAttempt
+    }
+
     @Test func attemptsBurstsAndHealth() {
-        #expect(FCMVerdict.backOffCredential(seconds: 1).consumesAttempt == false)
-        #expect(FCMVerdict.refreshAccessToken.consumesAttempt == false)
-        #expect(FCMVerdict.retry(.serverError(.unavailable), retryAfter: nil).consumesAttempt)
-        #expect(FCMVerdict.fail(.invalidArgument).consumesAttempt)
+        #expect(Self.refunds(.backOffCredential(seconds: 1)))
+        #expect(Self.refunds(.refreshAccessToken))
+        #expect(!Self.refunds(.retry(.serverError(.unavailable), retryAfter: nil)))
+        #expect(!Self.refunds(.fail(.invalidArgument)))
         #expect(FCMVerdict.fail(.senderIDMismatch).isBurstSuspect)
         #expect(!FCMVerdict.fail(.invalidArgument).isBurstSuspect)
         #expect(!FCMVerdict.invalidateToken(.unregistered).isBurstSuspect)

@@ -10,6 +10,5 @@ import Testing
         #expect(Outcome.classify(status: 403, reason: reason) == .pauseCredential("BadEnvironmentKeyInToken"))
         #expect(ChannelOutcome.classify(ChannelAnswer(status: 403, reason: reason), operation: .listAll)
                 == .hold(.credential, reason: "BadEnvironmentKeyInToken"))
-        #expect(reason.blame == .configuration)
     }
 }

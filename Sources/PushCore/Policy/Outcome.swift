@@ -64,32 +64,6 @@ public enum Outcome: Sendable, Hashable {
         case freshConnection(APNsReason)
     }
 
-    /// Whether this outcome uses up one of the notification's attempts.
-    ///
-    /// Everything that reached APNs (or may have) counts, except the connection-level
-    /// failures of ``retryNow(_:)`` and a credential pause, which are not the notification's fault.
-    /// A request refused locally (``failLocally(_:)``) is the notification's own fault: it counts.
-    public var consumesAttempt: Bool {
-        switch self {
-        case .retryNow, .pauseCredential, .expiredBeforeSending: return false
-        case .sent, .retry, .invalidateToken, .fail, .failLocally: return true
-        case .fcm(let verdict): return verdict.consumesAttempt
-        }
-    }
-
-    /// Whether the notification is done with (sent, failed or its token invalidated).
-    public var isFinal: Bool {
-        switch self {
-        case .sent, .invalidateToken, .fail, .failLocally, .expiredBeforeSending: return true
-        case .retry, .retryNow, .pauseCredential: return false
-        case .fcm(let verdict):
-            switch verdict {
-            case .sent, .invalidateToken, .fail: return true
-            case .retry, .backOffCredential, .throttleToken, .refreshAccessToken, .pauseCredential: return false
-            }
-        }
-    }
-
     /// Whether many of these across one credential in a short time point at a wrong
     /// environment or topic rather than at bad tokens (`BadDeviceToken`,
     /// `DeviceTokenNotForTopic`; FCM's `SENDER_ID_MISMATCH`, tokens of another Firebase

@@ -28,10 +28,6 @@ public struct RetentionPolicy: Sendable, Hashable {
         self.batchSize = batchSize
     }
 
-    /// The largest batch a pruner may be configured with: a statement deleting more would hold
-    /// its locks and its snapshot for long.
-    public static let maximumBatchSize = 10_000
-
     /// The passes of one pruning round, in order, each with the age past which its rows go.
     public var passes: [(pass: PrunePass, olderThanSeconds: Double)] {
         [(.sent, sentSeconds), (.ended, finalSeconds)]

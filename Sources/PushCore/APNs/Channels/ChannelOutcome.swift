@@ -86,23 +86,6 @@ public enum ChannelOutcome: Sendable, Hashable {
         }
     }
 
-    /// Whether the request is done with (took effect, is gone, or failed for good).
-    public var isFinal: Bool {
-        switch self {
-        case .done, .gone, .fail: return true
-        case .retry, .retryNow, .hold: return false
-        }
-    }
-
-    /// Whether this outcome uses up one of the request's attempts: everything that reached APNs
-    /// (or may have), except the connection-level ``retryNow(_:)`` and a credential hold.
-    public var consumesAttempt: Bool {
-        switch self {
-        case .done, .gone, .fail, .retry: return true
-        case .retryNow, .hold: return false
-        }
-    }
-
     /// What this outcome says about the endpoint's reachability (``EndpointHealth``), as the
     /// same answer to a push would.
     public var healthSignal: EndpointHealth.Signal {
