@@ -7,8 +7,11 @@ struct Migrate: AsyncParsableCommand {
         abstract: "Create or upgrade the pushq schema.",
         discussion: """
             Applies the migrations embedded in this binary that the database has not recorded \
-            in pushq.schema_migrations, each in its own transaction. Safe to run repeatedly and \
-            from several hosts at once (an advisory lock makes concurrent runs take turns).
+            in pushq.schema_migrations, each in its own transaction. An empty database gets the \
+            release's whole schema from one file. Safe to run repeatedly and from several hosts \
+            at once (an advisory lock makes concurrent runs take turns). A database at an \
+            unreleased development schema between 0.3.0 and 0.4.0 is refused, naming the commit \
+            whose pushq migrate takes it to the end of that chain.
 
             A migration that drops what workers of an earlier release read waits until none of \
             them is live (heartbeat within the last 30 seconds): migrate applies what comes \

@@ -52,33 +52,31 @@ struct CheapCheckTests {
         }
     }
 
-    @Test("a version 24 database whose rows use the three columns upgrades to 26: every row kept, the rules validated, an old producer's INSERT accepted")
-    func upgradeFromVersion24() async throws {
+    // The longest topic 0.3.0's check admitted ({1,255}), in waiting and final rows; the rule is now the trigger's.
+    /// a 0.3.0 database whose rows use the longest topics upgrades: every row kept, the rule enforced, an old
+    /// producer's INSERT accepted
+    @Test("a 0.3.0 database with the longest topics upgrades: rows kept, the rule enforced, an old producer's INSERT accepted")
+    func upgradeFromRelease030() async throws {
         try await TestDatabase.with(migrated: false) { url in
             let c = try await PGConnection.connect(url, logger: TestDatabase.logger)
-            #expect(try await c.migrate(Array(Migration.all.prefix(24)), logger: TestDatabase.logger) == Array(1...24))
-            // The longest values each old rule admitted, in rows waiting and final.
+            let released = Migration.all.filter { $0.version <= SchemaHistory.release030 }
+            #expect(try await c.migrate(released, logger: TestDatabase.logger) == Array(1...11))
             try await c.query("""
-                INSERT INTO pushq.notifications (device_token, payload, status, topic, lane, notify_channel)
+                INSERT INTO pushq.notifications (device_token, payload, status, topic)
                 SELECT lpad(to_hex(g), 64, '0'), '{"aps":{"alert":"x"}}', CASE WHEN g % 2 = 0 THEN 'queued' ELSE 'sent' END,
-                       CASE g % 3 WHEN 0 THEN repeat('t', 255) WHEN 1 THEN 'com.example.App_2-x' END,
-                       CASE g % 4 WHEN 0 THEN repeat('l', 64) WHEN 1 THEN 'campaign:2026.q4_x-1' ELSE 'default' END,
-                       CASE g % 5 WHEN 0 THEN '_' || repeat('z', 62) WHEN 1 THEN 'order_events' END
+                       CASE g % 3 WHEN 0 THEN repeat('t', 255) WHEN 1 THEN 'com.example.App_2-x' END
                   FROM generate_series(1, 1000) g
                 """)
-            let before = try await MigrationUpgradeTests.rowsDigest(c)
-            #expect(try await c.migrate(Array(Migration.all.prefix(26)), logger: TestDatabase.logger) == [25, 26])
-            #expect(try await MigrationUpgradeTests.rowsDigest(c) == before)
-            let validated = try await c.query("""
-                SELECT count(*) FROM pg_constraint WHERE conrelid = 'pushq.notifications'::regclass AND convalidated
-                   AND conname IN ('notifications_topic_shape', 'notifications_lane_name', 'notifications_notify_channel_name')
-                """)
-            #expect(validated.string(0, 0) == "3")
-            // A version-24 producer's INSERT, as it wrote it.
-            try await c.query("""
-                INSERT INTO pushq.notifications (device_token, payload, topic, lane, notify_channel)
-                VALUES (repeat('c', 64), '{}', 'com.example.app', 'campaign', 'order_events')
-                """)
+            let before = try await MigrationUpgradeTests.rowsDigest(c, columns: "id, device_token, payload::text, status, topic")
+            #expect(try await c.migrate(logger: TestDatabase.logger) == Migration.all.map(\.version).filter { $0 > 11 })
+            #expect(try await MigrationUpgradeTests.rowsDigest(c, columns: "id, device_token, payload::text, status, topic") == before)
+            #expect(try await TableRules.enforced(c).contains("notifications_topic_shape"))
+            // A 0.3.0 producer's INSERT, as it wrote it; a topic the rule refuses is still refused.
+            try await c.query("INSERT INTO pushq.notifications (device_token, payload, topic) VALUES (repeat('c', 64), '{}', 'com.example.app')")
+            let refused = await #expect(throws: PGError.self) {
+                try await c.query("INSERT INTO pushq.notifications (device_token, payload, topic) VALUES (repeat('c', 64), '{}', repeat('t', 256))")
+            }
+            #expect(refused?.constraint == "notifications_topic_shape")
             #expect(try await c.query("SELECT count(*) FROM pushq.notifications").string(0, 0) == "1001")
             await c.close()
         }

@@ -144,29 +144,29 @@ struct DueTableTests {
         }
     }
 
-    @Test("a version-32 database with waiting, in-flight and final rows upgrades to 34: pushq.due holds exactly its waiting rows, and the claim takes them in lane and due order")
+    // Rows as 0.3.0 (schema 11) left them: no lanes yet, so every row is in 'default'.
+    @Test("a 0.3.0 database with waiting, in-flight and final rows upgrades: pushq.due holds its waiting rows, claimed in due order")
     func upgradeFills() async throws {
         try await TestDatabase.with(migrated: false) { url in
             let c = try await PGConnection.connect(url, logger: TestDatabase.logger)
-            #expect(try await c.migrate(Array(Migration.all.prefix(32)), logger: TestDatabase.logger) == Array(1...32))
-            try await c.query("INSERT INTO pushq.lanes (name, rank) VALUES ('urgent', 10)")
+            let released = Migration.all.filter { $0.version <= SchemaHistory.release030 }
+            #expect(try await c.migrate(released, logger: TestDatabase.logger) == Array(1...11))
             try await c.query("""
-                INSERT INTO pushq.notifications (device_token, payload, lane, status, scheduled_at, attempts, locked_by, locked_until, finished_at,
+                INSERT INTO pushq.notifications (device_token, payload, status, scheduled_at, attempts, locked_by, locked_until, finished_at,
                                                  expires_at)
-                SELECT lpad(to_hex(g), 64, '0'), '{}', CASE WHEN g % 4 = 0 THEN 'urgent' ELSE 'default' END,
-                       (ARRAY['queued', 'retrying', 'sending', 'sent', 'failed'])[g % 5 + 1],
+                SELECT lpad(to_hex(g), 64, '0'), '{}', (ARRAY['queued', 'retrying', 'sending', 'sent', 'failed'])[g % 5 + 1],
                        now() - g * interval '1 second', CASE WHEN g % 5 >= 1 THEN 1 ELSE 0 END,
                        CASE WHEN g % 5 = 2 THEN 'old' END, CASE WHEN g % 5 = 2 THEN now() + interval '1 hour' END,
                        CASE WHEN g % 5 >= 3 THEN now() END,
                        CASE WHEN g % 3 = 0 THEN now() + g * interval '1 hour' END
                   FROM generate_series(1, 100) g
                 """)
-            #expect(try await c.migrate(logger: TestDatabase.logger) == Migration.all.map(\.version).filter { $0 > 32 })
+            #expect(try await c.migrate(logger: TestDatabase.logger) == Migration.all.map(\.version).filter { $0 > 11 })
             let (due, waiting) = try await Self.entries(c)
-            #expect(due.count == 40 && due == waiting, "each entry with its row's lane, due time and expiry (schema 39 filled it)")
+            #expect(due.count == 40 && due == waiting, "each entry with its row's lane, due time and expiry")
             #expect(try await c.query("SELECT count(*) FROM pushq.due WHERE expires_at IS NOT NULL").decode(Int.self, 0, 0) == 13)
             let expected = try await c.query("""
-                SELECT string_agg(id::text, ',' ORDER BY lane <> 'urgent', scheduled_at, id) FROM pushq.notifications WHERE status IN ('queued', 'retrying')
+                SELECT string_agg(id::text, ',' ORDER BY scheduled_at, id) FROM pushq.notifications WHERE status IN ('queued', 'retrying')
                 """).string(0, 0)
             let batch = try await c.claim(limit: 100, workerID: "new", leaseSeconds: 60, credentials: [.apns: ["default"]], defaultEnvironment: .production)
             #expect(batch.rows.map { String($0.id) }.joined(separator: ",") == expected)

@@ -31,7 +31,7 @@ struct MigrationCommitLockTests {
         #expect(error?.description.contains("-- pushq:commit-lock") == true, "\(String(describing: error))")
     }
 
-    @Test("the migrations that validate constraints of a table producers write carry it: 5, 8, 15, 18, 21, 26, 58")
+    @Test("the migrations that validate constraints of a table producers write carry it: 5, 8 and the release's data part")
     func shipped() throws {
         var carrying: [Int: [String]] = [:]
         for migration in Migration.all {
@@ -41,9 +41,7 @@ struct MigrationCommitLockTests {
                 #expect(try CommitLock(of: migration) != nil, "migration \(migration.version) validates without the commit lock")
             }
         }
-        #expect(carrying == [5: ["pushq.notifications"], 8: ["pushq.notifications", "pushq.devices"], 15: ["pushq.notifications"],
-                             18: ["pushq.notifications", "pushq.devices"], 21: ["pushq.notifications"], 26: ["pushq.notifications"],
-                             58: ["pushq.channels"]])
+        #expect(carrying == [5: ["pushq.notifications"], 8: ["pushq.notifications", "pushq.devices"], 102: ["pushq.devices"]])
     }
 
     /// the commit waits for an INSERT under way (its SHARE request gives way every 200 ms, the migration's

@@ -42,10 +42,13 @@ struct MigrationPopulatedTests {
         return (migrator, try await migrator.query("SELECT pg_relation_filenode('pushq.notifications')::text").string(0, 0))
     }
 
-    @Test("upgrading a version-11 table of 300 000 rows to 15 holds no producer's INSERT for a second: the rows, the file and every INSERT kept")
+    // The ungated parts of the release (100-102) on 0.3.0's table: columns, rules, indexes, pushq.due filled.
+    /// upgrading a 0.3.0 table of 300 000 rows holds no producer's INSERT for a second: the rows, the file
+    /// and every INSERT kept
+    @Test("upgrading a 0.3.0 table of 300 000 rows holds no producer's INSERT for a second: rows, file and every INSERT kept")
     func producerNeverBlocked() async throws {
         try await TestDatabase.with(migrated: false) { url in
-            // A third waiting (the lane index of schema 14 takes them), the rest final.
+            // A third waiting (pushq.due gets their entries), the rest final.
             let (migrator, file) = try await Self.populated(url, version: 11, """
                 INSERT INTO pushq.notifications (device_token, payload, status, attempts, finished_at, scheduled_at)
                 SELECT lpad(to_hex(g), 64, 'a'), '{"aps":{"alert":"v11"}}', CASE WHEN g % 3 = 0 THEN 'queued' ELSE 'sent' END,
@@ -53,7 +56,7 @@ struct MigrationPopulatedTests {
                   FROM generate_series(1, 300000) g
                 """)
 
-            // A version-11 producer. Its statement timeout ends an INSERT held behind a lock long
+            // A 0.3.0 producer. Its statement timeout ends an INSERT held behind a lock long
             // enough to fail the test anyway.
             let producer = try await PGConnection.connect(url, logger: TestDatabase.logger, statementTimeout: .seconds(30))
             let inserts = Inserts()
@@ -66,24 +69,24 @@ struct MigrationPopulatedTests {
             }
             #expect(try await producerMadeProgress(20), "the producer runs before the migration starts")
             let began = ContinuousClock.now
-            let applied = try await migrator.migrate(Array(Migration.all.prefix(15)), logger: TestDatabase.logger)
+            let required = Migration.all.filter { $0.version <= Migration.requiredVersion }
+            let applied = try await migrator.migrate(required, logger: TestDatabase.logger)
             let ended = ContinuousClock.now
             #expect(try await producerMadeProgress(20), "the producer still runs after it")
             inserts.stop()
             try await producing.value
 
-            #expect(applied == Array(12...15))
+            #expect(applied == required.map(\.version).filter { $0 > 11 })
             let (durations, ends) = inserts.state.withLock { ($0.durations, $0.ends) }
             let during = zip(durations, ends).filter { $0.1 - $0.0 >= began && $0.1 <= ended }.count
             #expect(during > 0, "some INSERTs ran from start to end while the migration did (\(ended - began))")
-            // The bound: the longest lock that conflicts with an INSERT is schema 12's ALTER TABLE,
-            // catalog-only (a column with a constant default, checks NOT VALID), which with
-            // `-- pushq:lock-retry` waits at most 1 s for its lock before giving way; here no other
-            // transaction holds the table, so it is granted at once and held for milliseconds.
-            // Indexes are built CONCURRENTLY and VALIDATE reads the table under SHARE UPDATE
-            // EXCLUSIVE: an INSERT never waits for them; VALIDATE's commit takes SHARE for
-            // milliseconds (`-- pushq:commit-lock`, each try giving way after 200 ms). An INSERT
-            // of 1 s or more is a migration that held producers.
+            // The bound: the longest lock that conflicts with an INSERT is part 1's ALTER TABLE,
+            // catalog-only (columns with a constant default or none, checks dropped, NOT VALID on
+            // devices), which with `-- pushq:lock-retry` waits at most 200 ms for its lock before
+            // giving way; here no other transaction holds the table, so it is granted at once and
+            // held for milliseconds. Indexes are built CONCURRENTLY, and part 3's fill of pushq.due
+            // and its ANALYZE take no lock an INSERT waits for. An INSERT of 1 s or more is a
+            // migration that held producers.
             let slowest = durations.max() ?? .zero
             #expect(slowest < .seconds(1), "slowest INSERT \(slowest) of \(durations.count), \(during) during the migration (\(ended - began))")
 
@@ -91,15 +94,16 @@ struct MigrationPopulatedTests {
                 SELECT (SELECT count(*) FROM pushq.notifications),
                        (SELECT count(*) FROM pushq.notifications WHERE lane = 'default' AND dedupe_key IS NULL AND notify_channel IS NULL),
                        pg_relation_filenode('pushq.notifications')::text,
-                       (SELECT bool_and(convalidated) FROM pg_constraint WHERE conname IN
-                            ('notifications_lane_name', 'notifications_dedupe_key_length', 'notifications_notify_channel_name')),
+                       (SELECT bool_and(convalidated) FROM pg_constraint WHERE connamespace = 'pushq'::regnamespace),
                        (SELECT bool_and(indisvalid) FROM pg_index WHERE indexrelid IN
-                            ('pushq.notifications_dedupe_key'::regclass, 'pushq.notifications_lane_due'::regclass))
+                            ('pushq.notifications_dedupe_key'::regclass, 'pushq.notifications_created'::regclass)),
+                       (SELECT count(*) FROM pushq.due)
                 """)
             #expect(try facts.decode(Int.self, 0, 0) == 300_000 + durations.count, "every row and every INSERT kept")
             #expect(try facts.decode(Int.self, 0, 1) == 300_000 + durations.count, "every row has the new columns' defaults")
             #expect(facts.string(0, 2) == file, "the table was not rewritten")
             #expect(facts.string(0, 3) == "t" && facts.string(0, 4) == "t", "the checks validated, the indexes valid")
+            #expect(try facts.decode(Int.self, 0, 5) == 100_000 + durations.count, "pushq.due holds every waiting row")
             for c in [migrator, producer] { await c.close() }
         }
     }
@@ -111,20 +115,28 @@ struct MigrationPopulatedTests {
         var claimed: Int { state.withLock { $0.claims.count } }
     }
 
-    @Test("upgrading a version-24 table of 2 000 000 rows to the cheap checks (25, 26), the lane statistics (27), the index by token without rows being sent (28–31), the index of invalidated tokens (32, on a registry of 500 000 devices) pushq.due (33, 34), pushq.leases (35), the expiry in pushq.due (36–39), the tally of outcomes (42), the indexes by created_at (46–48), the rules as a trigger (56), a lease's ids stored as they are (57) while a producer inserts, another registers devices and two live workers of the previous release claim and write back, then, once those workers stop, the gated 40, 41 and 49–55 (the indexes of the row's status dropped, fillfactor 33) while the producer goes on and two workers of this release claim and write back: no INSERT waits a second for a lock, no row lost or claimed twice, every write-back lands")
+    // A 0.3.0 table of 2 000 000 rows and a registry of 500 000 devices upgraded to 0.4.0 while a
+    // producer inserts, another registers devices, and two live 0.3.0 workers claim and write back
+    // with 0.3.0's statements: `pushq migrate` applies parts 1-3 (columns, the rules as a trigger,
+    // pushq.due and pushq.leases, the tally, the new indexes, the fill) and holds the gated parts 4
+    // and 5 (lease rows of 0.3.0's rows in flight, fillfactor 33, the indexes of the row's status
+    // dropped) until those workers stop; then they run while the producer goes on and two workers of
+    // this release claim and write back. No INSERT waits a second for a lock, no row is lost or
+    // claimed twice, every write-back lands.
+    @Test("upgrading a 0.3.0 table of 2 000 000 rows with producers and 0.3.0 workers running: no one blocked, every row kept")
     func upgradeWithWorkersRunning() async throws {
         try await TestDatabase.with(migrated: false) { url in
             // Mostly final rows kept for retention, 1 in 50 waiting (40 000; 1 in 5 of those due in an
-            // hour, with an expiry), each with a topic: the rule that migration 25 rewrites checks them.
-            let (migrator, file) = try await Self.populated(url, version: 24, """
+            // hour, with an expiry), each with a topic: a rule of the trigger that replaces 0.3.0's checks.
+            let (migrator, file) = try await Self.populated(url, version: 11, """
                 INSERT INTO pushq.notifications (device_token, payload, topic, status, attempts, finished_at, expires_at, scheduled_at)
-                SELECT lpad(to_hex(g), 64, 'a'), '{"aps":{"alert":"v24"}}', 'com.example.app',
+                SELECT lpad(to_hex(g), 64, 'a'), '{"aps":{"alert":"v11"}}', 'com.example.app',
                        CASE WHEN g % 50 = 0 THEN 'queued' ELSE 'sent' END, CASE WHEN g % 50 = 0 THEN 0 ELSE 1 END,
                        CASE WHEN g % 50 = 0 THEN NULL ELSE now() END, CASE WHEN g % 250 = 0 THEN now() + interval '1 day' END,
                        CASE WHEN g % 250 = 0 THEN now() + interval '1 hour' ELSE now() END
                   FROM generate_series(1, 2000000) g
                 """)
-            // A registry of 500 000 devices, 1 in 1 000 invalidated: what schema 32 indexes.
+            // A registry of 500 000 devices, 1 in 1 000 invalidated: what devices_invalidated indexes.
             try await migrator.query("""
                 INSERT INTO pushq.devices (device_token, environment, invalidated_at, invalid_reason)
                 SELECT 'c' || lpad(to_hex(g), 63, '0'), 'production', CASE WHEN g % 1000 = 0 THEN now() END,
@@ -145,7 +157,7 @@ struct MigrationPopulatedTests {
                 INSERT INTO pushq.devices (device_token, environment, invalidated_at, invalid_reason)
                 VALUES ($1, 'production', CASE WHEN right($1, 1) = '0' THEN now() END, CASE WHEN right($1, 1) = '0' THEN 'Unregistered' END)
                 """) { String(format: "d%063x", $0) }
-            // Two workers of the previous release: its claim (which knows nothing of pushq.due) and
+            // Two 0.3.0 workers: its claim (which knows nothing of pushq.due) and
             // its fenced write-back, batch after batch, each on its two connections, until told to stop.
             let sends = Sends()
             let sent = Disposition(status: .sent, reason: nil)
@@ -201,15 +213,15 @@ struct MigrationPopulatedTests {
             let began = ContinuousClock.now
             let applied = try await migrator.migrate(logger: TestDatabase.logger)
             #expect(try await progress(20, 400), "the producer and the workers still run after it")
-            #expect(applied == Migration.all.filter { (try? MigrationGate(of: $0)) == nil }.map(\.version).filter { $0 > 24 })
+            #expect(applied == Migration.all.filter { (try? MigrationGate(of: $0)) == nil }.map(\.version).filter { $0 > 11 })
             #expect(try await migrator.migrationWait()?.workers.map(\.id) == ["old-1", "old-2"], "the gated ones wait for the live workers")
             // The old workers stop (a clean stop deletes their row); the producers go on.
             sends.state.withLock { $0.stop = true }
             for w in workers { try await w.value }
             try await migrator.query("DELETE FROM pushq.workers WHERE id IN ('old-1', 'old-2')")
             // Two workers of this release take over (registered with the schema they know): its
-            // claim and write-back run throughout the gated migrations, which drop what the old
-            // workers read (40, 41, 49–54) and lower the fillfactor (55).
+            // claim and write-back run throughout the gated parts, which give 0.3.0's rows in flight
+            // lease rows, lower the fillfactor and drop what the old workers read.
             try await migrator.query("""
                 INSERT INTO pushq.workers (id, host, pid, version, credentials, schema_known)
                 VALUES ('new-1', 'h', 3, 'now', '[]', $1), ('new-2', 'h', 4, 'now', '[]', $1)
@@ -283,30 +295,30 @@ struct MigrationPopulatedTests {
             #expect(try facts.decode(Int.self, 0, 1) == 0, "nothing left in flight")
             #expect(try facts.decode(Int.self, 0, 2) == 1_960_000 + claims.count, "each claimed row sent once, the rest as they were")
             #expect(facts.string(0, 3) == file, "the table was not rewritten")
-            #expect(facts.string(0, 4) == "3", "schema 56's triggers in place")
+            #expect(facts.string(0, 4) == "3", "the rules' triggers in place")
             #expect(Set(["notifications_topic_shape", "notifications_lane_name", "notifications_notify_channel_name"])
-                        .isSubset(of: try await TableRules.enforced(migrator)), "the rules 25 rewrote, validated (26), then in the trigger (56)")
+                        .isSubset(of: try await TableRules.enforced(migrator)), "the rules of the columns producers write, in the trigger")
             // What the trigger refuses, under the constraint's name, as before.
             let refused = await #expect(throws: PGError.self) {
                 try await migrator.query("INSERT INTO pushq.notifications (device_token, payload, topic) VALUES (repeat('e', 64), '{}', 'bad topic')")
             }
             #expect(refused?.sqlState == "23514" && refused?.constraint == "notifications_topic_shape")
-            #expect(try facts.decode(Double.self, 0, 5) == 10, "schema 27's lane statistics recorded (one lane in the table)")
+            #expect(try facts.decode(Double.self, 0, 5) == 10, "the lane statistics recorded (one lane in the table)")
             #expect(facts.string(0, 6) == """
                 notifications_channel_created:true,notifications_created:true,notifications_dedupe_key:true,\
                 notifications_pkey:true,notifications_token_created:true
-                """, "schemas 46–48's indexes built and valid; those of 24, 28 and 30 and every index of the row's status dropped")
+                """, "the release's indexes built and valid; every index of the row's status dropped")
             let options = try await migrator.query("SELECT array_to_string(reloptions, ',') FROM pg_class WHERE oid = 'pushq.notifications'::regclass")
-            #expect(options.string(0, 0)?.contains("fillfactor=33") == true, "schema 55: \(options.string(0, 0) ?? "")")
+            #expect(options.string(0, 0)?.contains("fillfactor=33") == true, "part 4: \(options.string(0, 0) ?? "")")
             let leases = try await migrator.query("""
                 SELECT array_to_string(c.reloptions, ','), a.attstorage::text
                   FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid AND a.attname = 'ids' WHERE c.oid = 'pushq.leases'::regclass
                 """)
-            #expect(leases.string(0, 0) == "toast_tuple_target=8160" && leases.string(0, 1) == "e", "schema 57: \(leases.string(0, 0) ?? ""), \(leases.string(0, 1) ?? "")")
-            #expect(facts.string(0, 7) == "t", "schema 32's index built and valid")
+            #expect(leases.string(0, 0) == "toast_tuple_target=8160" && leases.string(0, 1) == "e", "a lease's ids stored as they are: \(leases.string(0, 0) ?? ""), \(leases.string(0, 1) ?? "")")
+            #expect(facts.string(0, 7) == "t", "devices_invalidated built and valid")
             #expect(try facts.decode(Int.self, 0, 8) == 500_000 + registered.count, "every device and every registration kept")
             #expect(try facts.decode(Int.self, 0, 9) == 500 + registered.count / 16, "the invalidated devices and registrations kept")
-            // pushq.due (33, 34): an entry for every waiting row, however it came (before the
+            // pushq.due (parts 1 and 3): an entry for every waiting row, however it came (before the
             // triggers, during the fill, after it); entries of rows the old workers claimed since
             // are swept, and what is left is exactly the waiting rows.
             var swept = 0
@@ -325,7 +337,7 @@ struct MigrationPopulatedTests {
             #expect(try due.decode(Int.self, 0, 0) == waiting && due.decode(Int.self, 0, 2) == waiting,
                     "pushq.due holds the waiting rows, each with its lane, due time and expiry (\(swept) entries swept)")
             #expect(try due.decode(Int.self, 0, 3) == 8_000 && due.decode(Int.self, 0, 4) == 8_000,
-                    "the expiry of the rows waiting before schema 37 copied (8 000 have one)")
+                    "the expiry of the rows waiting before the upgrade copied (8 000 have one)")
             #expect(try await migrator.query("SELECT to_regclass('pushq.notifications_lease') IS NULL").decode(Bool.self, 0, 0) == true)
             for c in [migrator, producer, registrar] { await c.close() }
         }

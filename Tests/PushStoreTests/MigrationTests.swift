@@ -1,5 +1,5 @@
 import Foundation
-import PushStore
+@testable import PushStore
 import Testing
 import PGClient
 
@@ -94,16 +94,34 @@ struct MigrationTests {
         }
     }
 
-    @Test("the embedded list matches the files in migrations/, numbered without gaps")
+    // The fresh schema (schema_0_4_0.sql) is not a migration: SchemaHistory runs it.
+    @Test("the embedded list matches the files in migrations/: 0.3.0's 1-11 and the release files 100-104")
     func embeddedListMatchesFolder() throws {
         let folder = repositoryRoot.appendingPathComponent("migrations")
-        let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".sql") }.sorted()
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder.path)
+            .filter { $0.hasSuffix(".sql") && $0 != "schema_0_4_0.sql" }.sorted()
         #expect(files.count == Migration.all.count)
         for (file, migration) in zip(files, Migration.all) {
             #expect(file == String(format: "%03d_%@.sql", migration.version, migration.name))
             let text = try String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)
             #expect(text == migration.sql)
         }
-        #expect(Migration.all.map(\.version) == Array(1...Migration.all.count))
+        #expect(Migration.all.map(\.version) == Array(1...SchemaHistory.release030) + SchemaHistory.releaseVersions)
+    }
+
+    @Test("a file outside a transaction runs statement by statement: cut after a line ending in ; outside $$")
+    func statements() {
+        let indexes = Migration(version: 1, name: "t", sql: """
+            -- pushq:no-transaction
+            -- two indexes; each its own statement
+            CREATE INDEX CONCURRENTLY a ON t (x)
+                WHERE x IS NOT NULL;
+            CREATE INDEX CONCURRENTLY b ON t (y);
+            -- done
+            """)
+        #expect(indexes.statements == ["-- pushq:no-transaction\n-- two indexes; each its own statement\nCREATE INDEX CONCURRENTLY a ON t (x)\n    WHERE x IS NOT NULL;",
+                                       "CREATE INDEX CONCURRENTLY b ON t (y);"])
+        let block = Migration(version: 1, name: "t", sql: "-- pushq:no-transaction\nDO $$\nBEGIN\n    PERFORM 1;\n    COMMIT;\nEND $$")
+        #expect(block.statements == [block.sql], "one DO block, its inner statements kept whole")
     }
 }

@@ -2,25 +2,25 @@ import Foundation
 @testable import PushStore
 import PGClient
 
-/// A worker of an earlier release: its claim as a worker of schema 32 (before pushq.due) sent it
-/// (`Fixtures/previous-claim.sql`), which walks the status indexes of pushq.notifications and
-/// knows nothing of pushq.due, and its write-back as a worker of schema 41 sent it
-/// (`Fixtures/previous-complete.sql`), which knows nothing of pushq.outcomes (schema 42).
+/// A worker of the previous release, 0.3.0 (schema 11): its claim (`Fixtures/release-0.3.0-claim.sql`),
+/// which walks the status indexes of pushq.notifications and knows nothing of lanes, pushq.due or
+/// pushq.leases, and its fenced write-back (`Fixtures/release-0.3.0-complete.sql`), which knows
+/// nothing of pushq.outcomes: the statements of commit b175a92, as its worker sent them.
 enum PreviousRelease {
     /// The statements, read once; if one cannot be read, every use throws why.
-    static let claimSQL = Result { try fixture("previous-claim.sql") }
-    static let completeSQL = Result { try fixture("previous-complete.sql") }
+    static let claimSQL = Result { try fixture("release-0.3.0-claim.sql") }
+    static let completeSQL = Result { try fixture("release-0.3.0-complete.sql") }
 
     static func fixture(_ name: String) throws -> String {
         try String(contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/" + name),
                    encoding: .utf8)
     }
 
-    /// Writes back `completions` as its worker `workerID` did (in the fenced write-back's
-    /// transaction, without nested loops); returns the rows updated.
+    /// Writes back `completions` as its worker `workerID` did (in a transaction of its own);
+    /// returns the rows updated.
     static func complete(_ c: PGConnection, _ completions: [RowCompletion], workerID: String) async throws -> Int {
         let sql = try completeSQL.get()
-        try await c.execute(PGConnection.fencedUpdateBegin)
+        try await c.execute("BEGIN")
         do {
             let n = try await c.query(sql, PGConnection.completeParameters(completions, workerID: workerID)).affectedRows
             try await c.execute("COMMIT")
@@ -42,7 +42,7 @@ enum PreviousRelease {
     static func claim(_ c: PGConnection, workerID: String, leaseSeconds: Double) async throws -> [Claimed] {
         let strings: [String] = ["default"]
         let none: [String] = []
-        let parameters: [(any PGParameter)?] = [200, workerID, leaseSeconds, "production", strings, true, none, false, 0, nil, nil, nil]
+        let parameters: [(any PGParameter)?] = [200, workerID, leaseSeconds, "production", strings, true, none, false]
         let r = try await c.query(try claimSQL.get(), parameters)
         var rows: [Claimed] = []
         for i in 0..<r.count where r.string(i, 1) == "sending" {

@@ -1,6 +1,6 @@
 import ChildProcess
 import Foundation
-import PushStore
+@testable import PushStore
 import PushTestSupport
 import Testing
 import PGClient
@@ -15,22 +15,26 @@ struct MigrateCommandTests {
         return try await ChildProcess.run(pushqBinary, ["migrate"], environment: env)
     }
 
-    @Test("with a live worker of a release before schema 35: applies up to what this release's workers need, names the worker, exits 0, and again while it lives; once it is gone, the gated migrations run")
+    // A 0.3.0 worker registers without schema_known: the release's gated parts (103, 104) wait for it.
+    @Test("with a live 0.3.0 worker: applies what this release's workers need, names the worker, exits 0; the rest once it is gone")
     func waitsForEarlierWorkers() async throws {
         try await TestDatabase.with(migrated: false) { url in
             let c = try await PGConnection.connect(url, logger: TestDatabase.logger)
-            #expect(try await c.migrate(Array(Migration.all.prefix(34)), logger: TestDatabase.logger) == Array(1...34))
+            #expect(try await c.migrate(Array(Migration.all.prefix(11)), logger: TestDatabase.logger) == Array(1...11))
             try await c.query("""
-                INSERT INTO pushq.workers (id, host, pid, version, credentials) VALUES ('old-1', 'host-a', 4121, '0.9.0', '[]')
+                INSERT INTO pushq.workers (id, host, pid, version, credentials) VALUES ('old-1', 'host-a', 4121, '0.3.0', '[]')
                 """)
             let (first, out, err) = try await migrate(url)
             #expect(first == .exit(0), "\(err)")
             #expect(out.contains("migrated to version \(Migration.requiredVersion)") && out.contains("workers of this release can run"), "\(out)")
-            // The first gated migration (40) waits, and 41 behind it; 42, which is not gated, applied.
-            #expect(out.contains("Migration 40 (leases_for_earlier_rows) waits for 1 live worker(s) of an earlier release: host-a pid 4121 (0.9.0)"),
+            let gated = Migration.all.filter { (try? MigrationGate(of: $0)) != nil }
+            let firstGated = try #require(gated.first)
+            #expect(out.contains("Migration \(firstGated.version) (\(firstGated.name)) waits for 1 live worker(s) of an earlier release: host-a pid 4121 (0.3.0)"),
                     "\(out)")
             #expect(try await c.schemaVersion() == Migration.requiredVersion)
-            #expect(try await c.query("SELECT count(*) FROM pushq.schema_migrations WHERE version IN (40, 41)").decode(Int.self, 0, 0) == 0)
+            #expect(try await c.query("SELECT count(*) FROM pushq.schema_migrations WHERE version = ANY($1)", [gated.map(\.version)])
+                .decode(Int.self, 0, 0) == 0)
+            #expect(try await c.query("SELECT to_regclass('pushq.notifications_lease') IS NOT NULL").decode(Bool.self, 0, 0) == true)
 
             let (again, twice, _) = try await migrate(url)
             #expect(again == .exit(0) && twice.contains("waits for 1 live worker(s)"), "still waiting: \(twice)")
@@ -47,22 +51,19 @@ struct MigrateCommandTests {
         }
     }
 
-    @Test("with a live worker of schema 35: the lease rows of schema 40 are given, and the index its write-back reads (41) waits for it")
-    func schema35WorkerHoldsTheIndexDrop() async throws {
+    // As a development build between 0.3.0 and 0.4.0 left it: versions 12 to 47 recorded (the
+    // refusal reads the record; MigrationHistoryTests builds such schemas for real).
+    @Test("on an unreleased development schema: exits 1 naming the schema and the commit to migrate it with, and applies nothing")
+    func refusesDevelopmentSchema() async throws {
         try await TestDatabase.with(migrated: false) { url in
             let c = try await PGConnection.connect(url, logger: TestDatabase.logger)
-            #expect(try await c.migrate(Array(Migration.all.prefix(35)), logger: TestDatabase.logger) == Array(1...35))
-            try await c.query("""
-                INSERT INTO pushq.workers (id, host, pid, version, credentials, schema_known) VALUES ('w35', 'host-b', 77, '0.9.5', '[]', 35)
-                """)
+            #expect(try await c.migrate(Array(Migration.all.prefix(11)), logger: TestDatabase.logger) == Array(1...11))
+            try await c.query("INSERT INTO pushq.schema_migrations (version, name) SELECT g, 'dev' FROM generate_series(12, 47) g")
             let (status, out, err) = try await migrate(url)
-            #expect(status == .exit(0), "\(err)")
-            #expect(out.contains("Migration 41 (lease_index_drop) waits for 1 live worker(s) of an earlier release: host-b pid 77 (0.9.5)"), "\(out)")
-            #expect(try await c.query("SELECT array_agg(version ORDER BY version)::text FROM pushq.schema_migrations WHERE version >= 40")
-                .string(0, 0) == "{" + ([40] + Migration.all.map(\.version).filter { $0 > 41 && !(49...55).contains($0) })
-                    .map(String.init).joined(separator: ",") + "}",
-                "41 waits, and the gated ones after it (49–55); 40 and the later ones that are not gated applied")
-            #expect(try await c.query("SELECT to_regclass('pushq.notifications_lease') IS NOT NULL").decode(Bool.self, 0, 0) == true)
+            #expect(status == .exit(1), "\(out)")
+            #expect(err.contains("schema 47 is an unreleased development schema between 0.3.0 and 0.4.0"), "\(err)")
+            #expect(err.contains("git checkout \(SchemaHistory.devChainCommit)"), "\(err)")
+            #expect(try await c.schemaVersion() == 47)
             await c.close()
         }
     }

@@ -1,8 +1,8 @@
 import PGClient
 /// A migration whose header has `-- pushq:after-workers <version>`: `pushq migrate` applies it
 /// only once no live worker (heartbeat within ``PGConnection/workerLivenessSeconds``) registered
-/// a `schema_known` below `version` in `pushq.workers` (workers of releases before schema 35
-/// register none, and count as below every version).
+/// a `schema_known` below `version` in `pushq.workers` (0.3.0 workers register none, and count
+/// as below every version).
 ///
 /// Such a migration drops what workers of earlier releases read (an index whose loss would turn
 /// their statements into scans of the whole table). A migrator that meets it while such a worker

@@ -6,8 +6,8 @@ extension PGConnection {
     /// An arbitrary constant: the advisory lock that serialises concurrent `pushq migrate` runs.
     static let migrationLockKey: Int64 = 0x7075_7368_716D_6967 // "pushqmig"
 
-    /// Applies the migrations not yet recorded in `pushq.schema_migrations`, in order,
-    /// each in its own transaction, and returns the versions applied (empty when the
+    /// Applies this release's migrations not yet recorded in `pushq.schema_migrations`, in order,
+    /// each in its own transaction (a file that runs outside one: statement by statement), and returns the versions applied (empty when the
     /// schema is up to date). It passes over a gated migration while live workers of an
     /// earlier release hold it back, and over every gated migration after it (``MigrationGate``;
     /// ``migrationWait(_:)`` says which workers); the migrations that are not gated still apply.
@@ -17,14 +17,28 @@ extension PGConnection {
     /// take up to `migrationDeadline` (DDL on a big table, waiting for another process's
     /// migration), however short the connection's `statementDeadline`.
     /// - Throws: `MigrationError` naming the migration whose SQL failed, or `PGError`.
-    public func migrate(_ migrations: [Migration] = Migration.all, logger: Logger) throws -> [Int] {
-        try withDeadline(atLeast: Self.migrationDeadline) { try applyMigrations(migrations, logger: logger) }
+    ///
+    /// This release's history first (``SchemaHistory``): an empty database gets 0.4.0's whole schema
+    /// from one file, with the versions it stands for recorded; one at the end of the development
+    /// chain between 0.3.0 and 0.4.0 is adopted; one elsewhere in that chain is refused.
+    /// - Throws: ``SchemaHistoryError`` for such a database, `MigrationError` naming the migration
+    ///   whose SQL failed, or `PGError`.
+    public func migrate(logger: Logger) throws -> [Int] {
+        try withDeadline(atLeast: Self.migrationDeadline) { try applyMigrations(Migration.all, history: true, logger: logger) }
+    }
+
+    /// Applies exactly `migrations` (those not recorded yet), as ``migrate(logger:)`` applies this
+    /// release's, without its history: an empty database gets them one by one. For tests that
+    /// build a database as an earlier release or a development build left it.
+    /// - Throws: `MigrationError` naming the migration whose SQL failed, or `PGError`.
+    public func migrate(_ migrations: [Migration], logger: Logger) throws -> [Int] {
+        try withDeadline(atLeast: Self.migrationDeadline) { try applyMigrations(migrations, history: false, logger: logger) }
     }
 
     /// How long one migration statement may wait for the server: one hour.
     static let migrationDeadline: Duration = .seconds(3600)
 
-    private func applyMigrations(_ migrations: [Migration], logger: Logger) throws -> [Int] {
+    private func applyMigrations(_ migrations: [Migration], history: Bool, logger: Logger) throws -> [Int] {
         // Take turns by polling with short statements rather than waiting inside one: a
         // CREATE INDEX CONCURRENTLY in the running migration waits for every open transaction,
         // and a session blocked in pg_advisory_lock would be one (a deadlock).
@@ -41,9 +55,13 @@ extension PGConnection {
                 applied_at timestamptz NOT NULL DEFAULT now()
             );
             """)
-        let applied = try appliedVersions()
+        var applied = try appliedVersions()
 
         var done: [Int] = []
+        if history {
+            done = try settleHistory(applied: applied, migrations, logger: logger)
+            applied = try appliedVersions()
+        }
         // Once a gated migration waits, every later gated one waits with it (it may rely on the
         // first); the ungated ones still apply: they never rely on a gated migration.
         var held = false
@@ -74,7 +92,7 @@ extension PGConnection {
                     for row in 0..<invalid.count {
                         if let name = invalid.string(row, 0) { try execute("DROP INDEX CONCURRENTLY IF EXISTS " + name) }
                     }
-                    try execute(migration.sql)
+                    for statement in migration.statements { try execute(statement) }
                     try query("INSERT INTO pushq.schema_migrations (version, name) VALUES ($1, $2)", [migration.version, migration.name])
                 }
             } catch let error as PGError {
@@ -116,8 +134,8 @@ extension PGConnection {
         }
     }
 
-    /// Records in `pushq.schema_migrations.workers_know` (schema 45) the schema that the workers
-    /// of a gated migration just applied must know; before schema 45, schema 45 records it.
+    /// Records in `pushq.schema_migrations.workers_know` (since 0.4.0) the schema that the workers
+    /// of a gated migration just applied must know.
     private func recordFloor(_ gate: MigrationGate, of migration: Migration) throws {
         guard try hasWorkerFloor() else { return }
         try query("UPDATE pushq.schema_migrations SET workers_know = $2 WHERE version = $1", [migration.version, gate.workersKnow])
@@ -141,13 +159,13 @@ extension PGConnection {
     }
 
     /// The highest schema that a gated migration applied to this database needs its workers to
-    /// know (``MigrationGate``, schema 45); 0 when none, or before schema 45.
+    /// know (``MigrationGate``); 0 when none, or before 0.4.0.
     func workerFloor() throws -> Int {
         guard try hasWorkerFloor() else { return 0 }
         return try query("SELECT COALESCE(max(workers_know), 0) FROM pushq.schema_migrations").decode(Int.self, 0, 0) ?? 0
     }
 
-    /// Whether `pushq.schema_migrations` has schema 45's `workers_know`.
+    /// Whether `pushq.schema_migrations` has `workers_know` (0.4.0's part 1 adds it).
     private func hasWorkerFloor() throws -> Bool {
         try query("""
             SELECT EXISTS (SELECT 1 FROM pg_attribute
