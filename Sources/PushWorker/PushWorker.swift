@@ -21,7 +21,7 @@ import PGClient
 /// - **pace**: starts the requests of capped lanes and credentials no faster than their caps
 ///   (``paceLoop()``, ``SendPacer``);
 /// - **channels**: creates and deletes the broadcast channels of `pushq.channels` at Apple,
-///   and runs the nightly reconciliation with Apple's list (``channelLoop()``);
+///   and runs the nightly reconciliation with Apple's list (``ChannelLoop``);
 /// - **prune**: every ``WorkerConfiguration/heartbeatSeconds``, if elected (an advisory lock:
 ///   one pruner across all workers), deletes final rows past their retention in short batches.
 ///
@@ -195,7 +195,10 @@ public final class PushWorker: Sendable {
             group.addTask { await self.listenLoop(listenConnection) }
             group.addTask { await self.completeLoop(completeConnection) }
             group.addTask { await self.pruneLoop() }
-            group.addTask { await self.channelLoop() }
+            group.addTask {
+                var channels = ChannelLoop(worker: self)
+                await channels.run()
+            }
             group.addTask { await self.paceLoop() }
             await claimLoop(claimConnection)
             await drainSenders(claimConnection)

@@ -5,33 +5,47 @@ import PushStore
 import PushTransport
 import PGClient
 
-extension PushWorker {
-    /// The clients of APNs' channel-management API the channel loop made, one per credential,
-    /// environment and bundle id (each keeps its connection between requests).
-    struct ChannelClientKey: Hashable {
+/// The channel loop, on a connection of its own: claims one channel with an operation due
+/// at a time (``PGConnection/claimChannels(limit:workerID:leaseSeconds:credentials:defaultEnvironment:)``),
+/// carries it out at Apple under its own lease, renewed before each request, and writes it
+/// back; every ``WorkerConfiguration/heartbeatSeconds`` it reads the channel gauges and runs
+/// the reconciliations that are due (``reconcile(_:)``). Woken by the NOTIFY of a new or deleted
+/// channel, else every ``WorkerConfiguration/pollSeconds``. A worker without APNs credentials has
+/// no channel loop.
+///
+/// Its state is its own: the clients of APNs' channel-management API it made, the holds or
+/// outages in a row per endpoint (the exponent of their backoff), when it last read the gauges,
+/// and the generator it draws jitter from (a copy of ``PushWorker/random``). Of the worker it
+/// uses the configuration, the logger and metrics, the stop request and the wake-ups.
+struct ChannelLoop {
+    /// The clients of APNs' channel-management API, one per credential, environment and bundle
+    /// id (each keeps its connection between requests).
+    struct ClientKey: Hashable {
         var endpoint: Endpoint
         var bundleID: String
     }
 
-    /// The channel loop's own state: its clients, and the holds or outages in a row per endpoint
-    /// (the exponent of their backoff).
-    struct ChannelLoopState {
-        var clients: [ChannelClientKey: APNsChannelClient] = [:]
-        var holds: [Endpoint: Int] = [:]
-        var gaugesReadAt: ContinuousClock.Instant?
-        /// Where retries' jitter and holds' intervals are drawn from (``PushWorker/random``).
-        var random: any RandomNumberGenerator & Sendable
+    let worker: PushWorker
+    private var clients: [ClientKey: APNsChannelClient] = [:]
+    /// Holds or outages in a row per endpoint: the exponent of their backoff.
+    private var holds: [Endpoint: Int] = [:]
+    private var gaugesReadAt: ContinuousClock.Instant?
+    /// Where retries' jitter and holds' intervals are drawn from.
+    private var random: any RandomNumberGenerator & Sendable
+
+    init(worker: PushWorker) {
+        self.worker = worker
+        random = worker.random
     }
 
-    /// The channel loop, on a connection of its own: claims one channel with an operation due
-    /// at a time (``PGConnection/claimChannels(limit:workerID:leaseSeconds:credentials:defaultEnvironment:)``),
-    /// carries it out at Apple under its own lease, renewed before each request, and writes it
-    /// back; every ``WorkerConfiguration/heartbeatSeconds`` it reads the channel gauges and runs
-    /// the reconciliations that are due. Woken by the NOTIFY of a new or deleted channel, else
-    /// every ``WorkerConfiguration/pollSeconds``. A worker without APNs credentials has no channel loop.
-    func channelLoop() async {
-        guard !configuration.credentialNames(.apns).isEmpty, let connection = await connect(purpose: "channels") else { return }
-        var loop = ChannelLoopState(random: random)
+    var configuration: WorkerConfiguration { worker.configuration }
+    var logger: Logger { worker.logger }
+    var metrics: WorkerMetrics { worker.metrics }
+    var stopRequested: Bool { worker.stopRequested }
+
+    /// Runs until a stop is requested.
+    mutating func run() async {
+        guard !configuration.credentialNames(.apns).isEmpty, let connection = await worker.connect(purpose: "channels") else { return }
         var backoff = LoopBackoff()
         while !stopRequested {
             var claimed = 0
@@ -41,10 +55,10 @@ extension PushWorker {
                     limit: Self.channelBatch, workerID: configuration.workerID, leaseSeconds: channelLeaseSeconds,
                     credentials: configuration.credentialNames(.apns), defaultEnvironment: configuration.sender.environment)
                 claimed = channels.count
-                for channel in channels where !stopRequested { try await carryOut(channel, connection, &loop) }
-                if loop.gaugesReadAt.map({ ContinuousClock.now - $0 >= .milliseconds(Int(configuration.heartbeatSeconds * 1000)) }) ?? true {
-                    loop.gaugesReadAt = .now
-                    try await reconcile(connection, &loop)
+                for channel in channels where !stopRequested { try await carryOut(channel, connection) }
+                if gaugesReadAt.map({ ContinuousClock.now - $0 >= .milliseconds(Int(configuration.heartbeatSeconds * 1000)) }) ?? true {
+                    gaugesReadAt = .now
+                    try await reconcile(connection)
                     let status = try await connection.channelsStatus()
                     metrics.channels(status.counts, reconciliations: status.reconciliations)
                 }
@@ -52,11 +66,11 @@ extension PushWorker {
             } catch {
                 let step = backoff.failed()
                 if step.log { logger.warning("the channel loop's statement failed; trying again", metadata: ["error": "\(error)"]) }
-                await stopWake.wait(timeout: .milliseconds(max(step.restMilliseconds, 200)))
+                await worker.stopWake.wait(timeout: .milliseconds(max(step.restMilliseconds, 200)))
                 continue
             }
             if claimed < Self.channelBatch {
-                await channelWake.wait(timeout: .milliseconds(Int(configuration.pollSeconds * 1000)))
+                await worker.channelWake.wait(timeout: .milliseconds(Int(configuration.pollSeconds * 1000)))
             }
         }
         await connection.close()
@@ -76,7 +90,7 @@ extension PushWorker {
     }
 
     /// Carries out one claimed channel's operation and writes it back.
-    private func carryOut(_ claimed: ClaimedChannel, _ connection: PGConnection, _ loop: inout ChannelLoopState) async throws {
+    private mutating func carryOut(_ claimed: ClaimedChannel, _ connection: PGConnection) async throws {
         var channel = claimed
         var metadata: Logger.Metadata = ["channel.name": "\(channel.name)", "channel.operation": "\(channel.operation)",
                                          LogKey.credential: "\(channel.credential)", LogKey.environment: "\(channel.environment.rawValue)"]
@@ -91,7 +105,7 @@ extension PushWorker {
             metadata["error"] = "\(problem)"
             logger.error("a channel's apns_channel_id cannot be sent as a header value: the channel ends failed, nothing sent", metadata: metadata)
         } else if let bundleID = channel.topic ?? configuration.defaultTopic(credential: channel.credential) {
-            completion = try await operate(&channel, bundleID: bundleID, connection, &loop, &metadata)
+            completion = try await operate(&channel, bundleID: bundleID, connection, &metadata)
         } else {
             completion = ChannelCompletion(id: channel.id, lease: channel.lease, result: .failed, httpStatus: nil, reason: "MissingTopic")
             logger.error("a channel has no bundle id: set its topic, the credential's topic or PUSHQ_APNS_TOPIC", metadata: metadata)
@@ -110,25 +124,27 @@ extension PushWorker {
     }
 
     /// Carries out a channel's operation at Apple: first, when a create of the row went
-    /// unanswered, finds what it made (``settleUnansweredCreate(_:bundleID:_:_:_:_:)``); then the
+    /// unanswered, finds what it made (``settleUnansweredCreate(_:bundleID:_:_:_:)``); then the
     /// create (recorded on the row before it is sent) or the delete. Nil when the row's lease was
     /// lost on the way: nothing more is sent.
-    private func operate(_ channel: inout ClaimedChannel, bundleID: String, _ connection: PGConnection,
-                         _ loop: inout ChannelLoopState, _ metadata: inout Logger.Metadata) async throws -> ChannelCompletion? {
+    private mutating func operate(_ channel: inout ClaimedChannel, bundleID: String, _ connection: PGConnection,
+                                  _ metadata: inout Logger.Metadata) async throws -> ChannelCompletion? {
         let endpoint = channel.endpoint
         let client: APNsChannelClient
         do {
-            client = try channelClient(endpoint, bundleID: bundleID, &loop)
+            client = try channelClient(endpoint, bundleID: bundleID)
         } catch {
             // An operator's problem (a CA file, the URL, a credential this worker lacks): held back, not failed.
             metadata["error"] = "\(error)"
-            let after = configuration.holdPolicy.interval(.credential, probes: loop.holds[endpoint] ?? 0, using: &loop.random)
-            loop.holds[endpoint, default: 0] += 1
+            var generator = random  // a stored existential is not opened in place: drawn from a copy, kept after
+            let after = configuration.holdPolicy.interval(.credential, probes: holds[endpoint] ?? 0, using: &generator)
+            random = generator
+            holds[endpoint, default: 0] += 1
             return ChannelCompletion(id: channel.id, lease: channel.lease, result: .retry(afterSeconds: after, refund: true),
                                      httpStatus: nil, reason: "ChannelClientUnavailable")
         }
         if channel.unansweredCreate != nil {
-            switch try await settleUnansweredCreate(&channel, bundleID: bundleID, client, connection, &loop, &metadata) {
+            switch try await settleUnansweredCreate(&channel, bundleID: bundleID, client, connection, &metadata) {
             case .leaseLost: return nil
             case .answered(let completion): return completion
             case .adopted(let id):
@@ -151,7 +167,7 @@ extension PushWorker {
             operation = .delete(channelID: channel.apnsChannelID ?? "")
         }
         let response = await client.send(operation, requestID: requestID)
-        return completion(for: response, of: channel, &loop, &metadata)
+        return completion(for: response, of: channel, &metadata)
     }
 
     /// What came of looking for the channel an unanswered create may have made.
@@ -178,16 +194,15 @@ extension PushWorker {
     /// (several candidates, or several rows each with an unanswered create, which cannot be told
     /// apart), the candidates are deleted at Apple and each row creates anew. For a row being
     /// deleted, every candidate is deleted.
-    private func settleUnansweredCreate(_ channel: inout ClaimedChannel, bundleID: String, _ client: APNsChannelClient,
-                                        _ connection: PGConnection, _ loop: inout ChannelLoopState,
-                                        _ metadata: inout Logger.Metadata) async throws -> Settlement {
+    private mutating func settleUnansweredCreate(_ channel: inout ClaimedChannel, bundleID: String, _ client: APNsChannelClient,
+                                                 _ connection: PGConnection, _ metadata: inout Logger.Metadata) async throws -> Settlement {
         guard let lease = try await connection.renewChannelLease(channel, workerID: configuration.workerID,
                                                                   leaseSeconds: channelLeaseSeconds) else { return .leaseLost }
         channel.lease = lease
         let response = await client.send(.listAll, requestID: UUID().uuidString.lowercased())
         metrics.channelRequest(operation: ChannelOperation.listAll.name, result: Self.resultLabel(response.outcome))
         guard response.outcome == .done, let listed = response.answer?.channels else {
-            return .answered(completion(for: response, of: channel, &loop, &metadata, counted: true))
+            return .answered(completion(for: response, of: channel, &metadata, counted: true))
         }
         let facts = try await connection.unansweredCreateFacts(channel, bundleID: bundleID)
         let candidates = listed.filter { !facts.known.contains($0) && !facts.unknownBefore.contains($0) && ChannelOperation.delete(channelID: $0).problem == nil }
@@ -213,7 +228,7 @@ extension PushWorker {
             let answer = await client.send(deletion, requestID: UUID().uuidString.lowercased())
             metrics.channelRequest(operation: deletion.name, result: Self.resultLabel(answer.outcome))
             guard answer.outcome == .done || answer.outcome == .gone else {
-                return .answered(completion(for: answer, of: channel, &loop, &metadata, counted: true))
+                return .answered(completion(for: answer, of: channel, &metadata, counted: true))
             }
         }
         return stopRequested ? .answered(ChannelCompletion(id: channel.id, lease: channel.lease, result: .retry(afterSeconds: 0, refund: true),
@@ -221,15 +236,17 @@ extension PushWorker {
     }
 
     /// What to write back after `response` to the row's operation (``ChannelDecision``).
-    private func completion(for response: ChannelResponse, of channel: ClaimedChannel, _ loop: inout ChannelLoopState,
-                            _ metadata: inout Logger.Metadata, counted: Bool = false) -> ChannelCompletion {
+    private mutating func completion(for response: ChannelResponse, of channel: ClaimedChannel,
+                                     _ metadata: inout Logger.Metadata, counted: Bool = false) -> ChannelCompletion {
         let endpoint = channel.endpoint
         let outcome = response.outcome
+        var generator = random  // drawn from a copy, kept after (as above)
         let decision = ChannelDecision.decide(outcome, operation: channel.operation, createdID: response.createdChannelID,
                                               attempts: channel.attempts, maxAttempts: channel.maxAttempts,
-                                              holds: loop.holds[endpoint] ?? 0, retry: configuration.retryPolicy,
-                                              hold: configuration.holdPolicy, using: &loop.random)
-        loop.holds[endpoint] = decision.isHeldBack ? (loop.holds[endpoint] ?? 0) + 1 : 0
+                                              holds: holds[endpoint] ?? 0, retry: configuration.retryPolicy,
+                                              hold: configuration.holdPolicy, using: &generator)
+        random = generator
+        holds[endpoint] = decision.isHeldBack ? (holds[endpoint] ?? 0) + 1 : 0
         if !counted { metrics.channelRequest(operation: response.operation.name, result: Self.resultLabel(outcome)) }
         metadata["http.status"] = "\(response.answer?.status ?? 0)"
         metadata[LogKey.reason] = "\(outcome.reasonText ?? "")"
@@ -250,9 +267,9 @@ extension PushWorker {
     }
 
     /// The client for `endpoint`'s credential and environment and `bundleID`, made on first use.
-    func channelClient(_ endpoint: Endpoint, bundleID: String, _ loop: inout ChannelLoopState) throws -> APNsChannelClient {
-        let key = ChannelClientKey(endpoint: endpoint, bundleID: bundleID)
-        if let client = loop.clients[key] { return client }
+    mutating func channelClient(_ endpoint: Endpoint, bundleID: String) throws -> APNsChannelClient {
+        let key = ClientKey(endpoint: endpoint, bundleID: bundleID)
+        if let client = clients[key] { return client }
         guard let credential = configuration.apnsCredential(endpoint.credential) else {
             throw WorkerError(.configuration, "no APNs credential named \(endpoint.credential)")
         }
@@ -264,7 +281,7 @@ extension PushWorker {
         clientLogger[metadataKey: LogKey.credential] = "\(endpoint.credential)"
         clientLogger[metadataKey: LogKey.environment] = "\(endpoint.channel)"
         let client = try APNsChannelClient(configuration: settings, credential: credential, bundleID: bundleID, logger: clientLogger)
-        loop.clients[key] = client
+        clients[key] = client
         return client
     }
 }

@@ -4,14 +4,14 @@ import PushStore
 import PushTransport
 import PGClient
 
-extension PushWorker {
+extension ChannelLoop {
     /// The nightly reconciliation, run by the channel loop: for each (credential, environment,
     /// bundle id) of `pushq.channels` that this worker serves and nobody checked in the last
     /// ``WorkerConfiguration/channelReconcileSeconds`` (one worker of the fleet takes it), lists
     /// the app's channels at Apple (`all-channels`) and records those that no live row has, in
     /// `pushq.channel_reconciliations` (`pushq status`, `pushq_channels_unknown_at_apple`), with
     /// a warning. Nothing is deleted: a channel pushq does not know may be another system's.
-    func reconcile(_ connection: PGConnection, _ loop: inout ChannelLoopState) async throws {
+    mutating func reconcile(_ connection: PGConnection) async throws {
         let scopes = try await connection.channelScopes(credentials: configuration.credentialNames(.apns),
                                                         defaultEnvironment: configuration.sender.environment)
         for scope in scopes where !stopRequested {
@@ -25,7 +25,7 @@ extension PushWorker {
             let listed: [String]?
             let reason: String?
             do {
-                let client = try channelClient(endpoint, bundleID: bundleID, &loop)
+                let client = try channelClient(endpoint, bundleID: bundleID)
                 let response = await client.send(.listAll)
                 metrics.channelRequest(operation: ChannelOperation.listAll.name, result: Self.resultLabel(response.outcome))
                 listed = response.outcome == .done ? response.answer?.channels : nil
