@@ -68,7 +68,7 @@ enum MockControlAPI {
     static func handle(method: String, path: Substring, body: [UInt8], core: MockCore) -> Result {
         let parts = path.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
         let query = parts.count > 1 ? parts[1] : ""
-        guard let route = routes[String(parts.first ?? "")] else {
+        guard let route = routes[String(parts.first ?? "")] ?? MockWebPushControl.routes[String(parts.first ?? "")] else {
             return .respond(status: 404, body: #"{"reason":"BadPath"}"#)
         }
         guard route.method == method else {

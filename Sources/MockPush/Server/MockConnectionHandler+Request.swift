@@ -29,6 +29,10 @@ extension MockConnectionHandler {
             handleFCM(context: context, streamID: streamID, head: head, headers: headers, body: body)
             return
         }
+        if isWebPushPath(head) {
+            handleWebPush(context: context, streamID: streamID, head: head, headers: headers, body: body)
+            return
+        }
         requestsCompleted += 1
         if streamID > highestCompletedStreamID { highestCompletedStreamID = streamID }
         let broadcast = Self.isBroadcastPath(head)

@@ -40,6 +40,8 @@ final class MockConnectionHandler: ChannelInboundHandler {
     var streamsLimited: Bool
     /// An FCM send succeeded on this connection: it advertises FCM's stream limit.
     var fcmStreamsRaised = false
+    /// The last VAPID authorization that verified on this connection (WebPush/), and its claims.
+    var lastVAPID: (authorization: String, claims: MockVAPIDClaims)?
     var goawayLastStreamID: HTTP2StreamID?
     var delayedAnswers = 0
     var closing = false

@@ -76,6 +76,7 @@ public final class MockPushServer: Sendable {
     @discardableResult
     public func start() async throws -> Int {
         let port = try await listener.start()
+        if let origin = url.flatMap(MockWebPushOrigin.init) { core.state.withLock { $0.webPush.ownOrigin = origin } }
         do {
             let management = try await managementListener.start()
             core.state.withLock { $0.managementPort = management }

@@ -45,6 +45,10 @@ public struct MockPushStats: Sendable, Hashable, Codable {
     public var connectionsBlackholed: Int = 0
     /// Records not kept because `maxRecordedRequests` was reached.
     public var recordsDropped: Int = 0
+    /// Requests to Web Push endpoints (`/wp/<id>`; not in ``requests``), valid or not, and
+    /// their answers by HTTP status, counted when decided.
+    public var webPushRequests: Int = 0
+    public var webPushByStatus: [Int: Int] = [:]
 
     public init() {}
 

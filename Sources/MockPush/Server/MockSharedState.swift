@@ -19,6 +19,8 @@ struct MockSharedState {
     var records: [MockRecordedRequest] = []
     /// FCM access tokens, rules and records (`MockConnectionHandler+FCM`).
     var fcm: MockFCMState
+    /// Web Push subscriptions, rules and records (`MockConnectionHandler+WebPush`).
+    var webPush = MockWebPushState()
     /// Broadcast channels, the next management request's injected answer, and the management
     /// requests recorded (`MockConnectionHandler+Channels`).
     var channels = MockChannelStore()
@@ -60,6 +62,7 @@ struct MockSharedState {
         stats.listening = listening
         records = []
         fcm = MockFCMState(configuration: configuration.fcm)
+        webPush.reset()
         channels = MockChannelStore()
         channelFault = nil
         channelCreateAnswerLost = nil

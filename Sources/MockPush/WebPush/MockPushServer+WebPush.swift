@@ -1,0 +1,49 @@
+/// The mock's Web Push service (RFC 8030, 8291, 8292), for tests in the same process:
+/// subscriptions as a browser would hold them, faults, and what arrived, decrypted.
+extension MockPushServer {
+    /// Makes a subscription, as a browser's `PushManager.subscribe()` would: a fresh P-256 key
+    /// pair and 16-byte auth secret (or the given ones), and an endpoint
+    /// `https://127.0.0.1:PORT/wp/<id>` (or on `options.origin`). The mock keeps the private key
+    /// and decrypts every message to the endpoint.
+    ///
+    /// - Returns: what `PushSubscription.toJSON()` gives (``MockWebPushSubscription/toJSON()``).
+    /// - Throws: `MockPushError.notStarted` before `start()` without an origin;
+    ///   `.badConfiguration` for a malformed origin, key or secret.
+    public func makeWebPushSubscription(_ options: MockWebPushSubscriptionOptions = .init()) throws -> MockWebPushSubscription {
+        try core.makeWebPushSubscription(options)
+    }
+
+    /// Unsubscribes the subscription at `endpoint` (or with that id), as a browser whose user
+    /// revoked permission: messages to it get 410 Gone from now on.
+    ///
+    /// - Returns: false when the mock made no such subscription.
+    @discardableResult
+    public func unsubscribeWebPush(endpoint: String) -> Bool {
+        core.unsubscribeWebPush(endpoint)
+    }
+
+    /// Every subscription made since start (`reset()` keeps them), in order, unsubscribed ones too.
+    public func webPushSubscriptions() -> [MockWebPushSubscription] {
+        core.webPushSubscriptions()
+    }
+
+    /// Sets (or with nil removes) the rule for one subscription's messages, e.g.
+    /// `.next(2, .status(429, retryAfter: "30"))` or `.always(.redirect(to: url))`. Rules apply
+    /// to messages that pass the checks (VAPID, headers, decryption).
+    public func setWebPushRule(forEndpoint endpoint: String, _ rule: MockWebPushRule?) {
+        core.setWebPushRule(forEndpoint: endpoint, rule)
+    }
+
+    /// Sets (or with nil removes) the rule for every subscription on `origin`
+    /// (`https://host[:port]`) that has no rule of its own: a slow or failing push service.
+    ///
+    /// - Throws: `MockPushError.badConfiguration` when `origin` is not `https://host[:port]`.
+    public func setWebPushRule(forOrigin origin: String, _ rule: MockWebPushRule?) throws {
+        try core.setWebPushRule(forOrigin: origin, rule)
+    }
+
+    /// The Web Push requests, in order of arrival, with the messages decrypted. `reset()` clears them.
+    public func webPushRequests() -> [MockWebPushRecordedRequest] {
+        core.webPushRequests()
+    }
+}

@@ -1,0 +1,90 @@
+import Foundation
+import MockPush
+import Testing
+
+/// Faults for Web Push messages: per-subscription and per-origin rules (statuses with
+/// Retry-After, redirects, no answer), held answers, connection faults.
+@Suite struct WebPushFaultTests {
+    @Test func nextRequestsGetTheRuleStatusWithRetryAfterThen201() async throws {
+        try await withMock { server, port in
+            let target = try server.webPushTarget(port: port)
+            let other = try server.webPushTarget(port: port)
+            server.setWebPushRule(forEndpoint: target.subscription.endpoint, .next(2, .status(429, reason: "TooManyRequests", retryAfter: "30")))
+            let result = try Curl.run(port: port, [try target.request(), try other.request(), try target.request(), try target.request()])
+            #expect(result.exitCode == 0, "\(result.stderr)")
+            #expect(result.responses.map(\.status) == [429, 201, 429, 201])
+            #expect(result.responses[0].headers["retry-after"] == "30" && result.responses[0].reason == "TooManyRequests")
+            // Rules apply after the checks: the rule's answers still decrypted the message.
+            #expect(server.webPushRequests().allSatisfy { $0.decrypted })
+            #expect(server.webPushRequests()[0].answerKind == "status")
+        }
+    }
+
+    @Test func redirectCarriesLocationAndIsNotFollowedByTheMock() async throws {
+        try await withMock { server, port in
+            let target = try server.webPushTarget(port: port)
+            let elsewhere = "https://127.0.0.1:\(port)/wp/elsewhere"
+            server.setWebPushRule(forEndpoint: target.subscription.id, .always(.redirect(307, to: elsewhere)))
+            let response = try Curl.one(port: port, try target.request())
+            #expect(response.status == 307)
+            #expect(response.headers["location"] == elsewhere)
+            #expect(server.stats().webPushRequests == 1)
+            #expect(server.webPushRequests().first?.location == elsewhere)
+        }
+    }
+
+    /// An origin's rule answers every subscription on it that has no rule of its own, over the
+    /// control API too.
+    @Test func originRuleAnswersEverySubscriptionOnTheOrigin() async throws {
+        try await withMock { server, port in
+            let a = try server.webPushTarget(port: port)
+            let b = try server.webPushTarget(port: port)
+            let body = Array(#"{"origin":"https://127.0.0.1:\#(port)","rule":{"then":{"kind":"status","status":503,"retryAfter":"5"}}}"#.utf8)
+            #expect(try Curl.one(port: port, TestRequest(method: "POST", path: "/_mock/webpush/rules", headers: [], body: body)).status == 200)
+            server.setWebPushRule(forEndpoint: b.subscription.endpoint, .always(.normal))
+            let result = try Curl.run(port: port, [try a.request(), try b.request()])
+            #expect(result.responses.map(\.status) == [503, 201])
+            #expect(result.responses[0].headers["retry-after"] == "5")
+            try server.setWebPushRule(forOrigin: "https://127.0.0.1:\(port)", nil)
+            #expect(try Curl.one(port: port, try a.request()).status == 201)
+        }
+    }
+
+    /// Held answers hold Web Push answers too: the request is received and recorded, its answer
+    /// waits for `releaseAnswers()`.
+    @Test func heldAnswersHoldWebPushAnswersUntilReleased() async throws {
+        try await withMock { server, port in
+            let target = try server.webPushTarget(port: port)
+            let request = try target.request()
+            server.holdAnswers()
+            let sent = Task { try Curl.one(port: port, request) }
+            try await server.waitUntil(timeout: .seconds(30), "the held Web Push request") { $0.webPushRequests == 1 }
+            #expect(server.heldAnswerCount == 1)
+            server.releaseAnswers()
+            let response = try await sent.value
+            #expect(response.status == 201)
+        }
+    }
+
+    @Test func noAnswerLeavesTheStreamUnansweredAndResetResetsIt() async throws {
+        try await withMock { server, port in
+            let target = try server.webPushTarget(port: port)
+            server.setWebPushRule(forEndpoint: target.subscription.endpoint, MockWebPushRule(sequence: [.reset, .noAnswer]))
+            let reset = try Curl.run(port: port, [try target.request()])
+            #expect(reset.exitCode != 0 && reset.responses[0].status == 0)
+            // No answer: curl's own deadline ends it (the mock never answers; 2 s is curl's wait, not an assertion).
+            let unanswered = try Curl.run(port: port, [try target.request()], maxTime: 2)
+            #expect(unanswered.exitCode == 28, "\(unanswered.stderr)")
+            #expect(server.webPushRequests().map(\.answerKind) == ["reset", "noAnswer"])
+        }
+    }
+
+    @Test func connectionFaultsCountWebPushRequests() async throws {
+        try await withMock { server, port in
+            let target = try server.webPushTarget(port: port)
+            server.setFaults(MockConnectionFaults(closeAfterRequests: 1))
+            #expect(try Curl.one(port: port, try target.request()).status == 201)
+            try await server.waitUntil(timeout: .seconds(30), "the close") { $0.connectionsClosedByMock == 1 }
+        }
+    }
+}
