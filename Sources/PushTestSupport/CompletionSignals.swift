@@ -40,13 +40,16 @@ public struct CompletionSignal: Decodable, Equatable, Sendable {
     /// SQL functions the trigger uses (`finished_at` as `to_json` prints it).
     public static func expected(_ db: PGConnection, id: Int64) async throws -> CompletionSignal {
         let r = try await db.query("""
-            SELECT status, last_status, left(last_reason, 200), attempts, dedupe_key, lane, provider, to_json(finished_at)#>>'{}'
+            SELECT status, last_status, left(last_reason, 200) AS last_reason, attempts, dedupe_key, lane, provider,
+                   to_json(finished_at)#>>'{}' AS finished_at
               FROM pushq.notifications WHERE id = $1
             """, [id])
         guard r.count == 1 else { throw TestSetupError("no row \(id)") }
-        return CompletionSignal(id: id, status: r.string(0, 0) ?? "", lastStatus: try r.decode(Int.self, 0, 1), lastReason: r.string(0, 2),
-                                attempts: try r.decode(Int.self, 0, 3) ?? -1, dedupeKey: r.string(0, 4), lane: r.string(0, 5) ?? "",
-                                provider: r.string(0, 6) ?? "", finishedAt: r.string(0, 7))
+        let row = try r.firstRow()
+        return CompletionSignal(id: id, status: try row.string("status") ?? "", lastStatus: try row.decode(Int?.self, "last_status"),
+                                lastReason: try row.string("last_reason"), attempts: try row.decode(Int?.self, "attempts") ?? -1,
+                                dedupeKey: try row.string("dedupe_key"), lane: try row.string("lane") ?? "",
+                                provider: try row.string("provider") ?? "", finishedAt: try row.string("finished_at"))
     }
 
     /// The notifications `listener` receives until `done` holds for all received so far, or

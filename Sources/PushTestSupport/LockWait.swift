@@ -20,8 +20,8 @@ public enum LockWait {
                                     timeout: Duration = .seconds(10)) async throws -> Bool {
         try await until(timeout: timeout) {
             try await observer.query("""
-                SELECT count(*) > 0 FROM pg_locks WHERE relation = $1::regclass AND mode = $2 AND NOT granted
-                """, [table, mode]).decode(Bool.self, 0, 0) == true
+                SELECT count(*) > 0 AS waiting FROM pg_locks WHERE relation = $1::regclass AND mode = $2 AND NOT granted
+                """, [table, mode]).firstRow().decode(Bool?.self, "waiting") == true
         }
     }
 

@@ -22,7 +22,7 @@ public enum TableRules {
             SELECT conname FROM pg_constraint WHERE conrelid = 'pushq.notifications'::regclass AND contype = 'c' AND convalidated
             UNION \(functionRulesSQL)
             """)
-        return Set((0..<r.count).compactMap { r.string($0, 0) })
+        return Set(try r.rows.map { row throws(PGError) in try row.string("conname") }.compactMap { $0 })
     }
 
     /// Runs `body` with the rules' triggers off, and turns them back on, even when it throws:

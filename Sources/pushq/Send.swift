@@ -78,12 +78,13 @@ struct Send: AsyncParsableCommand {
                        round(extract(epoch FROM (COALESCE(finished_at, now()) - created_at)) * 1000)::bigint AS ms
                   FROM pushq.notifications WHERE id = $1
                 """, [id])
-            let status = try r.decode(String.self, 0, "status")
+            let row = try r.firstRow()
+            let status = try row.decode(String.self, "status")
             if ["sent", "failed", "expired", "cancelled"].contains(status) {
-                let reason = try r.decodeOptional(String.self, 0, "last_reason")
-                let http = try r.decodeOptional(Int.self, 0, "last_status")
-                let attempts = try r.decode(Int.self, 0, "attempts")
-                let ms = try r.decode(Int64.self, 0, "ms")
+                let reason = try row.decode(String?.self, "last_reason")
+                let http = try row.decode(Int?.self, "last_status")
+                let attempts = try row.decode(Int.self, "attempts")
+                let ms = try row.decode(Int64.self, "ms")
                 var line = "notification \(id): \(status)"
                 if let reason { line += " \(reason)" }
                 if let http { line += " (HTTP \(http))" }
@@ -95,8 +96,8 @@ struct Send: AsyncParsableCommand {
             try await Task.sleep(for: .milliseconds(20))
         }
         let r = try await connection.query("SELECT status, last_reason FROM pushq.notifications WHERE id = $1", [id])
-        let status = r.count == 1 ? try r.decode(String.self, 0, "status") : "deleted"
-        let lastReason = r.count == 1 ? try r.decodeOptional(String.self, 0, "last_reason") : nil
+        let status = try r.rows.first?.decode(String.self, "status") ?? "deleted"
+        let lastReason = try r.rows.first?.decode(String?.self, "last_reason") ?? nil
         let hint = Self.notFinal(status: status, lastReason: lastReason, credential: credential ?? "default",
                                  workers: try await connection.liveWorkers())
         print("notification \(id): not final after \(waitTimeout) s: \(hint)")

@@ -70,13 +70,13 @@ case "latency":
         let token = "c" + String(repeating: "0", count: 63 - hex.count) + hex
         let before = wallNanoseconds()
         let r = try await c.query("INSERT INTO pushq.notifications (device_token, payload) VALUES ($1, '{\"aps\":{\"alert\":\"latency\"}}') RETURNING apns_id", [token])
-        print("\(r.string(0, 0) ?? "") \(before)")
+        print("\(try r.firstRow().string("apns_id") ?? "") \(before)")
         try await Task.sleep(until: start + .milliseconds(gap * (i + 1)), clock: .continuous)
     }
 case "wait":
     guard args.count == 4, let timeout = Double(args[3]) else { fail("usage: queue-bench wait URL TIMEOUT_S") }
     let c = try await PGConnection.connect(args[2], logger: logger)
-    let backend = try await c.query("SELECT pg_backend_pid()").string(0, 0) ?? ""
+    let backend = try await c.query("SELECT pg_backend_pid() AS pid").firstRow().string("pid") ?? ""
     /// utime + stime of the backend (fields 14 and 15 of /proc/PID/stat; the name in field 2 has no spaces).
     func backendTicks() -> Int {
         guard let stat = try? String(contentsOfFile: "/proc/\(backend)/stat", encoding: .utf8) else { return 0 }
@@ -88,9 +88,9 @@ case "wait":
     // Each probe is answered from the partial indexes notifications_due and notifications_lease.
     let probe = """
         SELECT EXISTS (SELECT 1 FROM pushq.notifications WHERE status IN ('queued', 'retrying'))
-            OR EXISTS (SELECT 1 FROM pushq.notifications WHERE status = 'sending')
+            OR EXISTS (SELECT 1 FROM pushq.notifications WHERE status = 'sending') AS open
         """
-    while try await c.query(probe).string(0, 0) == "t" {
+    while try await c.query(probe).firstRow().string("open") == "t" {
         if ContinuousClock.now > deadline { fail("queue-bench wait: rows still open after \(timeout) s") }
         try await Task.sleep(for: .milliseconds(50))
     }

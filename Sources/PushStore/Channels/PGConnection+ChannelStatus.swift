@@ -68,25 +68,28 @@ extension PGConnection {
     /// the reconciliations.
     public func channelsStatus() throws(PGError) -> ChannelsStatus {
         var counts = Dictionary(uniqueKeysWithValues: ChannelsStatus.statuses.map { ($0, 0) })
-        let c = try query("SELECT status, count(*) FROM pushq.channels GROUP BY status")
-        for i in 0..<c.count { counts[c.string(i, 0) ?? "", default: 0] += try c.decode(Int.self, i, 1) ?? 0 }
+        let c = try query("SELECT status, count(*) AS channels FROM pushq.channels GROUP BY status")
+        for row in c.rows { counts[try row.string("status") ?? "", default: 0] += try row.decode(Int?.self, "channels") ?? 0 }
         let rows = try query("""
-            SELECT c.name, c.status, COALESCE(c.credential, 'default'), c.environment, c.apns_channel_id,
+            SELECT c.name, c.status, COALESCE(c.credential, 'default') AS credential, c.environment, c.apns_channel_id,
                    c.message_storage_policy, c.attempts, c.last_status, c.last_reason,
                    (SELECT count(*) FROM pushq.notifications n WHERE n.channel = c.name AND n.status IN ('queued', 'retrying'))
+                       AS waiting_rows
               FROM pushq.channels c
              WHERE c.status <> 'deleted'
              ORDER BY c.status = 'active', c.updated_at DESC, c.name
              LIMIT $1
             """, [ChannelsStatus.listLimit])
         var channels: [ChannelReport] = []
-        for i in 0..<rows.count {
+        for row in rows.rows {
             channels.append(ChannelReport(
-                name: rows.string(i, 0) ?? "", status: rows.string(i, 1) ?? "", credential: rows.string(i, 2) ?? "default",
-                environment: rows.string(i, 3), apnsChannelID: rows.string(i, 4),
-                messageStoragePolicy: try rows.decode(Int.self, i, 5) ?? 1, attempts: try rows.decode(Int.self, i, 6) ?? 0,
-                lastStatus: try rows.decode(Int.self, i, 7), lastReason: rows.string(i, 8),
-                waitingRows: try rows.decode(Int.self, i, 9) ?? 0))
+                name: try row.string("name") ?? "", status: try row.string("status") ?? "",
+                credential: try row.string("credential") ?? "default",
+                environment: try row.string("environment"), apnsChannelID: try row.string("apns_channel_id"),
+                messageStoragePolicy: try row.decode(Int?.self, "message_storage_policy") ?? 1,
+                attempts: try row.decode(Int?.self, "attempts") ?? 0,
+                lastStatus: try row.decode(Int?.self, "last_status"), lastReason: try row.string("last_reason"),
+                waitingRows: try row.decode(Int?.self, "waiting_rows") ?? 0))
         }
         return ChannelsStatus(counts: counts, channels: channels, reconciliations: try reconciliations())
     }
@@ -94,17 +97,18 @@ extension PGConnection {
     /// Every row of `pushq.channel_reconciliations`, by credential, environment and bundle id.
     public func reconciliations() throws(PGError) -> [ReconciliationReport] {
         let r = try query("""
-            SELECT credential, environment, topic, extract(epoch FROM checked_at)::float8, listed,
-                   array_to_string(unknown_ids, ' '), last_reason
+            SELECT credential, environment, topic, extract(epoch FROM checked_at)::float8 AS checked_at, listed,
+                   array_to_string(unknown_ids, ' ') AS unknown_ids, last_reason
               FROM pushq.channel_reconciliations ORDER BY 1, 2, 3
             """)
         var out: [ReconciliationReport] = []
-        for i in 0..<r.count {
+        for row in r.rows {
             out.append(ReconciliationReport(
-                credential: r.string(i, 0) ?? "", environment: r.string(i, 1) ?? "", topic: r.string(i, 2) ?? "",
-                checkedAt: try r.decode(Double.self, i, 3).map { Date(timeIntervalSince1970: $0) },
-                listed: try r.decode(Int.self, i, 4) ?? 0, unknownIDs: Self.words(r.string(i, 5)),
-                lastReason: r.string(i, 6)))
+                credential: try row.string("credential") ?? "", environment: try row.string("environment") ?? "",
+                topic: try row.string("topic") ?? "",
+                checkedAt: try row.decode(Double?.self, "checked_at").map { Date(timeIntervalSince1970: $0) },
+                listed: try row.decode(Int?.self, "listed") ?? 0, unknownIDs: Self.words(try row.string("unknown_ids")),
+                lastReason: try row.string("last_reason")))
         }
         return out
     }
@@ -113,15 +117,16 @@ extension PGConnection {
     /// reached Apple (it has an id): what the reconciliation checks.
     public func channelScopes(credentials: [String], defaultEnvironment: APNsEnvironment) throws(PGError) -> [ChannelScope] {
         let r = try query("""
-            SELECT DISTINCT COALESCE(credential, 'default'), COALESCE(environment, $2), topic
+            SELECT DISTINCT COALESCE(credential, 'default') AS credential, COALESCE(environment, $2) AS environment, topic
               FROM pushq.channels
              WHERE apns_channel_id IS NOT NULL AND COALESCE(credential, 'default') = ANY($1::text[])
              ORDER BY 1, 2, 3
             """, [credentials, defaultEnvironment.rawValue])
         var out: [ChannelScope] = []
-        for i in 0..<r.count {
-            guard let environment = APNsEnvironment(rawValue: r.string(i, 1) ?? "") else { continue }
-            out.append(ChannelScope(credential: r.string(i, 0) ?? "default", environment: environment, topic: r.string(i, 2)))
+        for row in r.rows {
+            guard let environment = APNsEnvironment(rawValue: try row.string("environment") ?? "") else { continue }
+            out.append(ChannelScope(credential: try row.string("credential") ?? "default", environment: environment,
+                                    topic: try row.string("topic")))
         }
         return out
     }
@@ -158,9 +163,9 @@ extension PGConnection {
                                                   ORDER BY 1) END,
                    last_reason = $5
              WHERE r.credential = $1 AND r.environment = $2 AND r.topic = $3
-            RETURNING array_to_string(r.unknown_ids, ' ')
+            RETURNING array_to_string(r.unknown_ids, ' ') AS unknown_ids
             """, [credential, environment.rawValue, topic, listed, reason])
-        return r.count == 0 ? [] : Self.words(r.string(0, 0))
+        return try r.rows.first.map { row throws(PGError) in Self.words(try row.string("unknown_ids")) } ?? []
     }
 
     /// The ids of `array_to_string(ids, ' ')`: channel ids are base64, without spaces.

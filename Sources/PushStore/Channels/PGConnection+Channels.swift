@@ -86,20 +86,21 @@ extension PGConnection {
             try c.query(Self.claimChannelsSQL, parameters)
         }
         var rows: [ClaimedChannel] = []
-        for r in 0..<result.count {
+        for row in result.rows {
+            let apnsChannelID = try row.string("apns_channel_id")
             rows.append(ClaimedChannel(
-                id: try result.decode(Int64.self, r, 0) ?? 0,
-                name: result.string(r, 1) ?? "",
-                operation: result.string(r, 2) == "deleting" ? .delete : .create,
-                credential: result.string(r, 3) ?? "default",
-                environment: APNsEnvironment(rawValue: result.string(r, 4) ?? "") ?? defaultEnvironment,
-                topic: result.string(r, 5),
-                messageStoragePolicy: try result.decode(Int.self, r, 6) ?? 1,
-                apnsChannelID: result.string(r, 7),
-                attempts: try result.decode(Int.self, r, 8) ?? 0,
-                maxAttempts: try result.decode(Int.self, r, 9) ?? 1,
-                lease: try result.decode(Int64.self, r, 10) ?? 0,
-                unansweredCreate: result.string(r, 7) == nil ? try result.decode(Int64.self, r, 11) : nil))
+                id: try row.decode(Int64?.self, "id") ?? 0,
+                name: try row.string("name") ?? "",
+                operation: try row.string("status") == "deleting" ? .delete : .create,
+                credential: try row.string("credential") ?? "default",
+                environment: APNsEnvironment(rawValue: try row.string("environment") ?? "") ?? defaultEnvironment,
+                topic: try row.string("topic"),
+                messageStoragePolicy: try row.decode(Int?.self, "message_storage_policy") ?? 1,
+                apnsChannelID: apnsChannelID,
+                attempts: try row.decode(Int?.self, "attempts") ?? 0,
+                maxAttempts: try row.decode(Int?.self, "max_attempts") ?? 1,
+                lease: try row.decode(Int64?.self, "lease") ?? 0,
+                unansweredCreate: apnsChannelID == nil ? try row.decode(Int64?.self, "create_requested") : nil))
         }
         return rows
     }
@@ -137,10 +138,10 @@ extension PGConnection {
                attempts = c.attempts + CASE WHEN c.status = 'deleting' AND c.apns_channel_id IS NULL THEN 0 ELSE 1 END
           FROM picked p
          WHERE c.id = p.id
-        RETURNING c.id, c.name, c.status, COALESCE(c.credential, 'default'), COALESCE(c.environment, $3), c.topic,
+        RETURNING c.id, c.name, c.status, COALESCE(c.credential, 'default') AS credential, COALESCE(c.environment, $3) AS environment, c.topic,
                   c.message_storage_policy, c.apns_channel_id, c.attempts, c.max_attempts,
-                  (extract(epoch FROM c.locked_until) * 1000000)::bigint,
-                  (extract(epoch FROM c.create_requested_at) * 1000000)::bigint
+                  (extract(epoch FROM c.locked_until) * 1000000)::bigint AS lease,
+                  (extract(epoch FROM c.create_requested_at) * 1000000)::bigint AS create_requested
         """
 
     /// Records the create about to be sent for `channel` (`create_requested_at` now,
@@ -155,9 +156,9 @@ extension PGConnection {
                SET create_requested_at = now(), create_request_id = $4, apns_request_id = $4,
                    locked_until = now() + $5 * interval '1 second'
              WHERE c.id = $1 AND c.locked_by = $2 AND (extract(epoch FROM c.locked_until) * 1000000)::bigint = $3
-            RETURNING (extract(epoch FROM c.locked_until) * 1000000)::bigint
+            RETURNING (extract(epoch FROM c.locked_until) * 1000000)::bigint AS lease
             """, [channel.id, workerID, channel.lease, requestID, leaseSeconds])
-        return r.count == 0 ? nil : try r.decode(Int64.self, 0, 0)
+        return try r.rows.first?.decode(Int64?.self, "lease")
     }
 
     /// Renews the lease of a claimed channel before one more request, fenced by the claim.
@@ -167,9 +168,9 @@ extension PGConnection {
         let r = try query("""
             UPDATE pushq.channels c SET locked_until = now() + $4 * interval '1 second'
              WHERE c.id = $1 AND c.locked_by = $2 AND (extract(epoch FROM c.locked_until) * 1000000)::bigint = $3
-            RETURNING (extract(epoch FROM c.locked_until) * 1000000)::bigint
+            RETURNING (extract(epoch FROM c.locked_until) * 1000000)::bigint AS lease
             """, [channel.id, workerID, channel.lease, leaseSeconds])
-        return r.count == 0 ? nil : try r.decode(Int64.self, 0, 0)
+        return try r.rows.first?.decode(Int64?.self, "lease")
     }
 
     /// What the worker weighs, after an unanswered create, against the ids Apple lists for the
@@ -192,16 +193,17 @@ extension PGConnection {
                      WHERE o.apns_channel_id IS NULL AND o.create_requested_at IS NOT NULL
                        AND o.status IN ('creating', 'deleting')
                        AND COALESCE(o.credential, 'default') = $1 AND COALESCE(o.environment, $2) = $2
-                       AND (o.topic = $3 OR (o.topic IS NULL AND $4))),
+                       AND (o.topic = $3 OR (o.topic IS NULL AND $4))) AS unanswered_rows,
                    (SELECT array_to_string(r.unknown_ids, ' ') FROM pushq.channel_reconciliations r
                      WHERE r.credential = $1 AND r.environment = $2 AND r.topic = $3
-                       AND r.checked_at < to_timestamp($5::double precision / 1000000))
+                       AND r.checked_at < to_timestamp($5::double precision / 1000000)) AS unknown_before
             """, [channel.credential, channel.environment.rawValue, bundleID, channel.topic == nil,
                   Double(channel.unansweredCreate ?? 0)])
+        let facts = try rest.firstRow()
         return UnansweredCreateFacts(
-            known: Set((0..<known.count).compactMap { known.string($0, 0) }),
-            unansweredRows: try rest.decode(Int.self, 0, 0) ?? 0,
-            unknownBefore: Set((rest.string(0, 1) ?? "").split(separator: " ").map(String.init)))
+            known: Set(try known.rows.map { row throws(PGError) in try row.string("apns_channel_id") }.compactMap { $0 }),
+            unansweredRows: try facts.decode(Int?.self, "unanswered_rows") ?? 0,
+            unknownBefore: Set((try facts.string("unknown_before") ?? "").split(separator: " ").map(String.init)))
     }
 
     /// Writes back one channel operation, fenced: only while the row is held under the claim
@@ -240,6 +242,6 @@ extension PGConnection {
             RETURNING c.status
             """, [completion.id, kind, channelID, after, completion.httpStatus, completion.reason, completion.requestID,
                   completion.lease, workerID])
-        return result.count == 0 ? nil : result.string(0, 0)
+        return try result.rows.first?.string("status")
     }
 }

@@ -35,7 +35,8 @@ extension PGConnection {
             ON CONFLICT ON CONSTRAINT devices_pkey DO UPDATE SET \(updates.joined(separator: ", "))
             RETURNING d.xmax = 0 AS created, row_to_json(d)::text AS row
             """, parameters)
-        return (try r.decode(Bool.self, 0, "created"), try r.decode(String.self, 0, "row"))
+        let row = try r.firstRow()
+        return (try row.decode(Bool.self, "created"), try row.decode(String.self, "row"))
     }
 
     /// Deletes the registrations of `token` (an APNs token in any case), of `provider` and in
@@ -68,11 +69,11 @@ extension PGConnection {
     /// array of row objects, newest registration first.
     public func devices(userRef: String, limit: Int) throws(PGError) -> String {
         let r = try query(Self.userDevicesSQL, [userRef, limit])
-        return r.string(0, 0) ?? "[]"
+        return try r.rows.first?.string("devices") ?? "[]"
     }
 
     static let userDevicesSQL = """
-        SELECT COALESCE(json_agg(row_to_json(d) ORDER BY d.registered_at DESC NULLS LAST, d.device_token), '[]')::text FROM (
+        SELECT COALESCE(json_agg(row_to_json(d) ORDER BY d.registered_at DESC NULLS LAST, d.device_token), '[]')::text AS devices FROM (
             SELECT * FROM pushq.devices WHERE user_ref = $1 ORDER BY registered_at DESC NULLS LAST, device_token LIMIT $2
         ) d
         """
@@ -86,9 +87,9 @@ extension PGConnection {
         let names = Self.enqueueForUserArguments.filter { arguments.keys.contains($0) }
         let parameters: [(any PGParameter)?] = [userRef] + names.map { arguments[$0] ?? nil }
         let named = names.enumerated().map { ", \($0.element) => $\($0.offset + 2)::\(Self.enqueueForUserTypes[$0.element] ?? "text")" }
-        let r = try query("SELECT * FROM pushq.enqueue_for_user(user_ref => $1\(named.joined()))", parameters)
+        let r = try query("SELECT id FROM pushq.enqueue_for_user(user_ref => $1\(named.joined())) id", parameters)
         var ids: [Int64] = []
-        for i in 0..<r.count { ids.append(try r.decode(Int64.self, i, 0) ?? 0) }
+        for row in r.rows { ids.append(try row.decode(Int64?.self, "id") ?? 0) }
         return ids
     }
 

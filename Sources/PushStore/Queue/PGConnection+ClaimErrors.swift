@@ -19,8 +19,8 @@ extension PGConnection {
         parameters += filter.parameters
         let result = try query(Self.headsSQL.render([ClaimFilter.marker: filter.sql]), parameters)
         var ids: [Int64] = []
-        for r in 0..<result.count {
-            if let id = try result.decode(Int64.self, r, 0) { ids.append(id) }
+        for row in result.rows {
+            if let id = try row.decode(Int64?.self, "id") { ids.append(id) }
         }
         return ids
     }
@@ -35,7 +35,7 @@ extension PGConnection {
         filter.add(only: only, row: nil, excluding: excluding)
         parameters += filter.parameters
         let result = try query(Self.lastDueSQL.render([ClaimFilter.marker: filter.sql]), parameters)
-        return result.count == 0 ? nil : try result.decode(Int64.self, 0, 0)
+        return try result.rows.first?.decode(Int64?.self, "id")
     }
 
     /// Ends rows that make every claim fail: `failed` with last_reason `ClaimError`, released
@@ -62,8 +62,8 @@ extension PGConnection {
             SELECT id FROM ended
             """, [ids, workerID])
         var ended: [Int64] = []
-        for r in 0..<result.count {
-            if let id = try result.decode(Int64.self, r, 0) { ended.append(id) }
+        for row in result.rows {
+            if let id = try row.decode(Int64?.self, "id") { ended.append(id) }
         }
         return ended
     }

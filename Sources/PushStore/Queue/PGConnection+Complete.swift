@@ -44,7 +44,7 @@ extension PGConnection {
             var write = CompletionWrite()
             if hasRows {
                 // Prepared: planned once per session (with nested loops off, as every time it runs).
-                write.updated = try c.preparedQuery(Self.completeSQL, rowParameters).decode(Int.self, 0, 0) ?? 0
+                write.updated = try c.preparedQuery(Self.completeSQL, rowParameters).firstRow().decode(Int?.self, "updated") ?? 0
                 // The upserts of tokens join pushq.devices, which may hold millions of rows: they
                 // run with nested loops as the server sets them. The holds and the lifts touch
                 // pushq.credential_pauses alone (a row per endpoint) and run as they are, which
@@ -149,7 +149,7 @@ extension PGConnection {
         ), tallied AS (
         \(tallySQL(from: "done", worker: "$9"))
         )
-        SELECT count(*) FROM done
+        SELECT count(*) AS updated FROM done
         """
 
     static let invalidateSQL = """

@@ -11,7 +11,7 @@ extension PGConnection {
     /// - Returns: the entries deleted.
     @discardableResult
     public func sweepDue(limit: Int) throws(PGError) -> Int {
-        try query(Self.sweepDueSQL, [limit]).decode(Int.self, 0, 0) ?? 0
+        try query(Self.sweepDueSQL, [limit]).firstRow().decode(Int?.self, "deleted") ?? 0
     }
 
     static let sweepDueSQL = ClaimStatement.dueLanes + """
@@ -49,6 +49,6 @@ extension PGConnection {
                                       WHERE x.found IS NULL))
             RETURNING 1
         )
-        SELECT count(*)::int8 FROM gone
+        SELECT count(*)::int8 AS deleted FROM gone
         """
 }

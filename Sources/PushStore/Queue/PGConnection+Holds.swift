@@ -34,7 +34,7 @@ extension PGConnection {
     /// takes the due probes (``takeProbe(_:failures:seconds:workerID:)``).
     public func holds() throws(PGError) -> [HeldEndpoint] {
         let r = try query("""
-            SELECT credential, environment, kind, reason, failures, paused_until <= now()
+            SELECT credential, environment, kind, reason, failures, paused_until <= now() AS probe_due
               FROM pushq.credential_pauses ORDER BY credential, environment
             """)
         return try Self.decodeHolds(r)
@@ -63,12 +63,12 @@ extension PGConnection {
     /// The holds with their messages and next probe, for `pushq status`.
     public func holdReports() throws(PGError) -> [HoldReport] {
         let r = try query("""
-            SELECT credential, environment, kind, reason, failures, paused_until <= now(), message, paused_until
+            SELECT credential, environment, kind, reason, failures, paused_until <= now() AS probe_due, message, paused_until
               FROM pushq.credential_pauses ORDER BY kind, credential, environment
             """)
         var out: [HoldReport] = []
-        for (i, h) in try Self.decodeHoldRows(r) {
-            out.append(HoldReport(held: h, message: r.string(i, 6) ?? "", nextProbe: try r.decode(Date.self, i, 7) ?? Date()))
+        for (row, h) in try Self.decodeHoldRows(r) {
+            out.append(HoldReport(held: h, message: try row.string("message") ?? "", nextProbe: try row.decode(Date?.self, "paused_until") ?? Date()))
         }
         return out
     }
@@ -77,17 +77,20 @@ extension PGConnection {
         try decodeHoldRows(r).map(\.held)
     }
 
-    /// The holds of `r` with the index of the row each came from (rows naming an unknown
-    /// environment (channel) or kind are passed over).
-    private static func decodeHoldRows(_ r: PGResult) throws(PGError) -> [(row: Int, held: HeldEndpoint)] {
-        var out: [(row: Int, held: HeldEndpoint)] = []
-        for i in 0..<r.count {
-            guard let endpoint = Endpoint(credential: r.string(i, 0) ?? "", channel: r.string(i, 1) ?? ""),
-                  let kind = HoldKind(rawValue: r.string(i, 2) ?? "") else { continue }
-            out.append((i, HeldEndpoint(endpoint: endpoint, kind: kind,
-                                        reason: r.string(i, 3) ?? "",
-                                        failures: r.columnCount > 4 ? try r.decode(Int.self, i, 4) ?? 1 : 1,
-                                        probeDue: r.columnCount > 5 ? try r.decode(Bool.self, i, 5) ?? false : false)))
+    /// The holds of `r` with the row each came from (rows naming an unknown environment
+    /// (channel) or kind are passed over). `failures` and `probe_due` are optional columns (a
+    /// lift returns neither): 1 and false without them.
+    private static func decodeHoldRows(_ r: PGResult) throws(PGError) -> [(row: PGRow, held: HeldEndpoint)] {
+        var out: [(row: PGRow, held: HeldEndpoint)] = []
+        let rows = r.rows
+        let failures = try? rows.column("failures"), probeDue = try? rows.column("probe_due")
+        for row in rows {
+            guard let endpoint = Endpoint(credential: try row.string("credential") ?? "", channel: try row.string("environment") ?? ""),
+                  let kind = HoldKind(rawValue: try row.string("kind") ?? "") else { continue }
+            out.append((row, HeldEndpoint(endpoint: endpoint, kind: kind,
+                                          reason: try row.string("reason") ?? "",
+                                          failures: try failures.map { c throws(PGError) in try row.decode(Int?.self, c) ?? 1 } ?? 1,
+                                          probeDue: try probeDue.map { c throws(PGError) in try row.decode(Bool?.self, c) ?? false } ?? false)))
         }
         return out
     }

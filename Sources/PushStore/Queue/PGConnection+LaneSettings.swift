@@ -23,9 +23,9 @@ extension PGConnection {
         let r = try query("SELECT name, paused, max_per_second FROM pushq.lanes ORDER BY name")
         var settings: [LaneSetting] = []
         settings.reserveCapacity(r.count)
-        for i in 0..<r.count {
-            settings.append(LaneSetting(name: r.string(i, 0) ?? "", paused: r.string(i, 1) == "t",
-                                        maxPerSecond: try r.decode(Double.self, i, 2)))
+        for row in r.rows {
+            settings.append(LaneSetting(name: try row.string("name") ?? "", paused: try row.string("paused") == "t",
+                                        maxPerSecond: try row.decode(Double?.self, "max_per_second")))
         }
         return settings
     }

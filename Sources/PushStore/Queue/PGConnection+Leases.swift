@@ -30,7 +30,8 @@ extension PGConnection {
     /// flight that is not older than the row's lease.
     public func recoverLapsedLeases(limit: Int) throws(PGError) -> LapsedLeases {
         let r = try query(Self.recoverLapsedLeasesSQL, [limit])
-        return LapsedLeases(rows: try r.decode(Int.self, 0, 0) ?? 0, leases: try r.decode(Int.self, 0, 1) ?? 0)
+        let row = try r.firstRow()
+        return LapsedLeases(rows: try row.decode(Int?.self, "rows") ?? 0, leases: try row.decode(Int?.self, "leases") ?? 0)
     }
 
     /// Deletes `workerID`'s rows of pushq.leases for these leases (each a claim's
@@ -54,14 +55,14 @@ extension PGConnection {
     /// - Returns: the lease rows deleted.
     @discardableResult
     public func releaseRecoveredLeases(limit: Int) throws(PGError) -> Int {
-        try query(Self.releaseRecoveredLeasesSQL, [limit]).decode(Int.self, 0, 0) ?? 0
+        try query(Self.releaseRecoveredLeasesSQL, [limit]).firstRow().decode(Int?.self, "deleted") ?? 0
     }
 
     /// Whether `notifications_lease` (schemas before 41) still exists: then workers before
     /// schema 35, which write no lease row, may hold rows in flight, and ``inFlightSQL(_:)``
     /// reads them through it.
     func leaseIndexExists() throws(PGError) -> Bool {
-        try query("SELECT to_regclass('pushq.notifications_lease') IS NOT NULL").decode(Bool.self, 0, 0) ?? false
+        try query("SELECT to_regclass('pushq.notifications_lease') IS NOT NULL AS present").firstRow().decode(Bool?.self, "present") ?? false
     }
 
     /// The condition on `pushq.notifications` (unaliased) that holds for the rows in flight
@@ -127,7 +128,7 @@ extension PGConnection {
             SELECT e.id FROM ended e
              WHERE EXISTS (SELECT 1 FROM lapsed x WHERE x.id = ANY (e.ids) AND x.locked_until <= e.lease_until)
         )\(keptOrGoneSQL(read: "ended"))
-        SELECT (SELECT count(*) FROM added)::int8, (SELECT count(*) FROM kept)::int8 + (SELECT count(*) FROM gone)::int8
+        SELECT (SELECT count(*) FROM added)::int8 AS rows, (SELECT count(*) FROM kept)::int8 + (SELECT count(*) FROM gone)::int8 AS leases
         """
 
     static let releaseRecoveredLeasesSQL = """
@@ -143,6 +144,6 @@ extension PGConnection {
                             WHERE n.id = ANY (c.ids) AND n.status = 'sending' AND n.locked_until <= c.lease_until)
         )\(keptOrGoneSQL(read: "checked"))
         -- kept runs whether or not it is read (a data-modifying WITH always runs to completion).
-        SELECT count(*)::int8 FROM gone
+        SELECT count(*)::int8 AS deleted FROM gone
         """
 }

@@ -34,7 +34,7 @@ extension PGConnection {
     /// - Returns: whether this session is now the pruner. Release it with ``unlockPruner()``;
     ///   a lost connection releases it too.
     public func tryLockPruner() throws(PGError) -> Bool {
-        try query("SELECT pg_try_advisory_lock($1)", [Self.pruneLockKey]).decode(Bool.self, 0, 0) == true
+        try query("SELECT pg_try_advisory_lock($1) AS locked", [Self.pruneLockKey]).firstRow().decode(Bool?.self, "locked") == true
     }
 
     /// Releases the pruner's advisory lock (if this session does not hold it, PostgreSQL only warns).
@@ -63,19 +63,22 @@ extension PGConnection {
                    AND \(pass.condition)
                 RETURNING 1
             ), last AS (SELECT created_at, id FROM walked ORDER BY created_at DESC, id DESC LIMIT 1)
-            SELECT (SELECT count(*) FROM gone), (SELECT count(*) FROM walked), (SELECT created_at::text FROM last),
-                   (SELECT id FROM last)
+            SELECT (SELECT count(*) FROM gone) AS deleted, (SELECT count(*) FROM walked) AS walked,
+                   (SELECT created_at::text FROM last) AS last_created_at, (SELECT id FROM last) AS last_id
             """, [seconds, limit, after?.createdAt ?? "-infinity", after?.id ?? Int64.min])
+        let row = try r.firstRow()
         var last: PrunePosition?
-        if let createdAt = r.string(0, 2), let id = try r.decode(Int64.self, 0, 3) { last = PrunePosition(createdAt: createdAt, id: id) }
-        return PruneStep(deleted: try r.decode(Int.self, 0, 0) ?? 0, walked: try r.decode(Int.self, 0, 1) ?? 0, last: last)
+        if let createdAt = try row.string("last_created_at"), let id = try row.decode(Int64?.self, "last_id") {
+            last = PrunePosition(createdAt: createdAt, id: id)
+        }
+        return PruneStep(deleted: try row.decode(Int?.self, "deleted") ?? 0, walked: try row.decode(Int?.self, "walked") ?? 0, last: last)
     }
 
     /// The rows of `pass` older than `seconds`: what a walk from the first row would delete
     /// (`pushq prune --dry-run`), through `notifications_created`.
     public func pruneCandidates(_ pass: PrunePass, olderThan seconds: Double) throws(PGError) -> Int {
         try query("""
-            SELECT count(*) FROM pushq.notifications WHERE created_at < now() - $1 * interval '1 second' AND \(pass.condition)
-            """, [seconds]).decode(Int.self, 0, 0) ?? 0
+            SELECT count(*) AS rows FROM pushq.notifications WHERE created_at < now() - $1 * interval '1 second' AND \(pass.condition)
+            """, [seconds]).firstRow().decode(Int?.self, "rows") ?? 0
     }
 }

@@ -63,7 +63,7 @@ extension PGConnection {
     /// The database's clock now (`clock_timestamp()`, not the transaction's start), in
     /// milliseconds since the epoch.
     public func clockMilliseconds() throws(PGError) -> Int64 {
-        try query("SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint").decode(Int64.self, 0, 0) ?? 0
+        try query("SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now_ms").firstRow().decode(Int64?.self, "now_ms") ?? 0
     }
 
     /// Removes this worker (clean stop), and every worker whose heartbeat is long gone.
@@ -74,16 +74,17 @@ extension PGConnection {
     /// Workers whose heartbeat is recent (``workerLivenessSeconds``), oldest first.
     public func liveWorkers() throws -> [WorkerRecord] {
         let r = try query("""
-            SELECT id, host, pid, version, started_at, extract(epoch FROM now() - heartbeat_at)::float8, credentials::text, schema_known
+            SELECT id, host, pid, version, started_at, extract(epoch FROM now() - heartbeat_at)::float8 AS heartbeat_age, credentials::text AS credentials,
+                   schema_known
               FROM pushq.workers WHERE heartbeat_at > now() - $1 * interval '1 second' ORDER BY started_at, id
             """, [Self.workerLivenessSeconds])
         var out: [WorkerRecord] = []
-        for i in 0..<r.count {
-            let credentials = (try? JSONDecoder().decode([ServedCredential].self, from: Data((r.string(i, 6) ?? "[]").utf8))) ?? []
-            out.append(WorkerRecord(id: r.string(i, 0) ?? "", host: r.string(i, 1) ?? "", pid: try r.decode(Int.self, i, 2) ?? 0,
-                                    version: r.string(i, 3) ?? "", startedAt: try r.decode(Date.self, i, 4) ?? Date(),
-                                    heartbeatAge: try r.decode(Double.self, i, 5) ?? 0, credentials: credentials,
-                                    schemaKnown: try r.decode(Int.self, i, 7)))
+        for row in r.rows {
+            let credentials = (try? JSONDecoder().decode([ServedCredential].self, from: Data((try row.string("credentials") ?? "[]").utf8))) ?? []
+            out.append(WorkerRecord(id: try row.string("id") ?? "", host: try row.string("host") ?? "", pid: try row.decode(Int?.self, "pid") ?? 0,
+                                    version: try row.string("version") ?? "", startedAt: try row.decode(Date?.self, "started_at") ?? Date(),
+                                    heartbeatAge: try row.decode(Double?.self, "heartbeat_age") ?? 0, credentials: credentials,
+                                    schemaKnown: try row.decode(Int?.self, "schema_known")))
         }
         return out
     }
@@ -93,7 +94,7 @@ extension PGConnection {
     public func rowsWithoutWorker() throws(PGError) -> [(credential: String, rows: Int)] {
         let r = try query(Self.rowsWithoutWorkerSQL, [Self.workerLivenessSeconds])
         var out: [(credential: String, rows: Int)] = []
-        for i in 0..<r.count { out.append((r.string(i, 0) ?? "", try r.decode(Int.self, i, 1) ?? 0)) }
+        for row in r.rows { out.append((try row.string("credential") ?? "", try row.decode(Int?.self, "rows") ?? 0)) }
         return out
     }
 
@@ -106,7 +107,7 @@ extension PGConnection {
                  WHERE w.heartbeat_at > now() - $1 * interval '1 second'
             )
             SELECT COALESCE(n.credential, 'default') || CASE WHEN n.provider = 'apns' THEN '' ELSE ' (' || n.provider || ')' END
-                       AS credential, count(*)
+                       AS credential, count(*) AS rows
               FROM pushq.notifications n
              WHERE n.id = ANY (ARRAY(SELECT d.id FROM pushq.due d))
                AND n.status IN ('queued', 'retrying')
@@ -135,9 +136,9 @@ extension PGConnection {
     public func expireWaiting(limit: Int) throws(PGError) -> [ExpiredRows] {
         let r = try query(Self.expireWaitingSQL, [limit])
         var out: [ExpiredRows] = []
-        for i in 0..<r.count {
-            out.append(ExpiredRows(credential: r.string(i, 0) ?? "default", environment: r.string(i, 1), lastReason: r.string(i, 2),
-                                   rows: try r.decode(Int.self, i, 3) ?? 0))
+        for row in r.rows {
+            out.append(ExpiredRows(credential: try row.string("credential") ?? "default", environment: try row.string("environment"),
+                                   lastReason: try row.string("last_reason"), rows: try row.decode(Int?.self, "rows") ?? 0))
         }
         return out
     }
@@ -160,7 +161,7 @@ extension PGConnection {
                 RETURNING COALESCE(n.credential, 'default') AS credential,
                           CASE WHEN n.provider = 'fcm' THEN 'fcm' ELSE n.environment END AS environment, n.last_reason
             )
-            SELECT credential, environment, last_reason, count(*) FROM ended GROUP BY 1, 2, 3
+            SELECT credential, environment, last_reason, count(*) AS rows FROM ended GROUP BY 1, 2, 3
             """
 
     /// Deletes token throttles that have ended.

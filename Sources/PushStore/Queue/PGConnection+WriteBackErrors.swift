@@ -24,7 +24,7 @@ extension PGConnection {
             ), tallied AS (
             \(Self.tallySQL(from: "ended", worker: "$2"))
             )
-            SELECT count(*) FROM ended
-            """, [row.id, workerID, row.attempt, Self.writeBackErrorReason, row.lease]).decode(Int.self, 0, 0) == 1
+            SELECT count(*) AS ended FROM ended
+            """, [row.id, workerID, row.attempt, Self.writeBackErrorReason, row.lease]).firstRow().decode(Int?.self, "ended") == 1
     }
 }

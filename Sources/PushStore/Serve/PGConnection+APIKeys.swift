@@ -105,17 +105,18 @@ extension PGConnection {
 
     private static func identity(_ r: PGResult) throws(PGError) -> APIKeyIdentity? {
         guard r.count == 1 else { return nil }
-        return APIKeyIdentity(id: try r.decode(Int64.self, 0, "id"), name: try r.decode(String.self, 0, "name"),
-                              scope: try r.decode(String.self, 0, "scope"))
+        let row = try r.firstRow()
+        return APIKeyIdentity(id: try row.decode(Int64.self, "id"), name: try row.decode(String.self, "name"),
+                              scope: try row.decode(String.self, "scope"))
     }
 
     private static func apiKeys(_ r: PGResult) throws(PGError) -> [APIKeyRecord] {
         var keys: [APIKeyRecord] = []
-        for i in 0..<r.count {
-            keys.append(APIKeyRecord(id: try r.decode(Int64.self, i, "id"), name: try r.decode(String.self, i, "name"),
-                                     scope: try r.decode(String.self, i, "scope"), createdAt: try r.decode(Date.self, i, "created_at"),
-                                     lastUsedAt: try r.decodeOptional(Date.self, i, "last_used_at"),
-                                     revokedAt: try r.decodeOptional(Date.self, i, "revoked_at")))
+        for row in r.rows {
+            keys.append(APIKeyRecord(id: try row.decode(Int64.self, "id"), name: try row.decode(String.self, "name"),
+                                     scope: try row.decode(String.self, "scope"), createdAt: try row.decode(Date.self, "created_at"),
+                                     lastUsedAt: try row.decode(Date?.self, "last_used_at"),
+                                     revokedAt: try row.decode(Date?.self, "revoked_at")))
         }
         return keys
     }

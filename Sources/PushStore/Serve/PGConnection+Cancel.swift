@@ -28,7 +28,7 @@ extension PGConnection {
             }
             let status = try c.query(Self.statusByIDSQL, [id])
             guard status.count == 1 else { return .notFound }
-            return .notCancellable(status: try status.decode(String.self, 0, "status"))
+            return .notCancellable(status: try status.firstRow().decode(String.self, "status"))
         }
     }
 
@@ -36,7 +36,7 @@ extension PGConnection {
     /// metadata as JSON, times in ISO 8601), nil when there is no such row.
     public func notificationJSON(id: Int64) throws(PGError) -> String? {
         let r = try query(Self.notificationJSONSQL, [id])
-        return r.count == 1 ? r.string(0, 0) : nil
+        return r.count == 1 ? try r.firstRow().string("notification") : nil
     }
 
     /// Ends `cancelled` rows this worker claimed but never started, whose lane was cancelled
@@ -64,5 +64,5 @@ extension PGConnection {
          WHERE id = $1 AND status IN ('queued', 'retrying') RETURNING id
         """
     static let statusByIDSQL = "SELECT status FROM pushq.notifications WHERE id = $1"
-    static let notificationJSONSQL = "SELECT row_to_json(n)::text FROM pushq.notifications n WHERE n.id = $1"
+    static let notificationJSONSQL = "SELECT row_to_json(n)::text AS notification FROM pushq.notifications n WHERE n.id = $1"
 }

@@ -57,10 +57,10 @@ extension PGConnection {
     public func minuteSeries() throws(PGError) -> MinuteSeries {
         let r = try query(Self.minuteSeriesSQL, [MinuteSeries.invalidationReasons, MinuteSeries.minutes])
         var minutes: [MinuteSeries.Minute] = []
-        for i in 0..<r.count {
-            minutes.append(MinuteSeries.Minute(start: Date(timeIntervalSince1970: try r.decode(Double.self, i, 0) ?? 0),
-                                               sent: try r.decode(Int.self, i, 1) ?? 0, failed: try r.decode(Int.self, i, 2) ?? 0,
-                                               invalidated: try r.decode(Int.self, i, 3) ?? 0))
+        for row in r.rows {
+            minutes.append(MinuteSeries.Minute(start: Date(timeIntervalSince1970: try row.decode(Double?.self, "start") ?? 0),
+                                               sent: try row.decode(Int?.self, "sent") ?? 0, failed: try row.decode(Int?.self, "failed") ?? 0,
+                                               invalidated: try row.decode(Int?.self, "invalidated") ?? 0))
         }
         return MinuteSeries(minutes: minutes)
     }
@@ -70,8 +70,8 @@ extension PGConnection {
     public func failureReasons(minutes: Int) throws(PGError) -> FailureReasons {
         let r = try query(Self.failureReasonsSQL, [minutes, FailureReasons.reasonLimit])
         var reasons: [FailureReasons.Reason] = []
-        for i in 0..<r.count {
-            reasons.append(FailureReasons.Reason(reason: r.string(i, 0) ?? "", rows: try r.decode(Int.self, i, 1) ?? 0))
+        for row in r.rows {
+            reasons.append(FailureReasons.Reason(reason: try row.string("reason") ?? "", rows: try row.decode(Int?.self, "rows") ?? 0))
         }
         return FailureReasons(minutes: minutes, reasons: reasons)
     }
@@ -85,10 +85,10 @@ extension PGConnection {
     /// The tally of every minute of the chart's window (`$2` minutes, the current one last):
     /// rows sent, failed, and failed with a reason that invalidates a token (`$1`).
     static let minuteSeriesSQL = """
-        SELECT extract(epoch FROM m.minute)::float8,
-               COALESCE(sum(o.rows) FILTER (WHERE o.status = 'sent'), 0)::int8,
-               COALESCE(sum(o.rows) FILTER (WHERE o.status = 'failed'), 0)::int8,
-               COALESCE(sum(o.rows) FILTER (WHERE o.status = 'failed' AND o.reason = ANY ($1::text[])), 0)::int8
+        SELECT extract(epoch FROM m.minute)::float8 AS start,
+               COALESCE(sum(o.rows) FILTER (WHERE o.status = 'sent'), 0)::int8 AS sent,
+               COALESCE(sum(o.rows) FILTER (WHERE o.status = 'failed'), 0)::int8 AS failed,
+               COALESCE(sum(o.rows) FILTER (WHERE o.status = 'failed' AND o.reason = ANY ($1::text[])), 0)::int8 AS invalidated
           FROM generate_series(date_trunc('minute', now()) - ($2 - 1) * interval '1 minute', date_trunc('minute', now()),
                                interval '1 minute') m(minute)
           LEFT JOIN pushq.outcomes o ON o.status IN ('sent', 'failed') AND o.minute = m.minute
@@ -98,7 +98,7 @@ extension PGConnection {
     /// Reasons of the rows failed in the minutes of the tally that began in the last `$1`
     /// minutes (the current one included), `$2` reasons at most, most frequent first.
     static let failureReasonsSQL = """
-        SELECT reason, sum(rows)::int8 FROM pushq.outcomes
+        SELECT reason, sum(rows)::int8 AS rows FROM pushq.outcomes
          WHERE status = 'failed' AND minute > date_trunc('minute', now()) - $1 * interval '1 minute'
          GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT $2
         """

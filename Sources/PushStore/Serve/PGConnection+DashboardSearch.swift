@@ -20,12 +20,13 @@ public struct NotificationSummary: Sendable, Equatable {
 
     static func decode(_ r: PGResult) throws(PGError) -> [NotificationSummary] {
         var out: [NotificationSummary] = []
-        for i in 0..<r.count {
-            out.append(NotificationSummary(id: try r.decode(Int64.self, i, 0) ?? 0, provider: r.string(i, 1) ?? "", deviceToken: r.string(i, 2),
-                                           channel: r.string(i, 3), lane: r.string(i, 4) ?? "", status: r.string(i, 5) ?? "",
-                                           lastReason: r.string(i, 6), attempts: try r.decode(Int.self, i, 7) ?? 0,
-                                           createdAt: try r.decode(Date.self, i, 8) ?? Date(timeIntervalSince1970: 0),
-                                           finishedAt: try r.decode(Date.self, i, 9)))
+        for row in r.rows {
+            out.append(NotificationSummary(id: try row.decode(Int64?.self, "id") ?? 0, provider: try row.string("provider") ?? "",
+                                           deviceToken: try row.string("device_token"), channel: try row.string("channel"),
+                                           lane: try row.string("lane") ?? "", status: try row.string("status") ?? "",
+                                           lastReason: try row.string("last_reason"), attempts: try row.decode(Int?.self, "attempts") ?? 0,
+                                           createdAt: try row.decode(Date?.self, "created_at") ?? Date(timeIntervalSince1970: 0),
+                                           finishedAt: try row.decode(Date?.self, "finished_at")))
         }
         return out
     }
@@ -69,16 +70,18 @@ public struct DeviceRecord: Sendable, Equatable {
 
     static let columns = """
         device_token, environment, provider, kind, user_ref, topic, registered_at, invalidated_at, invalid_reason,
-        COALESCE(activity_id, installation_id)
+        COALESCE(activity_id, installation_id) AS activity
         """
 
     static func decode(_ r: PGResult) throws(PGError) -> [DeviceRecord] {
         var out: [DeviceRecord] = []
-        for i in 0..<r.count {
-            out.append(DeviceRecord(deviceToken: r.string(i, 0) ?? "", environment: r.string(i, 1) ?? "", provider: r.string(i, 2) ?? "",
-                                    kind: r.string(i, 3) ?? "", userRef: r.string(i, 4), topic: r.string(i, 5),
-                                    registeredAt: try r.decode(Date.self, i, 6), invalidatedAt: try r.decode(Date.self, i, 7),
-                                    invalidReason: r.string(i, 8), activity: r.string(i, 9)))
+        for row in r.rows {
+            out.append(DeviceRecord(deviceToken: try row.string("device_token") ?? "", environment: try row.string("environment") ?? "",
+                                    provider: try row.string("provider") ?? "", kind: try row.string("kind") ?? "",
+                                    userRef: try row.string("user_ref"), topic: try row.string("topic"),
+                                    registeredAt: try row.decode(Date?.self, "registered_at"),
+                                    invalidatedAt: try row.decode(Date?.self, "invalidated_at"),
+                                    invalidReason: try row.string("invalid_reason"), activity: try row.string("activity")))
         }
         return out
     }
@@ -94,7 +97,8 @@ extension PGConnection {
     public func notificationRecord(id: Int64) throws(PGError) -> NotificationRecord? {
         let r = try query(Self.notificationRecordSQL, [id])
         guard r.count == 1 else { return nil }
-        return NotificationRecord(columns: NotificationRecord.names.enumerated().map { .init(name: $1, value: r.string(0, $0)) })
+        let row = try r.firstRow()
+        return NotificationRecord(columns: try NotificationRecord.names.map { name throws(PGError) in .init(name: name, value: try row.string(name)) })
     }
 
     /// The newest rows sent to `token` (as written, or in lower or upper case: APNs tokens are

@@ -88,8 +88,9 @@ extension PGConnection {
             try inOneTransaction(groups.count > 1) {
                 for group in groups {
                     let r = try query(Self.insertStatement(group.map { rows[$0] }), Self.arrays(group.map { rows[$0] }))
+                    let inserted = r.rows
                     for (k, index) in group.enumerated() {
-                        outcomes[index] = EnqueueOutcome(id: try r.decode(Int64.self, k, "id"), created: try r.decode(Bool.self, k, "created"))
+                        outcomes[index] = EnqueueOutcome(id: try inserted[k].decode(Int64.self, "id"), created: try inserted[k].decode(Bool.self, "created"))
                     }
                 }
             }
@@ -102,7 +103,7 @@ extension PGConnection {
         // Rows whose key existed: that row's id (a new statement sees rows committed meanwhile).
         let existing = try query(Self.dedupeLookupSQL, [repeated])
         var byKey: [String: Int64] = [:]
-        for i in 0..<existing.count { byKey[try existing.decode(String.self, i, "dedupe_key")] = try existing.decode(Int64.self, i, "id") }
+        for row in existing.rows { byKey[try row.decode(String.self, "dedupe_key")] = try row.decode(Int64.self, "id") }
         for i in outcomes.indices where !outcomes[i].created {
             // A row deleted between the insert and this read (retention) leaves its key free: 0,
             // for enqueue(_:) to insert again.

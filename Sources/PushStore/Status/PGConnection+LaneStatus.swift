@@ -5,7 +5,7 @@ extension PGConnection {
     func laneStatus() throws(PGError) -> [LaneStatus] {
         let r = try query(Self.laneSendRatesSQL)
         var sent: [String: Double] = [:]
-        for i in 0..<r.count { sent[r.string(i, 0) ?? ""] = try r.decode(Double.self, i, 1) ?? 0 }
+        for row in r.rows { sent[try row.string("lane") ?? ""] = try row.decode(Double?.self, "rows") ?? 0 }
         let span = Double(QueueStatus.sendRateSeconds)
         var lanes = try laneGauges().map { LaneStatus(gauges: $0, sentPerSecond: (sent[$0.name] ?? 0) / span) }
         let shown = Set(lanes.map(\.gauges.name))
@@ -26,7 +26,7 @@ extension PGConnection {
     /// falls within the last 60 seconds (its rows taken as spread evenly over it).
     static let laneSendRatesSQL = """
         SELECT lane, sum(rows * CASE WHEN minute = date_trunc('minute', now()) THEN 1
-                                     ELSE 1 - extract(epoch FROM now() - date_trunc('minute', now())) / 60 END)::float8
+                                     ELSE 1 - extract(epoch FROM now() - date_trunc('minute', now())) / 60 END)::float8 AS rows
           FROM pushq.outcomes
          WHERE status = 'sent' AND minute >= date_trunc('minute', now()) - interval '1 minute'
          GROUP BY lane

@@ -36,8 +36,8 @@ extension PGConnection {
                        SELECT 1 FROM pg_locks
                         WHERE locktype = 'advisory' AND pid = pg_backend_pid() AND granted
                           AND classid = ($1::int4)::oid AND objid = ($2::int4)::oid AND objsubid = 2)
-                   THEN true ELSE pg_try_advisory_lock($1::int4, $2::int4) END
-            """, [Int(k1), Int(k2)]).decode(Bool.self, 0, 0) ?? false
+                   THEN true ELSE pg_try_advisory_lock($1::int4, $2::int4) END AS held
+            """, [Int(k1), Int(k2)]).firstRow().decode(Bool?.self, "held") ?? false
     }
 
     /// Due rows and the age of the oldest, from pushq.due (the rows waiting, and those in flight
@@ -45,8 +45,9 @@ extension PGConnection {
     /// (``ClaimStatement/dueLanes``): the count reads at most ``dueRowsCountLimit`` due entries,
     /// the oldest is the least of each lane's first entry.
     public func queueGauges() throws(PGError) -> QueueGauges {
-        let r = try query(Self.queueGaugesSQL, [Self.dueRowsCountLimit])
-        return QueueGauges(dueRows: try r.decode(Int.self, 0, 0) ?? 0, oldestDueAgeSeconds: max(0, try r.decode(Double.self, 0, 1) ?? 0))
+        let row = try query(Self.queueGaugesSQL, [Self.dueRowsCountLimit]).firstRow()
+        return QueueGauges(dueRows: try row.decode(Int?.self, "due_rows") ?? 0,
+                           oldestDueAgeSeconds: max(0, try row.decode(Double?.self, "oldest_due_age") ?? 0))
     }
 
     static let queueGaugesSQL = ClaimStatement.dueLanes + """
@@ -54,8 +55,8 @@ extension PGConnection {
                     SELECT 1 FROM waiting w
                      CROSS JOIN LATERAL (SELECT 1 FROM pushq.due d WHERE d.lane = w.lane AND d.due_at <= now() LIMIT $1) e
                      WHERE w.lane IS NOT NULL
-                     LIMIT $1) due)::int8,
-               COALESCE(extract(epoch FROM now() - \(ClaimStatement.oldestDueAtSQL))::float8, 0)
+                     LIMIT $1) due)::int8 AS due_rows,
+               COALESCE(extract(epoch FROM now() - \(ClaimStatement.oldestDueAtSQL))::float8, 0) AS oldest_due_age
         """
 }
 
@@ -87,7 +88,7 @@ extension PGConnection {
     /// The names of `pushq.lanes`: the lanes the metrics name (every other lane is `other`).
     public func laneNames() throws(PGError) -> [String] {
         let r = try query("SELECT name FROM pushq.lanes ORDER BY name")
-        return (0..<r.count).map { r.string($0, 0) ?? "" }
+        return try r.rows.map { row throws(PGError) in try row.string("name") ?? "" }
     }
 
     /// Every lane of `pushq.lanes`, and the lanes without a row there that have rows waiting
@@ -96,11 +97,11 @@ extension PGConnection {
         let r = try query(Self.laneGaugesSQL, [Self.dueRowsCountLimit, Self.unconfiguredLaneLimit])
         var lanes: [LaneGauges] = []
         lanes.reserveCapacity(r.count)
-        for i in 0..<r.count {
-            lanes.append(LaneGauges(name: r.string(i, 0) ?? "", configured: try r.decode(Bool.self, i, 1) ?? false,
-                                    rank: try r.decode(Int.self, i, 2) ?? 100, maxPerSecond: try r.decode(Double.self, i, 3),
-                                    paused: try r.decode(Bool.self, i, 4) ?? false, dueRows: try r.decode(Int.self, i, 5) ?? 0,
-                                    oldestDueAgeSeconds: max(0, try r.decode(Double.self, i, 6) ?? 0)))
+        for row in r.rows {
+            lanes.append(LaneGauges(name: try row.string("name") ?? "", configured: try row.decode(Bool?.self, "configured") ?? false,
+                                    rank: try row.decode(Int?.self, "rank") ?? 100, maxPerSecond: try row.decode(Double?.self, "max_per_second"),
+                                    paused: try row.decode(Bool?.self, "paused") ?? false, dueRows: try row.decode(Int?.self, "due_rows") ?? 0,
+                                    oldestDueAgeSeconds: max(0, try row.decode(Double?.self, "oldest_due_age") ?? 0)))
         }
         return lanes
     }
@@ -121,10 +122,10 @@ extension PGConnection {
         )
         SELECT l.name, l.configured, l.rank, l.max_per_second, l.paused,
                (SELECT count(*) FROM (
-                    SELECT 1 FROM pushq.due d WHERE d.lane = l.name AND d.due_at <= now() LIMIT $1) due)::int8,
+                    SELECT 1 FROM pushq.due d WHERE d.lane = l.name AND d.due_at <= now() LIMIT $1) due)::int8 AS due_rows,
                COALESCE(extract(epoch FROM now() - (
                     SELECT d.due_at FROM pushq.due d WHERE d.lane = l.name AND d.due_at <= now()
-                     ORDER BY d.due_at LIMIT 1))::float8, 0)
+                     ORDER BY d.due_at LIMIT 1))::float8, 0) AS oldest_due_age
           FROM shown l
          ORDER BY l.configured DESC, l.rank, l.name
         """

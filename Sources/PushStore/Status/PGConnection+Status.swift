@@ -67,7 +67,7 @@ extension PGConnection {
             try c.execute("SET LOCAL enable_seqscan = off")
             let sending = try c.query(Self.sendingCountSQL(throughIndex))
             for part in [waiting, sending] {
-                for i in 0..<part.count { counts[part.string(i, 0) ?? "", default: 0] += try part.decode(Int.self, i, 1) ?? 0 }
+                for row in part.rows { counts[try row.string("status") ?? "", default: 0] += try row.decode(Int?.self, "rows") ?? 0 }
             }
             // The newest rows by created_at: enough to hold every row that is not final and
             // one final row more than are counted exactly.
@@ -76,10 +76,10 @@ extension PGConnection {
             let newest = try c.query(Self.finalSampleSQL, [walk])
             var sample: [String: Int] = [:]
             var walked = 0
-            for i in 0..<newest.count {
-                let n = try newest.decode(Int.self, i, 1) ?? 0
+            for row in newest.rows {
+                let n = try row.decode(Int?.self, "rows") ?? 0
                 walked += n
-                if let s = newest.string(i, 0), !["queued", "sending", "retrying"].contains(s) { sample[s, default: 0] += n }
+                if let s = try row.string("status"), !["queued", "sending", "retrying"].contains(s) { sample[s, default: 0] += n }
             }
             let sampled = sample.values.reduce(0, +)
             let exact = walked < walk
@@ -92,28 +92,30 @@ extension PGConnection {
                 let live = try c.query("""
                     SELECT CASE WHEN c.reltuples >= 0 AND c.relpages > 0
                                 THEN round(c.reltuples / c.relpages * (pg_relation_size(c.oid) / current_setting('block_size')::int))::bigint
-                                ELSE COALESCE((SELECT n_live_tup FROM pg_stat_user_tables WHERE relid = c.oid), 0) END
+                                ELSE COALESCE((SELECT n_live_tup FROM pg_stat_user_tables WHERE relid = c.oid), 0) END AS rows
                       FROM pg_class c WHERE c.oid = 'pushq.notifications'::regclass
                     """)
-                let total = max(sampled, (try live.decode(Int.self, 0, 0) ?? 0) - open)
+                let total = max(sampled, (try live.rows.first?.decode(Int?.self, "rows") ?? 0) - open)
                 for (s, n) in sample { counts[s] = Int((Double(total) * Double(n) / Double(sampled)).rounded()) }
             }
             let oldest = try c.query(Self.oldestDueSQL)
             let held = try c.query(Self.holdersSQL(throughIndex))
             var holders: [(worker: String, rows: Int, lapsed: Int)] = []
-            for i in 0..<held.count {
-                holders.append((held.string(i, 0) ?? "?", try held.decode(Int.self, i, 1) ?? 0, try held.decode(Int.self, i, 2) ?? 0))
+            for row in held.rows {
+                holders.append((try row.string("locked_by") ?? "?", try row.decode(Int?.self, "rows") ?? 0, try row.decode(Int?.self, "lapsed") ?? 0))
             }
             let r = try c.query(Self.reasonsSQL, [failureMinutes])
             var reasons: [(status: String, reason: String, rows: Int)] = []
-            for i in 0..<r.count { reasons.append((r.string(i, 0) ?? "", r.string(i, 1) ?? "", try r.decode(Int.self, i, 2) ?? 0)) }
+            for row in r.rows {
+                reasons.append((try row.string("status") ?? "", try row.string("last_reason") ?? "", try row.decode(Int?.self, "rows") ?? 0))
+            }
             let inv = try c.query("""
-                SELECT invalid_reason, count(*) FROM pushq.devices
+                SELECT invalid_reason, count(*) AS tokens FROM pushq.devices
                  WHERE pushq.token_is_invalid(registered_at, invalidated_at) GROUP BY 1 ORDER BY 2 DESC
                 """)
             var invalid: [(reason: String, tokens: Int)] = []
-            for i in 0..<inv.count { invalid.append((inv.string(i, 0) ?? "", try inv.decode(Int.self, i, 1) ?? 0)) }
-            return QueueStatus(counts: counts, finalCountsExact: exact, oldestDueSeconds: try oldest.decode(Int.self, 0, 0),
+            for row in inv.rows { invalid.append((try row.string("invalid_reason") ?? "", try row.decode(Int?.self, "tokens") ?? 0)) }
+            return QueueStatus(counts: counts, finalCountsExact: exact, oldestDueSeconds: try oldest.rows.first?.decode(Int?.self, "seconds"),
                                holders: holders, reasons: reasons, invalidTokens: invalid, holds: try c.holdReports(),
                                workers: try c.liveWorkers(), rowsWithoutWorker: try c.rowsWithoutWorker(), lanes: try c.laneStatus(),
                                channels: try c.channelsStatus())
@@ -132,13 +134,13 @@ extension PGConnection {
     /// Seconds since the oldest due row was due: the least of each lane's first entry of
     /// pushq.due (as ``queueGaugesSQL``).
     static let oldestDueSQL = ClaimStatement.dueLanes + """
-        SELECT round(extract(epoch FROM now() - \(ClaimStatement.oldestDueAtSQL)))::bigint
+        SELECT round(extract(epoch FROM now() - \(ClaimStatement.oldestDueAtSQL)))::bigint AS seconds
         """
 
     /// Waiting rows from pushq.due (each entry's `retrying`, schema 43; the row's status when it
     /// is not known, read by primary key): pushq.due is read whole (an entry is some 60 bytes).
     static let waitingCountsSQL = """
-        SELECT e.status, count(*) FROM (
+        SELECT e.status, count(*) AS rows FROM (
             SELECT CASE d.retrying WHEN true THEN 'retrying' WHEN false THEN 'queued'
                                    ELSE (SELECT n.status FROM pushq.notifications n WHERE n.id = d.id) END AS status
               FROM pushq.due d) e
@@ -147,26 +149,26 @@ extension PGConnection {
 
     /// The rows in flight (``inFlightSQL(_:)``).
     static func sendingCountSQL(_ throughIndex: Bool) -> String {
-        "SELECT 'sending', count(*) FROM pushq.notifications WHERE \(inFlightSQL(throughIndex))"
+        "SELECT 'sending' AS status, count(*) AS rows FROM pushq.notifications WHERE \(inFlightSQL(throughIndex))"
     }
 
     /// The newest rows by `created_at`, at most `$1`, by status, through `notifications_created`.
     static let finalSampleSQL = """
-        SELECT status, count(*) FROM (
+        SELECT status, count(*) AS rows FROM (
             SELECT status FROM pushq.notifications ORDER BY created_at DESC, id DESC LIMIT $1
         ) newest GROUP BY status
         """
 
     /// The workers holding rows in flight (``inFlightSQL(_:)``), and how many of them lapsed.
     static func holdersSQL(_ throughIndex: Bool) -> String { """
-        SELECT locked_by, count(*), sum(CASE WHEN locked_until < now() THEN 1 ELSE 0 END)
+        SELECT locked_by, count(*) AS rows, sum(CASE WHEN locked_until < now() THEN 1 ELSE 0 END) AS lapsed
           FROM pushq.notifications WHERE \(inFlightSQL(throughIndex)) GROUP BY locked_by ORDER BY 2 DESC LIMIT 10
         """ }
 
     /// Recent reasons: retrying rows (by `scheduled_at`, through pushq.due) and failed rows (the
     /// tally of the last `$1` minutes, pushq.outcomes).
     static let reasonsSQL = ClaimStatement.dueLanes + """
-        SELECT status, last_reason, count(*)::int8 FROM pushq.notifications
+        SELECT status, last_reason, count(*)::int8 AS rows FROM pushq.notifications
          WHERE id = ANY (\(ClaimStatement.dueSinceSQL("now() - $1 * interval '1 minute'")))
            AND status = 'retrying' AND last_reason IS NOT NULL AND scheduled_at > now() - $1 * interval '1 minute'
          GROUP BY 1, 2
