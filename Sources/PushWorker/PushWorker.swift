@@ -200,7 +200,8 @@ public final class PushWorker: Sendable {
                 await channels.run()
             }
             group.addTask { await self.paceLoop() }
-            await claimLoop(claimConnection)
+            var claims = ClaimLoop(worker: self)
+            await claims.run(claimConnection)
             await drainSenders(claimConnection)
             state.withLock { $0.claimingDone = true; $0.claimingDoneAt = .now }
             completeWake.signal()
