@@ -26,13 +26,15 @@ struct AuthMiddleware: RouterMiddleware {
                 if let seconds = services.refusedKey("an API key", request, context) { throw Self.throttled(seconds) }
                 throw APIError.unauthorized
             }
-            context.caller = Caller(keyID: identity.id, name: identity.name, scope: scope, csrfToken: nil)
+            context.caller = Caller(keyID: identity.id, name: identity.name, scope: scope, csrfToken: nil,
+                                    client: services.clientAddress(request, context))
             return try await next(request, context)
         }
         if let token = request.cookies[SessionCookie.name]?.value, !token.isEmpty,
            let identity = try await services.pool.withConnection({ try await $0.sessionIdentity(tokenHash: APIKeySecret.hash(token)) }),
            let scope = APIScope(rawValue: identity.scope) {
-            context.caller = Caller(keyID: identity.id, name: identity.name, scope: scope, csrfToken: SessionCookie.csrfToken(forSession: token))
+            context.caller = Caller(keyID: identity.id, name: identity.name, scope: scope, csrfToken: SessionCookie.csrfToken(forSession: token),
+                                    client: services.clientAddress(request, context))
             if request.method != .get && request.method != .head {
                 try await Self.checkCSRF(&request, context: context, session: token)
             }

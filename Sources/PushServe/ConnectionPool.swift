@@ -51,9 +51,6 @@ public actor ConnectionPool {
         self.logger = logger
     }
 
-    /// Requests waiting for a connection now.
-    public var waitingRequests: Int { waiting.count }
-
     /// Runs `body` with a connection of the pool, given back when it returns or throws.
     ///
     /// - Throws: ``DatabaseBusy`` when no connection fell free in time or too many requests

@@ -6,6 +6,8 @@ import PGClient
 /// probe never waits for a pool's slot, so requests that hold every slot (slow dashboard
 /// searches, a burst of producers) do not make serve look dead.
 ///
+/// Its connection is opened when serve starts (``open()``), not at the first probe: a database
+/// whose connections were all taken meanwhile (serve's pools, other clients) still answers it.
 /// One check runs at a time; probes that arrive meanwhile share its result. A probe waits at
 /// most ``timeout`` for it (the check itself goes on, and the next probe joins it). What went
 /// wrong (libpq's message, with host, user and reason) is logged, never answered: a probe needs
@@ -26,6 +28,20 @@ public actor HealthProbe {
         self.url = url
         self.timeout = timeout
         self.logger = logger
+    }
+
+    /// Opens the probe's connection now (serve's start). A failure is logged; the first probe
+    /// then tries again.
+    public func open() async {
+        guard connection == nil else { return }
+        do {
+            let c = try await PGConnection.connect(url, logger: logger, statementTimeout: timeout)
+            // A probe may have opened one meanwhile (the actor lets it run during the connect).
+            if connection == nil { connection = c } else { await c.close() }
+        } catch {
+            logger.error("the database does not answer the health check", metadata: ["error": "\(error)"])
+            lastGood = false
+        }
     }
 
     /// True when the database answered `SELECT 1` within ``timeout``.

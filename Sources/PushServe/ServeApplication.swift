@@ -17,6 +17,8 @@ public struct ServeApplication: Sendable {
 
     public let services: ServeServices
     private let server: HTTPServerBuilder
+    /// serve's own certificate and key, nil without TLS (``reloadCertificate()``).
+    private let certificate: ServeCertificate?
 
     /// - Throws: ``ServeError`` when the address is not loopback and there is neither TLS nor a
     ///   proxy said to terminate it, or when the certificate or key cannot be loaded.
@@ -25,10 +27,20 @@ public struct ServeApplication: Sendable {
         services = ServeServices(configuration: configuration, logger: logger)
         let http1 = HTTPServerBuilder.http1(within: configuration.connectionLimits, logger: logger)
         if let tls = configuration.tls {
-            server = try .tls(http1, tlsConfiguration: try Self.tlsConfiguration(certificateFile: tls.certificateFile, keyFile: tls.keyFile, logger: logger))
+            let certificate = try ServeCertificate(certificateFile: tls.certificateFile, keyFile: tls.keyFile, logger: logger)
+            self.certificate = certificate
+            server = try .tls(http1, tlsConfiguration: certificate.tlsConfiguration())
         } else {
+            certificate = nil
             server = http1
         }
+    }
+
+    /// Reads serve's certificate and key again now (`pushq serve` on SIGHUP), even if their
+    /// files look unchanged; a pair that cannot be used is logged and the last good one stays.
+    /// Nothing without TLS.
+    public func reloadCertificate() {
+        certificate?.reload()
     }
 
     /// The router with every route group and the middleware.

@@ -8,8 +8,9 @@ import NIOSSL
 import Synchronization
 
 /// serve's own certificate chain and private key (`PUSHQ_HTTP_TLS_CERT`, `PUSHQ_HTTP_TLS_KEY`),
-/// re-read when either file changes, so that a renewal (cert-manager rewriting its secret, an
-/// operator moving new files into place) reaches the next connections without a restart.
+/// re-read when either file changes, or on SIGHUP (``reload()``), so that a renewal
+/// (cert-manager rewriting its secret, an operator moving new files into place) reaches the next
+/// connections without a restart.
 ///
 /// Every TLS handshake asks ``current()`` through NIOSSL's `sslContextCallback`, which `stat`s
 /// both files (device, inode, size, modification time: two system calls, nothing beside a
@@ -73,18 +74,28 @@ final class ServeCertificate: Sendable {
     func current() -> ([NIOSSLCertificate], NIOSSLPrivateKey) {
         let versions = [Self.version(certificateFile), Self.version(keyFile)]
         return state.withLock { state in
-            if versions != state.current.versions, versions != state.refused {
-                do {
-                    state.current = try Self.load(certificateFile: certificateFile, keyFile: keyFile, versions: versions)
-                    state.refused = nil
-                    logger.notice("serve's certificate re-read", metadata: ["tls.certificate": "\(certificateFile)", "tls.key": "\(keyFile)"])
-                } catch {
-                    state.refused = versions
-                    logger.error("serve's new certificate or key cannot be used; the previous pair is still served: \(error)",
-                                 metadata: ["tls.certificate": "\(certificateFile)", "tls.key": "\(keyFile)"])
-                }
-            }
+            if versions != state.current.versions, versions != state.refused { reread(&state, versions: versions) }
             return (state.current.chain, state.current.key)
+        }
+    }
+
+    /// Reads the pair again now, whether or not the files look changed (SIGHUP: a file
+    /// rewritten in place within one tick of its modification time looks the same to `stat`).
+    /// A pair that cannot be used is logged and the last good one stays, as in ``current()``.
+    func reload() {
+        let versions = [Self.version(certificateFile), Self.version(keyFile)]
+        state.withLock { reread(&$0, versions: versions) }
+    }
+
+    private func reread(_ state: inout State, versions: [Version?]) {
+        do {
+            state.current = try Self.load(certificateFile: certificateFile, keyFile: keyFile, versions: versions)
+            state.refused = nil
+            logger.notice("serve's certificate re-read", metadata: ["tls.certificate": "\(certificateFile)", "tls.key": "\(keyFile)"])
+        } catch {
+            state.refused = versions
+            logger.error("serve's new certificate or key cannot be used; the previous pair is still served: \(error)",
+                         metadata: ["tls.certificate": "\(certificateFile)", "tls.key": "\(keyFile)"])
         }
     }
 

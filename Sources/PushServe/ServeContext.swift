@@ -13,13 +13,15 @@ public struct Caller: Sendable, Equatable {
     /// The session's CSRF token when the request came with the dashboard's session cookie (every
     /// form of the dashboard carries it: ``SessionCookie/csrfFieldName``), nil for a bearer key.
     public var csrfToken: String?
+    /// The client's address (``ServeServices/clientAddress(_:_:)``): the audit log's `client`.
+    public var client: String?
 
     /// `api` for a bearer key, `dashboard` for a session: the audit log's `via`.
     public var via: String { csrfToken == nil ? "api" : "dashboard" }
 
     /// An audit entry of this caller's.
     public func audit(_ action: String, target: String, rows: Int = 0, detailJSON: String? = nil) -> AuditEntry {
-        AuditEntry(actor: name, keyID: keyID, action: action, target: target, rows: rows, via: via, detailJSON: detailJSON)
+        AuditEntry(actor: name, keyID: keyID, action: action, target: target, rows: rows, via: via, detailJSON: detailJSON, client: client)
     }
 }
 

@@ -1,4 +1,6 @@
 import ArgumentParser
+import Dispatch
+import Foundation
 import Logging
 import PushServe
 import PushStore
@@ -7,7 +9,7 @@ import PGClient
 
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Serve the HTTP API (/api/v1) and the dashboard until SIGINT/SIGTERM.",
+        abstract: "Serve the HTTP API (/api/v1) and the dashboard until SIGINT/SIGTERM; SIGHUP re-reads the TLS certificate.",
         discussion: """
             One process, any number beside the workers: it reads and writes only through pushq's \
             tables and functions, with bounded, index-backed queries, and never holds a lock a worker \
@@ -77,6 +79,17 @@ struct Serve: AsyncParsableCommand {
             throw CommandFailure("\(error): grant serve's role what it needs: `pushq migrate --print-grants <role> --for serve` prints the GRANT statements; run them as the schema's owner")
         }
         if let refusal { throw CommandFailure(refusal) }
+        await application.services.health.open()
+        // SIGHUP re-reads the TLS certificate and key (a renewal written in place), and never ends serve.
+        signal(SIGHUP, SIG_IGN)
+        let hangup = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .global())
+        hangup.setEventHandler {
+            logger.info(configuration.tls == nil ? "SIGHUP: serve has no TLS certificate of its own to read again"
+                                                  : "SIGHUP: reading serve's TLS certificate and key again")
+            application.reloadCertificate()
+        }
+        hangup.resume()
+        defer { hangup.cancel() }
         let group = ServiceGroup(configuration: .init(services: [.init(service: application.service())],
                                                       gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()

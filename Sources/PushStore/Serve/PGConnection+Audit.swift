@@ -15,8 +15,12 @@ public struct AuditEntry: Sendable, Equatable {
     public var via: String
     /// Anything else worth keeping, as a JSON object's text; nil for none.
     public var detailJSON: String?
+    /// The client's address as `pushq serve` saw it (through its trusted proxies); nil for the
+    /// command line.
+    public var client: String?
 
-    public init(actor: String, keyID: Int64?, action: String, target: String, rows: Int, via: String, detailJSON: String? = nil) {
+    public init(actor: String, keyID: Int64?, action: String, target: String, rows: Int, via: String, detailJSON: String? = nil,
+                client: String? = nil) {
         self.actor = actor
         self.keyID = keyID
         self.action = action
@@ -24,6 +28,7 @@ public struct AuditEntry: Sendable, Equatable {
         self.rows = rows
         self.via = via
         self.detailJSON = detailJSON
+        self.client = client
     }
 }
 
@@ -32,7 +37,8 @@ extension PGConnection {
     /// so that the change and its record commit together.
     public func recordAudit(_ entry: AuditEntry) throws(PGError) {
         try query("""
-            INSERT INTO pushq.audit_log (actor, key_id, action, target, rows, via, detail) VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb)
-            """, [entry.actor, entry.keyID, entry.action, entry.target, entry.rows, entry.via, entry.detailJSON])
+            INSERT INTO pushq.audit_log (actor, key_id, action, target, rows, via, detail, client)
+            VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8)
+            """, [entry.actor, entry.keyID, entry.action, entry.target, entry.rows, entry.via, entry.detailJSON, entry.client])
     }
 }
