@@ -101,6 +101,8 @@ extension PushWorker {
         let pruner = Pruner(policy: configuration.retention)
         let every = Duration.milliseconds(Int(configuration.heartbeatSeconds * 1000))
         var walk = PruneWalk()
+        // The last failure logged at warning: the same one again is logged at debug only.
+        var failing: String?
         while !stopRequested {
             do {
                 let outcome = try await pruner.round(connection, walk: &walk, now: ProcessInfo.processInfo.systemUptime,
@@ -114,8 +116,17 @@ extension PushWorker {
                         "prune.batches": "\(batches)",
                     ])
                 }
+                if failing != nil { logger.info("pruning works again") }
+                failing = nil
             } catch {
-                logger.debug("pruning failed; tried again later", metadata: ["error": "\(error)"])
+                // A warning, once per kind of failure: a role without DELETE (42501) never prunes.
+                let pg = error as? PGError
+                let problem = "\(pg?.sqlState ?? "")|\(pg?.message ?? "\(error)")"
+                var metadata: Logger.Metadata = ["pg.sqlstate": "\(pg?.sqlState ?? "")", "error": "\(error)"]
+                if let fix = StatementFailure.fix(sqlState: pg?.sqlState) { metadata["fix"] = "\(fix)" }
+                logger.log(level: problem == failing ? .debug : .warning,
+                           "pruning failed: final rows past their retention are kept; tried again every heartbeat", metadata: metadata)
+                failing = problem
             }
             await stopWake.wait(timeout: every)
         }

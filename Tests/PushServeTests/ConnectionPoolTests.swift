@@ -62,12 +62,31 @@ struct ConnectionPoolTests {
                     let busy = await Self.busy(pool)
                     #expect(busy?.reason.hasPrefix("no connection fell free within") == true, "\(String(describing: busy))")
                 } else {
-                    let waiter = Task { try await pool.withConnection { try await $0.query("SELECT 1").decode(Int.self, 0, 0) } }
-                    #expect(try await LockWait.until(timeout: .seconds(60)) { await pool.waitingRequests == 1 })
-                    let busy = await Self.busy(pool)
-                    #expect(busy?.reason == "every place in line (1) is taken")
-                    releaser.yield()
-                    #expect(try await waiter.value == 1, "the one in line gets the connection given back")
+                    // Two requests for the one place in line: whichever comes second is refused at
+                    // once (the other waits for the 600 s), then the one in line gets the
+                    // connection given back. Which is which is the scheduler's choice.
+                    try await withThrowingTaskGroup(of: Result<Int?, any Error>.self) { group in
+                        for _ in 0..<2 {
+                            group.addTask {
+                                do { return .success(try await pool.withConnection { try await $0.query("SELECT 1").decode(Int.self, 0, 0) }) }
+                                catch { return .failure(error) }
+                            }
+                        }
+                        let first = try await group.next()
+                        guard case .failure(let error)? = first else {
+                            Issue.record("the first to end got a connection while it was still lent: \(String(describing: first))")
+                            releaser.yield()
+                            return
+                        }
+                        #expect((error as? DatabaseBusy)?.reason == "every place in line (1) is taken", "\(error)")
+                        releaser.yield()
+                        let second = try await group.next()
+                        guard case .success(let value)? = second else {
+                            Issue.record("the one in line did not get the connection given back: \(String(describing: second))")
+                            return
+                        }
+                        #expect(value == 1, "the one in line gets the connection given back")
+                    }
                 }
                 releaser.yield()
                 try await holder.value
