@@ -193,7 +193,10 @@ public final class PushWorker: Sendable {
         ])
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.listenLoop(listenConnection) }
-            group.addTask { await self.completeLoop(completeConnection) }
+            group.addTask {
+                var completes = CompleteLoop(worker: self)
+                await completes.run(completeConnection)
+            }
             group.addTask { await self.pruneLoop() }
             group.addTask {
                 var channels = ChannelLoop(worker: self)

@@ -6,51 +6,6 @@ import PushTransport
 import PGClient
 
 extension PushWorker {
-    /// Writes answers back in batches until claiming is over and nothing is held.
-    func completeLoop(_ connection: PGConnection) async {
-        var decider = Decider(policy: configuration.retryPolicy, hold: configuration.holdPolicy, random: random)
-        var sampledAt = ContinuousClock.now - .seconds(1)
-        while true {
-            tick(.complete)
-            // The leases the last turn's write-back or give-back settled (before this turn may
-            // wait for answers, or end the loop).
-            await deleteEndedLeases(connection)
-            if metrics.isEnabled, ContinuousClock.now - sampledAt >= .seconds(1) {
-                sampledAt = .now
-                let (senders, fcmTokens) = state.withLock { ($0.senders, $0.fcmTokens) }
-                metrics.sample(senders, tokenManagers: tokenManagers, fcmTokens: fcmTokens)
-            }
-            let (taken, local, held, localHeld, finished) = state.withLock { s -> (Taken, [RowCompletion], [Held?], [Held?], Bool) in
-                let taken = Taken(taking: &s)
-                let local = s.local
-                s.local.removeAll()
-                // An answer is this claim's only if it carries the claim's lease: the row may have
-                // been claimed again since (its lease ran out), and then the older answer is dropped.
-                let held = taken.answers.map { s.held.answered($0.request) }
-                let localHeld = metrics.isEnabled ? local.map { s.held[$0.id] } : []
-                return (taken, local, held, localHeld, s.claimingDone && s.held.isEmpty)
-            }
-            if !taken.releases.isEmpty { await giveBack(taken.releases, connection) }
-            if !taken.cancels.isEmpty { await giveBack(taken.cancels, connection, cancelled: true) }
-            if taken.answers.isEmpty && local.isEmpty && taken.holds.isEmpty {
-                if !taken.releases.isEmpty || !taken.cancels.isEmpty { continue }
-                if await nothingToWrite(finished: finished) { return }
-                continue
-            }
-            var batch = decide(taken.answers, held: held, decider: &decider)
-            add(local, held: localHeld, holds: decider.schedule(taken.holds), to: &batch)
-            let started = ContinuousClock.now
-            let recorded = await write(batch, connection)
-            if let recorded {
-                batch.countEnded(recorded.ended)
-                let took = (ContinuousClock.now - started).components
-                metrics.wrote(batch.tally, nanoseconds: took.seconds * 1_000_000_000 + took.attoseconds / 1_000_000_000)
-            }
-            report(recorded?.write)
-            wrote(batch, lifted: recorded?.write.lifted ?? [], settled: recorded != nil, abandoned: Set(recorded?.abandoned ?? []))
-        }
-    }
-
     /// Deletes this worker's rows of pushq.leases whose rows were all written back or given
     /// back (``HeldRows/takeEndedLeases()``), so that the upkeep reads only the leases of rows whose
     /// worker died or lost the database. Best effort: a lease row left behind costs the upkeep
@@ -61,61 +16,6 @@ extension PushWorker {
         do { try await connection.deleteLeases(workerID: configuration.workerID, leases: ended) } catch {
             logger.debug("cannot delete ended leases; the upkeep reads them once they end", metadata: ["error": "\(error)"])
         }
-    }
-
-    /// A turn with nothing to write: waits for answers, unless the loop is done.
-    ///
-    /// - Returns: true when the loop should end (claiming is over and nothing is held, or
-    ///   answers never came long after the shutdown deadline).
-    private func nothingToWrite(finished: Bool) async -> Bool {
-        if finished { return true }
-        if let since = state.withLock({ $0.claimingDoneAt }),
-           ContinuousClock.now - since > .milliseconds(Int((configuration.shutdownSeconds + 5) * 1000)) {
-            // Every request the senders took comes back answered, failed or unsent; this is a
-            // safety net, not a path: the rows' leases return them to the queue.
-            logger.error("stopping with rows whose answers never came; they return to the queue when their lease runs out",
-                         metadata: ["notifications": "\(heldCount)"])
-            return true
-        }
-        await completeWake.wait(timeout: .seconds(1))
-        return false
-    }
-
-    /// Adds to `batch` the rows the worker ended itself (`local`: refused by the request
-    /// mapping, unreadable) and the endpoints whose senders could not be built (`holds`, scheduled).
-    private func add(_ local: [RowCompletion], held: [Held?], holds: [(hold: HoldRequest, seconds: Double)], to batch: inout CompletionBatch) {
-        batch.holds += holds
-        batch.completions += local
-        batch.failed += local.count
-        guard metrics.isEnabled else { return }
-        for (c, h) in zip(local, held) {
-            guard let h else {
-                batch.counted.append(nil)
-                continue
-            }
-            let entry = batch.tally.count(c.disposition, outcome: .fail(.unknown(c.disposition.reason ?? "")), status: nil,
-                                          endpoint: h.endpoint, lane: h.lane, answered: false)
-            batch.counted.append(entry)
-        }
-    }
-
-    /// After a batch was written (`settled`) or given up: forgets its rows, counts it, and wakes
-    /// the claim loop (room in the window; a hold lifted or retries due soon). Rows given up, and
-    /// `abandoned` ones (indexes: neither written nor ended), keep their claim's lease row.
-    private func wrote(_ batch: CompletionBatch, lifted: [HeldEndpoint], settled: Bool, abandoned: Set<Int>) {
-        state.withLock { s in
-            if !batch.holds.isEmpty || !lifted.isEmpty { s.holdsChanged = true }
-            // Only the claim this answer belongs to: after a partition longer than the lease,
-            // this worker may hold the same row again under a newer attempt.
-            for (i, c) in batch.completions.enumerated() { s.drop(c.claim, settled: settled && !abandoned.contains(i)) }
-            s.stats.sent += batch.sent
-            s.stats.retried += batch.retried
-            s.stats.failed += batch.failed
-            s.stats.expired += batch.expired
-            s.stats.completionBatches += 1
-        }
-        roomWake.signal()
-        if batch.soonRetries || !lifted.isEmpty { workWake.signal() }
     }
 
     /// Turns answers into row updates, invalidations, throttles and holds (no I/O): the
