@@ -44,14 +44,36 @@ struct ClaimRoutingTests {
         #expect(ClaimRouting.sql(from: 5) == before)
     }
 
-    @Test("the claim's parameters after the routing follow it: a provider added must renumber $9–$12 of the claim")
+    @Test("a provider added takes the next two parameters of the claim and moves no other one")
     func numbering() {
-        // ClaimStatement.sql names $9–$12 (rotation, budget key, cap, rank) after the routing's
-        // $5–$8; a third provider makes this fail until they move by two.
-        #expect(ClaimStatement.firstFilterParameter == 5 + ClaimRouting.parameterCount + 4)
-        let bound = ClaimStatement.bound(limit: 10, workerID: "w", leaseSeconds: 60, credentials: [.apns: ["default"]],
+        // The claim's own parameters are $1–$4 and $9–$12 whatever the providers; the first two
+        // providers' routing is $5–$8 (the text APNs and FCM have always had), a later one's
+        // follows $12. For any count of providers the numbers are 1 up to the filter's first,
+        // each once, and no provider's number depends on how many come after it.
+        let own = [1, 2, 3, 4, 9, 10, 11, 12]
+        #expect((0..<2).map(ClaimStatement.routingParameter) == [5, 7])
+        for count in 2...6 {
+            let routing = (0..<count).flatMap { [ClaimStatement.routingParameter($0), ClaimStatement.routingParameter($0) + 1] }
+            let firstFilter = 13 + 2 * (count - ClaimStatement.providersBeforeOwn)
+            #expect((own + routing).sorted() == Array(1..<firstFilter), "providers: \(count)")
+        }
+        #expect(ClaimStatement.firstFilterParameter == 13 + 2 * (Provider.allCases.count - ClaimStatement.providersBeforeOwn))
+    }
+
+    @Test("each provider's names and default are bound at the numbers its branch of the claim's text names")
+    func boundWhereNamed() {
+        // Every provider a credential of its own name: the parameter at the number the text
+        // names for a provider holds that provider's names; $9 the rotation.
+        let names = Dictionary(uniqueKeysWithValues: Provider.allCases.map { ($0, ["only-\($0.rawValue)"]) })
+        let bound = ClaimStatement.bound(limit: 10, workerID: "w", leaseSeconds: 60, credentials: names,
                                          defaultEnvironment: .production, only: nil, row: nil, excluding: [],
-                                         rotation: 0, budget: nil, belowRank: nil)
+                                         rotation: 42, budget: nil, belowRank: nil)
         #expect(bound.parameters.count == ClaimStatement.firstFilterParameter - 1)
+        #expect(bound.parameters[8] as? Int == 42)
+        for (i, provider) in Provider.allCases.enumerated() {
+            let p = ClaimStatement.routingParameter(i)
+            #expect(bound.sql.contains("n.provider = '\(provider.rawValue)' AND (n.credential = ANY($\(p)::text[]) OR (n.credential IS NULL AND $\(p + 1)))"))
+            #expect(bound.parameters[p - 1] as? [String] == ["only-\(provider.rawValue)"] && bound.parameters[p] as? Bool == false)
+        }
     }
 }

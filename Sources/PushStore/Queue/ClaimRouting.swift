@@ -35,8 +35,14 @@ struct ClaimRouting {
 
     /// The condition over `n`, its parameters numbered from `first`.
     static func sql(from first: Int) -> String {
+        sql { first + 2 * $0 }
+    }
+
+    /// The condition over `n`, provider `i`'s two parameters (in ``Provider/allCases`` order)
+    /// numbered from `number(i)`.
+    static func sql(number: (Int) -> Int) -> String {
         let branches = Provider.allCases.enumerated().map { i, provider in
-            let p = first + 2 * i
+            let p = number(i)
             return "(n.provider = '\(provider.rawValue)' AND (n.credential = ANY($\(p)::text[]) OR (n.credential IS NULL AND $\(p + 1))))"
         }
         return "AND (" + branches.joined(separator: "\n            OR ") + ")"

@@ -29,11 +29,21 @@ enum ClaimStatement {
     static let burstSeconds = 0.25
 
     /// Parameters: `$1` limit, `$2` worker id, `$3` lease seconds, `$4` default environment,
-    /// `$5`–`$8` ``ClaimRouting`` (two per provider), `$9` rotation, `$10` credential budget key
-    /// (NULL: none), `$11` its cap per second, `$12` a rank to stay below (NULL: any);
-    /// the ``ClaimFilter`` from `$13`. A provider added shifts `$9`–`$12` in ``sql`` by two
-    /// (`ClaimRoutingTests` fails until they follow).
-    static let firstFilterParameter = 13
+    /// `$9` rotation, `$10` credential budget key (NULL: none), `$11` its cap per second, `$12` a
+    /// rank to stay below (NULL: any); ``ClaimRouting``'s two per provider at
+    /// ``routingParameter(_:)``; the ``ClaimFilter`` from ``firstFilterParameter``.
+    static let firstFilterParameter = 13 + 2 * max(0, Provider.allCases.count - providersBeforeOwn)
+
+    /// The providers whose routing parameters come before the claim's own `$9`–`$12`: APNs' and
+    /// FCM's have always been `$5`–`$8`, and the statement's text stays the one it has been.
+    static let providersBeforeOwn = 2
+
+    /// The first of the two parameters of provider `index` (in ``Provider/allCases`` order):
+    /// `$5` and `$7` for the first two, then after the claim's own, from `$13`. A provider added
+    /// takes the next two numbers and moves no other one.
+    static func routingParameter(_ index: Int) -> Int {
+        index < providersBeforeOwn ? 5 + 2 * index : 13 + 2 * (index - providersBeforeOwn)
+    }
 
     /// The lanes that have entries in pushq.due (and one NULL): a loose scan of due_order, one
     /// index probe per lane. Opens the claim, the poison hunt's heads and the lane gauges.
@@ -66,9 +76,9 @@ enum ClaimStatement {
     }
 
     /// What every claimable row is besides: of this worker's credentials (``ClaimRouting``,
-    /// `$5`–`$8`), of a kind it knows, and within the claim's filter (``ClaimFilter``).
+    /// ``routingParameter(_:)``), of a kind it knows, and within the claim's filter (``ClaimFilter``).
     static let routedSQL = """
-        \(ClaimRouting.sql(from: 5))
+        \(ClaimRouting.sql(number: routingParameter))
         \(PGConnection.knownRowsSQL)
         \(ClaimFilter.marker)
         """
@@ -104,9 +114,11 @@ enum ClaimStatement {
                       defaultEnvironment: APNsEnvironment, only: Endpoint?, row: Int64?, excluding: [Int64],
                       rotation: Int, budget: RateBudget?, belowRank: Int?)
         -> (sql: String, parameters: [(any PGParameter)?], custom: Bool) {
+        let routing = ClaimRouting(credentials, only: only).parameters
         var parameters: [(any PGParameter)?] = [limit, workerID, leaseSeconds, defaultEnvironment.rawValue]
-        parameters += ClaimRouting(credentials, only: only).parameters
+        parameters += routing.prefix(2 * providersBeforeOwn)
         parameters += [rotation % 1_000_000, budget?.key, budget?.perSecond, belowRank]
+        parameters += routing.dropFirst(2 * providersBeforeOwn)
         var filter = ClaimFilter(next: firstFilterParameter, environment: "$4", defaultEnvironment: defaultEnvironment)
         filter.add(only: only, row: row, excluding: excluding)
         let text = template.render([sizeMarker: String(sizeBound(limit)), ClaimFilter.marker: filter.sql])
