@@ -16,7 +16,7 @@ import Testing
         let verdict = WebPushVerdict.classify(status: status, retryAfter: nil)
         #expect(verdict == .sent)
         #expect(decide(verdict) == Disposition(status: .sent, reason: nil))
-        #expect(verdict.isFinal && verdict.consumesAttempt && verdict.healthSignal == .reachable)
+        #expect(verdict.healthSignal == .reachable)
     }
 
     @Test("404, 410: failed NotFound / Gone, the exact endpoint invalidated", arguments: [(404, "NotFound"), (410, "Gone")])
@@ -24,7 +24,7 @@ import Testing
         let verdict = WebPushVerdict.classify(status: status, retryAfter: nil)
         #expect(verdict.reasonText == reason)
         #expect(decide(verdict) == Disposition(status: .failed, reason: reason, invalidation: .init(reason: reason, atMilliseconds: nil)))
-        #expect(verdict.isFinal && !verdict.isBurstSuspect)
+        #expect(!verdict.isBurstSuspect)
     }
 
     @Test("413, 400: failed PayloadTooLarge / BadRequest, never retried, not invalidated",
@@ -33,7 +33,6 @@ import Testing
         let verdict = WebPushVerdict.classify(status: status, retryAfter: 30)
         // First attempt of ten: still failed, with nothing invalidated.
         #expect(decide(verdict, attempts: 1, max: 10) == Disposition(status: .failed, reason: reason))
-        #expect(verdict.isFinal)
     }
 
     @Test("429: retried no sooner than Retry-After, only that subscription slowed, the attempt not counted")
@@ -42,8 +41,7 @@ import Testing
         #expect(verdict == .throttleSubscription(seconds: 120))
         #expect(decide(verdict, attempts: 10, max: 10) ==
                 Disposition(status: .retrying, reason: "TooManyRequests", retryDelay: 120, refundsAttempt: true, throttlesToken: true))
-        #expect(!verdict.consumesAttempt && !verdict.isFinal)
-        // Without Retry-After: a minute.
+                // Without Retry-After: a minute.
         #expect(WebPushVerdict.classify(status: 429, retryAfter: nil) == .throttleSubscription(seconds: 60))
     }
 
@@ -93,7 +91,7 @@ import Testing
         #expect(message.contains("BadJwtToken") && message.contains("subject"))
         let d = decide(verdict, attempts: 10, max: 10)
         #expect(d.status == .retrying && d.refundsAttempt && d.reason == reason)
-        #expect(!verdict.consumesAttempt && verdict.healthSignal == .none)
+        #expect(verdict.healthSignal == .none)
     }
 
     @Test("a refused endpoint: failed EndpointNotAllowed without an answer, nothing said about the service")
@@ -101,7 +99,7 @@ import Testing
         let refusal = WebPushEndpointRefusal(.address, "https://x.example resolves to 10.0.0.0/8")
         let verdict = WebPushAnswer(endpointRefusal: refusal).verdict(status: nil)!
         #expect(decide(verdict) == Disposition(status: .failed, reason: "EndpointNotAllowed"))
-        #expect(verdict.healthSignal == .none && verdict.isFinal)
+        #expect(verdict.healthSignal == .none)
     }
 
     @Test("a status outside the table: retried three times at most, as an unknown reason is", arguments: [418, 422, 100])
@@ -175,6 +173,9 @@ import Testing
         let auth = Base64URL.encode([UInt8](repeating: 1, count: 16))
         let keys = try WebPushKeys(p256dh: point, auth: auth)
         #expect(keys.p256dh.count == 65 && keys.auth.count == 16)
+        #expect(try WebPushKeys(p256dh: keys.p256dh, auth: keys.auth) == keys)
+        #expect(throws: PushRequest.Refusal.self) { try WebPushKeys(p256dh: Array(keys.p256dh.dropLast()), auth: keys.auth) }
+        #expect(throws: PushRequest.Refusal.self) { try WebPushKeys(p256dh: keys.p256dh, auth: keys.auth + [0]) }
         let compressed = Base64URL.encode([2] + [UInt8](repeating: 7, count: 32))
         for (p, a, named) in [(compressed, auth, "p256dh"), (point, Base64URL.encode([1, 2, 3]), "auth"), ("***", auth, "p256dh")] {
             let error = try #require(throws: PushRequest.Refusal.self) { try WebPushKeys(p256dh: p, auth: a) }

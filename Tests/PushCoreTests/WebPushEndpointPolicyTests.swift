@@ -127,7 +127,7 @@ import Testing
         ("https://push.example.net/a#frag", .malformed), ("https://push.example.net\\@evil.example/a", .malformed),
         ("https://push.example.net/a b", .malformed), ("https://push.example.net/a\r\nX: y", .malformed),
         ("https://push.exämple.net/a", .malformed),
-        ("https://127.1/a", .host), ("https://0x7f.0.0.1/a", .host), ("https://2130706433/a", .host),
+        ("https://127.1/a", .host), ("https://0x7f.0.0.1/a", .host), ("https://a.0x/a", .host), ("https://2130706433/a", .host),
         ("https://127.000.000.001/a", .host), ("https://1.2.3.256/a", .host),
         ("https://push%2eexample.net/a", .host), ("https://[fe80::1%25eth0]/a", .host), ("https://[::1/a", .host),
         ("https://push..example.net/a", .host), ("https://push.example.net./a", .host), ("https://-push.example.net/a", .host),

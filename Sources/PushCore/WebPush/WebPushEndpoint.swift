@@ -203,7 +203,7 @@ enum WebPushHostParser {
         let last = labels.last!
         // A last label that is a number makes the whole host an IPv4 address to URL parsers and
         // to inet_aton ("127.1", "0x7f.0.0.1", "2130706433"): only the dotted quad is accepted.
-        let isHex = last.count > 2 && last.first == UInt8(ascii: "0") && (last.dropFirst().first.map { $0 | 0x20 } == UInt8(ascii: "x"))
+        let isHex = last.count >= 2 && last.first == UInt8(ascii: "0") && (last.dropFirst().first.map { $0 | 0x20 } == UInt8(ascii: "x"))
         if isHex || (!last.isEmpty && last.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 })) {
             guard let address = parseIPv4(bytes) else {
                 return .failure(.init(.host, "the host \(text.prefix(64)) is a numeric address in a form other than a dotted quad (a.b.c.d)"))

@@ -113,6 +113,13 @@ public struct WebPushKeys: Sendable, Hashable {
 
     /// Keys already decoded (65 and 16 bytes; checked as above).
     public init(p256dh: [UInt8], auth: [UInt8]) throws(PushRequest.Refusal) {
-        try self.init(p256dh: Base64URL.encode(p256dh), auth: Base64URL.encode(auth))
+        guard p256dh.count == 65, p256dh[0] == 0x04 else {
+            throw PushRequest.Refusal(reason: "InvalidSubscriptionKeys", message: "keys.p256dh is not a 65-byte uncompressed P-256 point")
+        }
+        guard auth.count == 16 else {
+            throw PushRequest.Refusal(reason: "InvalidSubscriptionKeys", message: "keys.auth is not 16 bytes")
+        }
+        self.p256dh = p256dh
+        self.auth = auth
     }
 }

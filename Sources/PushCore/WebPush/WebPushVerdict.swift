@@ -5,7 +5,8 @@
 /// ``FCMVerdict`` — `Outcome` gains a `.webPush(WebPushVerdict)` case beside `.fcm`, and
 /// ``Disposition/decide(webPush:reason:attempts:maxAttempts:lastReason:policy:unitRandom:)`` is
 /// its disposition. The cases mirror ``Outcome``'s and ``FCMVerdict``'s where the providers agree.
-/// A request that got no answer is `Outcome.retry(.outcomeUnknown)`, as for APNs and FCM.
+/// A request that got no answer is `Outcome.retry(.outcomeUnknown)`, as for APNs and FCM. Whether
+/// an answer ends the row or costs an attempt is the Disposition's to say, as for the others.
 public enum WebPushVerdict: Sendable, Hashable {
     /// Any 2xx: the push service took the message.
     case sent
@@ -78,23 +79,6 @@ public enum WebPushVerdict: Sendable, Hashable {
         case 429: return .throttleSubscription(seconds: retryAfter ?? defaultThrottleSeconds)
         case 500...599: return .retry(.serverError(status: status), retryAfter: retryAfter)
         default: return .retry(.unknown("HTTP\(status)"), retryAfter: retryAfter)
-        }
-    }
-
-    /// Whether this verdict uses up one of the notification's attempts. A refused endpoint is the
-    /// row's own fault, as a request refused locally is for APNs: it counts.
-    public var consumesAttempt: Bool {
-        switch self {
-        case .sent, .invalidateEndpoint, .fail, .endpointNotAllowed, .retry: return true
-        case .throttleSubscription, .holdCredential: return false
-        }
-    }
-
-    /// Whether the notification is done with.
-    public var isFinal: Bool {
-        switch self {
-        case .sent, .invalidateEndpoint, .fail, .endpointNotAllowed: return true
-        case .retry, .throttleSubscription, .holdCredential: return false
         }
     }
 
