@@ -1,4 +1,4 @@
-// libFuzzer entry for CredentialsFile (compiled with Sources/PushWorker/CredentialsFile.swift by
+// libFuzzer entry for CredentialsFile (compiled with Sources/PushWorker/Configuration/CredentialsFile.swift by
 // scripts/fuzz): any bytes are read or refused, and a refusal names the file.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzCredentialsFile(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {

@@ -116,7 +116,7 @@ struct CompleteLoop {
             if !batch.holds.isEmpty || !lifted.isEmpty { s.holdsChanged = true }
             // Only the claim this answer belongs to: after a partition longer than the lease,
             // this worker may hold the same row again under a newer attempt.
-            for (i, c) in batch.completions.enumerated() { s.drop(c.claim, settled: settled && !abandoned.contains(i)) }
+            for (i, c) in batch.completions.enumerated() { s.held.forget(c.claim, settled: settled && !abandoned.contains(i)) }
             s.stats.sent += batch.sent
             s.stats.retried += batch.retried
             s.stats.failed += batch.failed

@@ -4,18 +4,6 @@ import PushStore
 import PushTransport
 import PGClient
 
-extension PushWorker.State {
-    /// The claim `request` was sent under, if this worker still holds the row under it (``HeldRows/claim(of:)``).
-    func claim(of request: PushRequest) -> RowClaim? { held.claim(of: request) }
-
-    /// Holds row `id` under `h`'s claim (``HeldRows/claimed(_:_:)``).
-    mutating func hold(_ id: Int64, _ h: PushWorker.Held) { held.claimed(id, h) }
-
-    /// Forgets the row of `claim`: ``HeldRows/settled(_:)``, or ``HeldRows/abandoned(_:)`` when
-    /// its write-back (or give-back) did not land.
-    mutating func drop(_ claim: RowClaim, settled: Bool) { held.forget(claim, settled: settled) }
-}
-
 extension PushWorker {
     /// What the complete loop takes from the shared state in one turn.
     struct Taken {
@@ -43,7 +31,7 @@ extension PushWorker {
                         continue
                     }
                     // Only this claim's: a row claimed again since is another claim's to write.
-                    if let claim = s.claim(of: a.request) { releases.append(claim) }
+                    if let claim = s.held.claim(of: a.request) { releases.append(claim) }
                 }
                 s.answers.removeAll(keepingCapacity: true)
             } else {
@@ -80,7 +68,7 @@ extension PushWorker {
             logger.error("giving up giving notifications back at shutdown; they return to the queue when their lease runs out",
                          metadata: ["notifications": "\(rows.count)"])
         }
-        state.withLock { s in for r in rows { s.drop(r, settled: settled) } }
+        state.withLock { s in for r in rows { s.held.forget(r, settled: settled) } }
         roomWake.signal()
         workWake.signal()
     }

@@ -57,12 +57,12 @@ extension PushWorker {
         handOverGate.withLock { _ in
             let (paced, cancelled) = state.withLock { s in
                 s.stats.claimed += rows.count
-                for (id, h) in held { s.hold(id, h) }
+                for (id, h) in held { s.held.claimed(id, h) }
                 s.local.append(contentsOf: local)
                 // Looked at only for a claim older than a cancel (a few lanes at most, once per claim).
                 let cancelled = s.laneCancels.contains(where: { claim.startedAt < $0.value })
                     ? Self.takeCancelled(from: &batches, claimedAt: claim.startedAt, s.laneCancels) : []
-                s.cancels += cancelled.compactMap { s.claim(of: $0) }
+                s.cancels += cancelled.compactMap { s.held.claim(of: $0) }
                 // Requests of capped lanes and credentials start when their cap allows (``paceLoop()``).
                 return (s.pacer.isActive && s.pacer.take(from: &batches), cancelled)
             }
@@ -113,7 +113,7 @@ extension PushWorker {
             let hold = HoldRequest(endpoint: key, kind: .credential, reason: "SenderUnavailable",
                                    message: "cannot send with credential \(key.credential) (\(key.channel)): \(error); its notifications wait")
             state.withLock { s in
-                s.releases += requests.compactMap { s.claim(of: $0) }
+                s.releases += requests.compactMap { s.held.claim(of: $0) }
                 // A sender shutting down refuses too (the pace loop's last turn): no hold then.
                 if !s.stopRequested { s.senderHolds.append(hold) }
             }

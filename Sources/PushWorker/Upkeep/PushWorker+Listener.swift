@@ -131,7 +131,7 @@ extension PushWorker {
     func handBack(_ requests: [PushRequest], cancelled: Bool) {
         guard !requests.isEmpty else { return }
         state.withLock { s in
-            let claims = requests.compactMap { s.claim(of: $0) }
+            let claims = requests.compactMap { s.held.claim(of: $0) }
             if cancelled { s.cancels += claims } else { s.releases += claims }
         }
         completeWake.signal()

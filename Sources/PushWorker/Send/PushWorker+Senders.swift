@@ -94,12 +94,12 @@ extension PushWorker {
             for await batch in group { unsent += batch }
         }
         guard !unsent.isEmpty else { return }
-        let claims = state.withLock { s in unsent.compactMap { s.claim(of: $0) } }
+        let claims = state.withLock { s in unsent.compactMap { s.held.claim(of: $0) } }
         while !databaseGivenUp {
             do {
                 let n = try await connection.release(claims, workerID: configuration.workerID)
                 state.withLock { s in
-                    for c in claims { s.drop(c, settled: true) }
+                    for c in claims { s.held.settled(c) }
                     s.stats.released += n
                 }
                 logger.info("released rows never sent", metadata: ["notifications": "\(n)"])
@@ -114,6 +114,6 @@ extension PushWorker {
         }
         logger.error("cannot release unsent rows; they return to the queue when their lease runs out",
                      metadata: ["notifications": "\(unsent.count)"])
-        state.withLock { s in for c in claims { s.drop(c, settled: false) } }
+        state.withLock { s in for c in claims { s.held.abandoned(c) } }
     }
 }
