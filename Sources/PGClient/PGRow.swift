@@ -20,7 +20,7 @@ public struct PGRows: RandomAccessCollection, Sendable {
 
     public var startIndex: Int { 0 }
     public var endIndex: Int { columns.result.count }
-    public subscript(position: Int) -> PGRow { PGRow(columns: columns, row: Int32(position)) }
+    public subscript(position: Int) -> PGRow { PGRow(columns: columns, pointer: columns.result.pointer, row: Int32(position)) }
 }
 
 /// A column of a result, found by name once (``PGRows/column(_:)``).
@@ -36,8 +36,13 @@ public struct PGColumn: Sendable {
 /// name the result does not have, or NULL where a value is required, throws a ``PGError`` naming
 /// the column; so does text that is not a value of the type asked for (the value itself is never
 /// in the message: it may be a token or a payload).
-public struct PGRow: Sendable {
+public struct PGRow: @unchecked Sendable {
+    /// Keeps the result (and its `PGresult`) alive while the row is.
     let columns: PGColumns
+    /// The result's `PGresult`, read at every value without going through ``columns``.
+    ///
+    /// `@unchecked Sendable`: a read-only `PGresult` that ``columns`` keeps alive (see ``PGResult``).
+    let pointer: OpaquePointer
     /// The row's index in its result.
     let row: Int32
 
@@ -101,21 +106,20 @@ public struct PGRow: Sendable {
 
     /// The text of `column`'s value (of this row's result), or nil for NULL.
     public func string(_ column: PGColumn) -> String? {
-        isNull(column) ? nil : String(cString: PQgetvalue(columns.result.pointer, row, column.index))
+        isNull(column) ? nil : String(cString: PQgetvalue(pointer, row, column.index))
     }
 
     /// The text of `column`'s value (of this row's result) as raw bytes, exactly as the server
     /// sent it, or nil for NULL.
     public func bytes(_ column: PGColumn) -> [UInt8]? {
         if isNull(column) { return nil }
-        let result = columns.result.pointer
-        let length = Int(PQgetlength(result, row, column.index))
-        guard let p = PQgetvalue(result, row, column.index) else { return [] }
+        let length = Int(PQgetlength(pointer, row, column.index))
+        guard let p = PQgetvalue(pointer, row, column.index) else { return [] }
         return p.withMemoryRebound(to: UInt8.self, capacity: length) { Array(UnsafeBufferPointer(start: $0, count: length)) }
     }
 
     /// Whether `column`'s value (of this row's result) is SQL NULL.
-    public func isNull(_ column: PGColumn) -> Bool { PQgetisnull(columns.result.pointer, row, column.index) == 1 }
+    public func isNull(_ column: PGColumn) -> Bool { PQgetisnull(pointer, row, column.index) == 1 }
 }
 
 /// A result and the index of each of its columns by name, made once per ``PGResult/rows``.

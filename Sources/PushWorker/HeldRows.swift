@@ -5,7 +5,7 @@ extension PushWorker {
     /// A row this worker holds (claimed, not yet written back or given back).
     struct Held: Sendable {
         var attempt: Int
-        /// The claim's lease (``ClaimedRow/lease``): answers of an older claim of the row are not this one's.
+        /// The claim's lease (``ClaimedNotification/lease``): answers of an older claim of the row are not this one's.
         var lease: Int64
         var maxAttempts: Int
         var endpoint: Endpoint
@@ -14,9 +14,9 @@ extension PushWorker {
         var lastReason: String?
         /// Claimed as the probe of a held endpoint.
         var isProbe = false
-        /// The row's lane (``ClaimedRow/lane``), for `pushq_lane_sent_total`.
+        /// The row's lane (``ClaimedNotification/lane``), for `pushq_lane_sent_total`.
         var lane = "default"
-        /// Its lane's rank at the claim (``ClaimedRow/rank``).
+        /// Its lane's rank at the claim (``ClaimedNotification/rank``).
         var rank = 100
     }
 }

@@ -21,7 +21,7 @@ struct ClaimScope: Sendable {
 
 /// Rows of one claim statement, and when they must have started to be sent.
 struct Claim: Sendable {
-    var rows: [ClaimedRow]
+    var rows: [ClaimedNotification]
     /// ``monotonicNanoseconds()`` after which a row not yet handed to a stream is given back:
     /// the claim's start plus ``WorkerConfiguration/sendWindowSeconds``, so that every request
     /// ends (answered or timed out) before the lease the database granted runs out.

@@ -131,7 +131,7 @@ public struct WorkerConfiguration: Sendable {
     }
 
     /// The bundle id of an APNs row of `credential` whose `topic` is NULL (its push type's
-    /// suffix is added by `PushRequest.make`): the credential's topic, else the worker's; nil
+    /// suffix is added by `PushRequest(row:defaultTopic:sendBy:)`): the credential's topic, else the worker's; nil
     /// when neither is set.
     public func defaultTopic(credential: String) -> String? {
         credentialTopics[credential] ?? defaultTopic

@@ -12,7 +12,7 @@ struct ClaimErrorTests {
     static func token(_ c: Character) -> String { String(repeating: String(c), count: 64) }
 
     func claim(_ c: PGConnection, limit: Int = 100, only: Endpoint? = nil,
-               row: Int64? = nil, excluding: [Int64] = []) async throws -> [ClaimedRow] {
+               row: Int64? = nil, excluding: [Int64] = []) async throws -> [ClaimedNotification] {
         try await c.claim(limit: limit, workerID: "w1", leaseSeconds: 60, credentials: [.apns: ["default", "b"]], defaultEnvironment: .production,
                           only: only, row: row, excluding: excluding).rows
     }

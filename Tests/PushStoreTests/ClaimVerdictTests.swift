@@ -12,7 +12,7 @@ struct ClaimVerdictTests {
 
     static func token(_ c: Character) -> String { String(repeating: String(c), count: 64) }
 
-    func claim(_ c: PGConnection, only: Endpoint? = nil, credentials: [String] = ["default"], id: String = "w1") async throws -> [ClaimedRow] {
+    func claim(_ c: PGConnection, only: Endpoint? = nil, credentials: [String] = ["default"], id: String = "w1") async throws -> [ClaimedNotification] {
         try await c.claim(limit: 100, workerID: id, leaseSeconds: 60, credentials: [.apns: credentials], defaultEnvironment: .production,
                           only: only).rows
     }

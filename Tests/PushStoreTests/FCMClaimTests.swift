@@ -13,7 +13,7 @@ struct FCMClaimTests {
     static func hex(_ c: Character) -> String { String(repeating: String(c), count: 64) }
 
     func claim(_ c: PGConnection, apns: [String] = ["default"], fcm: [String] = ["default"],
-               only: Endpoint? = nil) async throws -> [ClaimedRow] {
+               only: Endpoint? = nil) async throws -> [ClaimedNotification] {
         try await c.claim(limit: 100, workerID: "w1", leaseSeconds: 60, credentials: [.apns: apns, .fcm: fcm],
                           defaultEnvironment: .development, only: only).rows
     }

@@ -16,7 +16,7 @@ struct LeaseRowTests {
         }
     }
 
-    func claim(_ c: PGConnection, worker: String, limit: Int = 100) async throws -> [ClaimedRow] {
+    func claim(_ c: PGConnection, worker: String, limit: Int = 100) async throws -> [ClaimedNotification] {
         try await c.claim(limit: limit, workerID: worker, leaseSeconds: 60, credentials: [.apns: ["default"]], defaultEnvironment: .production).rows
     }
 

@@ -9,7 +9,7 @@ import PGClient
 struct WriteBackErrorTests {
     static func token(_ c: Character) -> String { String(repeating: String(c), count: 64) }
 
-    func claim(_ c: PGConnection, id: String = "w1") async throws -> [ClaimedRow] {
+    func claim(_ c: PGConnection, id: String = "w1") async throws -> [ClaimedNotification] {
         try await c.claim(limit: 100, workerID: id, leaseSeconds: 60, credentials: [.apns: ["default"]], defaultEnvironment: .production).rows
     }
 

@@ -37,7 +37,7 @@ struct WriteBackPlanTests {
             """)
         try await c.query("UPDATE pushq.notifications SET status = 'sent', finished_at = now() WHERE id > 60000 AND id <= 99000")
         try await c.query("ANALYZE pushq.notifications")
-        var rows: [ClaimedRow] = []
+        var rows: [ClaimedNotification] = []
         while rows.count < 1000 {
             let batch = try await c.claim(limit: 500, workerID: "w1", leaseSeconds: 600, credentials: [.apns: ["default"]],
                                           defaultEnvironment: .production)

@@ -1,10 +1,6 @@
 import Foundation
 import PushCore
 
-/// The name of ``ClaimedNotification`` before it moved to PushCore (one value from the claim to
-/// the request); kept while the worker's files are being reorganized.
-public typealias ClaimedRow = ClaimedNotification
-
 extension ClaimedNotification.Verdict {
     /// The claim statement's `verdict` column (``ClaimStatement``): `sending`, `expired`,
     /// `failed` (its token is invalid), `exhausted` or `throttled`; nil for any other text.

@@ -151,7 +151,7 @@ public final class WorkerMetrics: Sendable {
 
     /// Rows a claim statement ended itself (`expires_at` passed, token invalid, attempts used
     /// up): finished like answered rows, with the `last_reason` the claim left.
-    func endedByClaim(_ rows: [ClaimedRow]) {
+    func endedByClaim(_ rows: [ClaimedNotification]) {
         guard isEnabled else { return }
         var tally = Tally()
         for row in rows {
