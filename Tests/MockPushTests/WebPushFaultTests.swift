@@ -88,3 +88,23 @@ import Testing
         }
     }
 }
+
+/// Decryption sampling, for benchmarks: one message in N decrypted, the others accepted after
+/// their checks without it.
+@Suite struct WebPushSampleTests {
+    @Test func decryptSampleDecryptsOneMessageInN() async throws {
+        try await withMock { server, port in
+            let target = try server.webPushTarget(port: port)
+            let body = Array(#"{"oneIn":2}"#.utf8)
+            #expect(try Curl.one(port: port, TestRequest(method: "POST", path: "/_mock/webpush/decrypt-sample", headers: [], body: body)).status == 200)
+            var garbage = try target.request()
+            garbage.body![garbage.body!.count - 1] ^= 1
+            let result = try Curl.run(port: port, [try target.request(), garbage, try target.request(), garbage])
+            // Drawn: 1st and 3rd (decrypted; the 3rd is valid), the 2nd and 4th accepted undecrypted.
+            #expect(result.responses.map(\.status) == [201, 201, 201, 201])
+            #expect(server.webPushRequests().map(\.decrypted) == [true, false, true, false])
+            server.reset()
+            #expect(try Curl.one(port: port, garbage).status == 400)
+        }
+    }
+}

@@ -63,8 +63,10 @@ extension MockConnectionHandler {
         let webHead = WebPushHead(headers)
         let id = String(head.pathOnly.dropFirst("/wp/".utf8.count))
         let bytes = body.map { Array($0.readableBytesView) } ?? []
-        let entry = core.state.withLock { $0.webPush.subscriptions[id] }
-        let verdict = checkWebPush(entry: entry, head: head, webHead: webHead, body: bytes)
+        let (entry, decrypt) = core.state.withLock { s in
+            (s.webPush.subscriptions[id], bytes.isEmpty ? true : s.webPush.drawDecrypt())
+        }
+        let verdict = checkWebPush(entry: entry, head: head, webHead: webHead, body: bytes, decrypt: decrypt)
         let origin = verdict.keys?.origin.serialized ?? ""
         let messageLocation = origin + "/m/" + rng.uuidString()
         let connectionID = self.connectionID
@@ -89,7 +91,8 @@ extension MockConnectionHandler {
     }
 
     /// The checks, in order (the DocC article lists them); decryption runs here, outside the lock.
-    private func checkWebPush(entry: MockWebPushState.Entry?, head: RequestHead, webHead: WebPushHead, body: [UInt8]) -> WebPushVerdict {
+    private func checkWebPush(entry: MockWebPushState.Entry?, head: RequestHead, webHead: WebPushHead, body: [UInt8],
+                              decrypt: Bool) -> WebPushVerdict {
         var verdict = WebPushVerdict()
         guard let entry else {
             verdict.refuse(404, "NotFound", "no subscription at \(head.pathOnly): the mock never made it")
@@ -143,6 +146,8 @@ extension MockConnectionHandler {
                            "Content-Encoding is \(webHead.contentEncoding.map { "\"\($0)\"" } ?? "missing"); exactly aes128gcm (RFC 8291 §4)")
             return verdict
         }
+        // Sampling (a benchmark's choice): a message not drawn is accepted without decryption.
+        guard decrypt else { return verdict }
         switch MockWebPushDecryptor.decrypt(body, receiver: entry.keys.privateKey, authSecret: entry.keys.authSecret) {
         case .failure(let failure):
             verdict.refuse(400, "DecryptionFailed", failure.description)

@@ -89,6 +89,14 @@ extension MockCore {
         state.withLock { $0.webPush.originRules[parsed.serialized] = rule.map { MockRuleProgress(rule: $0) } }
     }
 
+    /// Decrypts one message in `oneIn` from now on (1: all, the default).
+    func setWebPushDecryptSample(oneIn: Int) {
+        state.withLock { s in
+            s.webPush.decryptOneIn = max(oneIn, 1)
+            s.webPush.sampled = 0
+        }
+    }
+
     func webPushRequests() -> [MockWebPushRecordedRequest] {
         state.withLock { $0.webPush.records }
     }

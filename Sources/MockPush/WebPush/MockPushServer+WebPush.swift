@@ -42,6 +42,14 @@ extension MockPushServer {
         try core.setWebPushRule(forOrigin: origin, rule)
     }
 
+    /// Decrypts only one message in `oneIn` (the first, then every `oneIn`-th) from now on, the
+    /// others accepted with their checks but undecrypted (`decrypted` false): for a benchmark,
+    /// so that the mock's own ECDH does not decide the figure. 1 (the default, and after
+    /// `reset()`) decrypts every message.
+    public func setWebPushDecryptSample(oneIn: Int) {
+        core.setWebPushDecryptSample(oneIn: oneIn)
+    }
+
     /// The Web Push requests, in order of arrival, with the messages decrypted. `reset()` clears them.
     public func webPushRequests() -> [MockWebPushRecordedRequest] {
         core.webPushRequests()

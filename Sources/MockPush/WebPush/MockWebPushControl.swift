@@ -5,10 +5,15 @@
 /// | `POST /_mock/webpush/subscriptions` | ``MockWebPushSubscriptionOptions`` (`{}` for a fresh one) | 201, ``MockWebPushSubscription`` (as `PushSubscription.toJSON()`) |
 /// | `POST /_mock/webpush/unsubscribe` | `{"endpoint":"…"}` | `{"ok":true}`; 404 `{"reason":"NotFound"}` for an endpoint the mock did not make |
 /// | `POST /_mock/webpush/rules` | `{"endpoint":"…","rule":MockWebPushRule}` or `{"origin":"https://host:port","rule":…}`; `rule` null removes | `{"ok":true}` |
+/// | `POST /_mock/webpush/decrypt-sample` | `{"oneIn":N}`, N ≥ 1 | `{"ok":true}`; one message in N decrypted (benchmarks; 1 after reset) |
 /// | `GET /_mock/webpush/requests` | | `[MockWebPushRecordedRequest]` |
 enum MockWebPushControl {
     struct EndpointRequest: Codable {
         var endpoint: String
+    }
+
+    struct SampleRequest: Codable {
+        var oneIn: Int
     }
 
     struct RuleRequest: Codable {
@@ -34,6 +39,12 @@ enum MockWebPushControl {
             case (nil, let origin?): try core.setWebPushRule(forOrigin: origin, rule.rule)
             default: throw MockPushError(.badConfiguration, "give endpoint or origin, not both")
             }
+            return MockControlAPI.ok
+        },
+        "/_mock/webpush/decrypt-sample": MockControlAPI.Route(method: "POST") { request, core in
+            let sample = try request.decode(SampleRequest.self)
+            guard sample.oneIn >= 1 else { throw MockPushError(.badConfiguration, "decrypt-sample needs oneIn ≥ 1") }
+            core.setWebPushDecryptSample(oneIn: sample.oneIn)
             return MockControlAPI.ok
         },
         "/_mock/webpush/requests": MockControlAPI.Route(method: "GET") { _, core in

@@ -76,6 +76,16 @@ struct MockWebPushState {
     var rules: [String: MockRuleProgress<MockWebPushAnswer>] = [:]
     var originRules: [String: MockRuleProgress<MockWebPushAnswer>] = [:]
     var records: [MockWebPushRecordedRequest] = []
+    /// Decrypt one message in this many (1: every one; `POST /_mock/webpush/decrypt-sample`), so
+    /// that a benchmark's figure is not the mock's own ECDH; messages counted in `sampled`.
+    var decryptOneIn = 1
+    var sampled = 0
+
+    /// Whether the next message with a body is decrypted.
+    mutating func drawDecrypt() -> Bool {
+        defer { sampled += 1 }
+        return decryptOneIn <= 1 || sampled % decryptOneIn == 0
+    }
 
     /// Back to the start, except the subscriptions (the browsers' side) and the own origin:
     /// rules and records cleared.
@@ -83,6 +93,8 @@ struct MockWebPushState {
         rules = [:]
         originRules = [:]
         records = []
+        decryptOneIn = 1
+        sampled = 0
     }
 
     /// The answer for a message that passed the checks: the subscription's rule, else its
