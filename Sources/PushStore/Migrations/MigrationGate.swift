@@ -70,7 +70,7 @@ extension PGConnection {
     func appliedVersions() throws -> Set<Int> {
         let rows = try query("SELECT version FROM pushq.schema_migrations")
         var applied = Set<Int>()
-        for row in 0..<rows.count { if let v = try rows.decode(Int.self, row, 0) { applied.insert(v) } }
+        for row in rows.rows { if let v = try row.decode(Int?.self, "version") { applied.insert(v) } }
         return applied
     }
 }

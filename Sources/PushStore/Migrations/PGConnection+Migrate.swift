@@ -42,7 +42,7 @@ extension PGConnection {
         // Take turns by polling with short statements rather than waiting inside one: a
         // CREATE INDEX CONCURRENTLY in the running migration waits for every open transaction,
         // and a session blocked in pg_advisory_lock would be one (a deadlock).
-        while try query("SELECT pg_try_advisory_lock($1)", [Self.migrationLockKey]).decode(Bool.self, 0, 0) != true {
+        while try query("SELECT pg_try_advisory_lock($1) AS locked", [Self.migrationLockKey]).firstRow().decode(Bool?.self, "locked") != true {
             usleep(100_000)
         }
         defer { _ = try? query("SELECT pg_advisory_unlock($1)", [Self.migrationLockKey]) }
@@ -85,12 +85,12 @@ extension PGConnection {
                     // An interrupted CREATE INDEX CONCURRENTLY leaves an invalid index that
                     // IF NOT EXISTS would keep: drop such leftovers, then build again.
                     let invalid = try query("""
-                        SELECT quote_ident(n.nspname) || '.' || quote_ident(c.relname)
+                        SELECT quote_ident(n.nspname) || '.' || quote_ident(c.relname) AS name
                           FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_namespace n ON n.oid = c.relnamespace
                          WHERE n.nspname = 'pushq' AND NOT i.indisvalid
                         """)
-                    for row in 0..<invalid.count {
-                        if let name = invalid.string(row, 0) { try execute("DROP INDEX CONCURRENTLY IF EXISTS " + name) }
+                    for row in invalid.rows {
+                        if let name = try row.string("name") { try execute("DROP INDEX CONCURRENTLY IF EXISTS " + name) }
                     }
                     for statement in migration.statements { try execute(statement) }
                     try query("INSERT INTO pushq.schema_migrations (version, name) VALUES ($1, $2)", [migration.version, migration.name])
@@ -162,22 +162,22 @@ extension PGConnection {
     /// know (``MigrationGate``); 0 when none, or before 0.4.0.
     func workerFloor() throws -> Int {
         guard try hasWorkerFloor() else { return 0 }
-        return try query("SELECT COALESCE(max(workers_know), 0) FROM pushq.schema_migrations").decode(Int.self, 0, 0) ?? 0
+        return try query("SELECT COALESCE(max(workers_know), 0) AS floor FROM pushq.schema_migrations").firstRow().decode(Int?.self, "floor") ?? 0
     }
 
     /// Whether `pushq.schema_migrations` has `workers_know` (0.4.0's part 1 adds it).
     private func hasWorkerFloor() throws -> Bool {
         try query("""
             SELECT EXISTS (SELECT 1 FROM pg_attribute
-                            WHERE attrelid = to_regclass('pushq.schema_migrations') AND attname = 'workers_know' AND NOT attisdropped)
-            """).decode(Bool.self, 0, 0) ?? false
+                            WHERE attrelid = to_regclass('pushq.schema_migrations') AND attname = 'workers_know' AND NOT attisdropped) AS present
+            """).firstRow().decode(Bool?.self, "present") ?? false
     }
 
     /// The highest migration version recorded, or nil when the schema was never migrated.
     public func schemaVersion() throws -> Int? {
-        let exists = try query("SELECT to_regclass('pushq.schema_migrations') IS NOT NULL")
-        guard try exists.decode(Bool.self, 0, 0) == true else { return nil }
-        return try query("SELECT max(version) FROM pushq.schema_migrations").decode(Int.self, 0, 0)
+        let exists = try query("SELECT to_regclass('pushq.schema_migrations') IS NOT NULL AS present")
+        guard try exists.firstRow().decode(Bool?.self, "present") == true else { return nil }
+        return try query("SELECT max(version) AS version FROM pushq.schema_migrations").firstRow().decode(Int?.self, "version")
     }
 }
 
