@@ -4,50 +4,7 @@ import PushStore
 import PushTransport
 import PGClient
 
-/// Where a claim looks: the served credentials (the statement leaves out held endpoints), or one
-/// endpoint (a probe).
-struct ClaimScope: Sendable {
-    /// The credential names of each provider (``ClaimRouting``); a provider with none is not claimed.
-    var credentials: [Provider: [String]]
-    var only: Endpoint?
-    /// Which lane of a rank goes first (``PGConnection/claim(limit:workerID:leaseSeconds:credentials:defaultEnvironment:only:row:excluding:rotation:budget:belowRank:)``).
-    var rotation = 0
-    /// The fleet's cap of the one credential this scope names, if it has one.
-    var budget: RateBudget?
-    /// Only lanes ranked lower than this (``PushWorker/urgentClaim(_:_:)``); nil: any.
-    var belowRank: Int?
-    var isProbe: Bool { only != nil }
-}
-
-/// Rows of one claim statement, and when they must have started to be sent.
-struct Claim: Sendable {
-    var rows: [ClaimedNotification]
-    /// ``monotonicNanoseconds()`` after which a row not yet handed to a stream is given back:
-    /// the claim's start plus ``WorkerConfiguration/sendWindowSeconds``, so that every request
-    /// ends (answered or timed out) before the lease the database granted runs out.
-    var sendBy: Int64
-    /// ``monotonicNanoseconds()`` just before the claim statement was sent: a lane cancel this
-    /// worker handled later may have skipped rows this claim had locked (``PushWorker/laneCancelled(_:)``).
-    var startedAt: Int64
-    /// A cap held back rows that were due: claim again soon.
-    var heldBackByCap = false
-}
-
 extension PushWorker {
-    /// Claims with `scope`'s filters, as this worker.
-    func claim(_ connection: PGConnection, limit: Int, _ scope: ClaimScope, row: Int64? = nil,
-               excluding: [Int64] = []) async throws(PGError) -> Claim {
-        // Before the statement: the lease runs from the database's now() inside it, never earlier.
-        let startedAt = monotonicNanoseconds()
-        let rows = try await connection.claim(limit: limit, workerID: configuration.workerID, leaseSeconds: configuration.leaseSeconds,
-                                   credentials: scope.credentials,
-                                   defaultEnvironment: configuration.sender.environment,
-                                   only: scope.only, row: row, excluding: excluding,
-                                   rotation: scope.rotation, budget: scope.budget, belowRank: scope.belowRank)
-        return Claim(rows: rows.rows, sendBy: startedAt + Int64(configuration.sendWindowSeconds * 1e9), startedAt: startedAt,
-                     heldBackByCap: rows.heldBackByCap)
-    }
-
     /// After a claim of `limit` rows failed on data (SQLSTATE class 22 or 23), carries out a
     /// ``PoisonHunt`` to its end: claims and hands out rows on the way, and ends the rows that
     /// make every claim fail (`failed`/`ClaimError`), logging each once with its error.
@@ -106,9 +63,6 @@ extension PushWorker {
         }
         return (hunt.isOver ? hunt.next : .done, lastError)
     }
-
-    /// What the claim loop's statements are for, in its log lines.
-    static let claimPurpose = "claiming notifications"
 
     /// What the claim loop logs (once per run of failures) when a hunt ends without ending a row.
     static func message(_ giveUp: PoisonHunt.GiveUp) -> String {
