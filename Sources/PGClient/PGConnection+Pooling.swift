@@ -5,7 +5,7 @@ extension PGConnection {
     /// (`pg_backend_pid()`). Behind a pooler it differs from ``backendPID``, the id the
     /// pooler reported at connect time.
     public func serverBackendPID() throws(PGError) -> Int32 {
-        Int32(try query("SELECT pg_backend_pid()").decode(Int.self, 0, 0) ?? 0)
+        Int32(try query("SELECT pg_backend_pid() AS pid").firstRow().decode(Int?.self, "pid") ?? 0)
     }
 
     /// Checks that two connections to the same URL each keep a server session of their own,
