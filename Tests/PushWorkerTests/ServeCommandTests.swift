@@ -10,11 +10,13 @@ import Testing
 /// The `pushq serve` and `pushq api-key` processes, as an operator runs them.
 @Suite("pushq serve and pushq api-key")
 struct ServeCommandTests {
-    /// Starts `pushq serve` on 127.0.0.1:0 with `url`, waiting for the port it printed.
-    static func startServe(_ url: String, log: String) async throws -> (ChildProcess, Int) {
+    /// Starts `pushq serve` on 127.0.0.1:0 with `url` and `arguments`, waiting for the port it printed; its log goes
+    /// to `log`.
+    static func startServe(_ url: String, log: String, _ arguments: [String] = []) async throws -> (ChildProcess, Int) {
         var env = ProcessInfo.processInfo.environment
         env["PUSHQ_DATABASE_URL"] = url
-        let process = try ChildProcess(pushqBinary, ["serve", "--http-addr", "127.0.0.1:0"], environment: env, stdout: .null, stderr: .file(log))
+        let process = try ChildProcess(pushqBinary, ["serve", "--http-addr", "127.0.0.1:0"] + arguments, environment: env,
+                                       stdout: .null, stderr: .file(log))
         var port: Int?
         let deadline = ContinuousClock.now + .seconds(60)
         while port == nil, ContinuousClock.now < deadline, !process.hasExited {

@@ -11,18 +11,7 @@ import PGClient
 struct ServeProcessTests {
     /// Starts `pushq serve` on a free port of 127.0.0.1 with `arguments`; its log goes to `log`.
     static func start(_ url: String, log: String, _ arguments: [String] = []) async throws -> (ChildProcess, Int) {
-        var env = ProcessInfo.processInfo.environment
-        env["PUSHQ_DATABASE_URL"] = url
-        let process = try ChildProcess(pushqBinary, ["serve", "--http-addr", "127.0.0.1:0"] + arguments, environment: env,
-                                       stdout: .null, stderr: .file(log))
-        var port: Int?
-        let deadline = ContinuousClock.now + .seconds(60)
-        while port == nil, ContinuousClock.now < deadline, !process.hasExited {
-            let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-            if let range = text.range(of: "http.address=127.0.0.1:") { port = Int(text[range.upperBound...].prefix { $0.isNumber }) }
-            if port == nil { try await Task.sleep(for: .milliseconds(50)) }
-        }
-        return (process, try #require(port, "serve came up: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")"))
+        try await ServeCommandTests.startServe(url, log: log, arguments)
     }
 
     /// The first certificate serve presents to a new TLS connection, PEM.
