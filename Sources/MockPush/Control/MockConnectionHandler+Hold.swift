@@ -7,14 +7,22 @@ extension MockConnectionHandler {
     ///
     /// - Returns: whether it was kept.
     func park(_ answer: MockAnswer, streamID: HTTP2StreamID, apnsID: String, idHeader: String, context: ChannelHandlerContext) -> Bool {
+        park(context: context) { handler, context in
+            handler.deliver(answer, streamID: streamID, apnsID: apnsID, idHeader: idHeader, context: context)
+        }
+    }
+
+    /// ``park(_:streamID:apnsID:idHeader:context:)`` for any provider's answer: `deliver` writes it
+    /// (with its delay, if it has one) when the answers are released.
+    func park(context: ChannelHandlerContext, _ deliver: @escaping (MockConnectionHandler, ChannelHandlerContext) -> Void) -> Bool {
         let loop = context.eventLoop
-        let bound = NIOLoopBound((self, context), eventLoop: loop)
+        let bound = NIOLoopBound((self, context, deliver), eventLoop: loop)
         let kept = core.heldAnswers.keep {
             loop.execute {
-                let (handler, context) = bound.value
+                let (handler, context, deliver) = bound.value
                 handler.delayedAnswers -= 1
                 guard context.channel.isActive else { return }
-                handler.deliver(answer, streamID: streamID, apnsID: apnsID, idHeader: idHeader, context: context)
+                deliver(handler, context)
                 handler.needsFlush = false
                 context.flush()
                 handler.finishGoawayIfDone(context: context)

@@ -219,25 +219,9 @@ extension MockConnectionHandler {
         let write: (MockConnectionHandler, ChannelHandlerContext) -> Void = { handler, context in
             handler.writeWebPushAnswer(answer, message: message, location: location, ttl: ttl, streamID: streamID, context: context)
         }
-        if core.heldAnswers.isHolding {
-            let loop = context.eventLoop
-            let bound = NIOLoopBound((self, context), eventLoop: loop)
-            let kept = core.heldAnswers.keep {
-                loop.execute {
-                    let (handler, context) = bound.value
-                    handler.delayedAnswers -= 1
-                    guard context.channel.isActive else { return }
-                    handler.deliverWebPush(answer, message: message, location: location, ttl: ttl, streamID: streamID, context: context)
-                    handler.needsFlush = false
-                    context.flush()
-                    handler.finishGoawayIfDone(context: context)
-                }
-            }
-            if kept {
-                delayedAnswers += 1
-                return
-            }
-        }
+        if core.heldAnswers.isHolding, park(context: context, { handler, context in
+            handler.deliverWebPush(answer, message: message, location: location, ttl: ttl, streamID: streamID, context: context)
+        }) { return }
         let delay = answer.delayMilliseconds ?? 0
         guard delay > 0 else {
             write(self, context)
