@@ -3,7 +3,7 @@ import Foundation
 @testable import pushq
 import Testing
 
-/// `docs/configuration.md` against `--help` and the settings catalog: every flag of every
+/// `docs/configuration.md` and `docs/flags.md` against `--help` and the settings catalog: every flag of every
 /// command, every variable pushq reads, each with its default and what it accepts.
 @Suite("docs/configuration.md")
 struct ConfigurationDocTests {
@@ -23,10 +23,10 @@ struct ConfigurationDocTests {
         }
     }
 
-    /// The repository's `docs/configuration.md`.
-    static func document() throws -> String {
+    /// The repository's `docs/<page>`: `configuration.md` (the variables) or `flags.md` (each command's flags).
+    static func document(_ page: String = "configuration.md") throws -> String {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        return try String(contentsOf: root.appendingPathComponent("docs/configuration.md"), encoding: .utf8)
+        return try String(contentsOf: root.appendingPathComponent("docs").appendingPathComponent(page), encoding: .utf8)
     }
 
     /// The cells of the table rows in `text` whose first cell starts with `prefix`, backticks removed.
@@ -94,7 +94,7 @@ struct ConfigurationDocTests {
         let help = Self.help(type)
         let inHelp = Self.flags(inHelp: help)
         #expect(!inHelp.isEmpty)
-        let section = try #require(Self.section(try Self.document(), "### `pushq \(command)`"), "a section for pushq \(command)")
+        let section = try #require(Self.section(try Self.document("flags.md"), "## `pushq \(command)`"), "a section for pushq \(command) in docs/flags.md")
         let rows = Self.rows(section, firstCellPrefix: "--")
         #expect(Set(rows.map { $0[0] }) == inHelp)
         let settings = try Self.settingFlags(command)
