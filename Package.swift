@@ -43,11 +43,10 @@ let package = Package(
         // Pure: models, limits, APNs reasons, outcome classification, retry policy. No I/O.
         .target(name: "PushCore"),
         // The libpq driver: connection, statements, prepared statements, notify, results, parameters,
-        // errors, the thread its blocking calls run on. Knows nothing of pushq's tables (PushCore only
-        // for CivilCalendar, the timestamp reader's date arithmetic).
+        // errors, the thread its blocking calls run on. Knows nothing of pushq's tables nor of PushCore.
         .target(
             name: "PGClient",
-            dependencies: ["CLibPQ", "PushCore", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["CLibPQ", .product(name: "Logging", package: "swift-log")]
         ),
         // pushq's SQL on PGClient: the queue (claim, write-back, due, leases), channels, what serve
         // reads and writes, status, and the migrations.

@@ -1,6 +1,7 @@
-import PushCore
 import Foundation
-
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Conversion between `Date` and PostgreSQL's ISO `timestamptz` text.
 ///
@@ -48,8 +49,12 @@ enum PGTimestamp {
             offset = sign == 0x2B ? seconds : -seconds
         }
         guard bytes.isEmpty else { return nil }
-        let days = CivilCalendar.days(year: year, month: month, day: day)
-        let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offset
+        // timegm: the proleptic Gregorian calendar in UTC, no time zone file read.
+        var fields = tm()
+        fields.tm_year = Int32(year - 1900)
+        fields.tm_mon = Int32(month - 1)
+        fields.tm_mday = Int32(day)
+        let seconds = Int(timegm(&fields)) + hour * 3600 + minute * 60 + second - offset
         return Date(timeIntervalSince1970: Double(seconds) + fraction)
     }
 
@@ -58,10 +63,11 @@ enum PGTimestamp {
         let micros = Int64((date.timeIntervalSince1970 * 1_000_000).rounded(.down))
         var seconds = micros >= 0 ? micros / 1_000_000 : (micros - 999_999) / 1_000_000
         let fraction = micros - seconds * 1_000_000
-        var days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         seconds -= days * 86_400
-        let (y, m, d) = CivilCalendar.date(days: Int(days))
-        days = 0
+        var midnight = time_t(days * 86_400), fields = tm()
+        gmtime_r(&midnight, &fields)
+        let (y, m, d) = (Int(fields.tm_year) + 1900, Int(fields.tm_mon) + 1, Int(fields.tm_mday))
         func pad(_ v: Int64, _ width: Int) -> String {
             let s = String(v)
             return s.count >= width ? s : String(repeating: "0", count: width - s.count) + s

@@ -3,7 +3,7 @@ import PushStore
 import PGClient
 
 /// A completion signal as the tests read it: the JSON payload of the `pg_notify` that the
-/// trigger `notifications_notify_final` (schema 12) sends when a row with a `notify_channel`
+/// trigger `notifications_notify_final` (0.4.0) sends when a row with a `notify_channel`
 /// becomes final. docs/producers.md lists the same fields.
 public struct CompletionSignal: Decodable, Equatable, Sendable {
     public var id: Int64

@@ -3,13 +3,13 @@ import PGClient
 
 /// The rules a row of `pushq.notifications` must follow, where the schema keeps them.
 ///
-/// Since schema 56, 29 of them are checked by the trigger function `pushq.notifications_rules()`
+/// Since 0.4.0, 29 of them are checked by the trigger function `pushq.notifications_rules()`
 /// (one `WHEN … IS FALSE THEN '<name>'` per rule, raised as SQLSTATE 23514 under that name); the
 /// two that read a column the worker writes (`notifications_scheduled_at_finite`,
 /// `notifications_status_known`) stay CHECK constraints.
 public enum TableRules {
     /// A query of one text column: the name of every rule of the trigger function (none before
-    /// schema 56), to `UNION` with a query of constraint names.
+    /// 0.4.0), to `UNION` with a query of constraint names.
     public static let functionRulesSQL = """
         SELECT m[1] FROM pg_proc p, regexp_matches(p.prosrc, 'THEN ''(notifications_[a-z0-9_]+)''', 'g') m
          WHERE p.oid = to_regproc('pushq.notifications_rules')

@@ -48,7 +48,10 @@ struct PGConnectionTests {
     @Test("timestamps round-trip, including far dates and infinity")
     func timestamps() async throws {
         try await TestDatabase.withConnection { c in
-            for seconds in [0.0, -1.5, 951_782_400.25, 4_102_444_800.999999, 1_795_000_000.000001] {
+            // Leap days (2000-02-29, 2024-02-29), a century that is not a leap year (1900-03-01),
+            // before 1900 and before 1970, the first and last seconds of years 1 and 9999.
+            for seconds in [0.0, -1.5, 951_782_400.25, 4_102_444_800.999999, 1_795_000_000.000001, 951_868_799.5,
+                            1_709_164_800, -2_203_891_200, -5_000_000_000.75, -62_135_596_800, 253_402_300_799.5] {
                 let date = Date(timeIntervalSince1970: seconds)
                 let r = try await c.query("SELECT $1::timestamptz, extract(epoch FROM $1::timestamptz)::float8", [date])
                 let back = try #require(try r.decode(Date.self, 0, 0))

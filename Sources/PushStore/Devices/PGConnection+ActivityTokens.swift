@@ -6,7 +6,7 @@ extension PGConnection {
     /// (`invalid_reason` `AgeLimit`), oldest index entries first, in one statement (one short
     /// transaction). Tokens locked by another session are skipped.
     ///
-    /// Walks the `live_activity` part of `devices_activity_key` (schema 17), which holds valid
+    /// Walks the `live_activity` part of `devices_activity_key`, which holds valid
     /// tokens only, reading `registered_at` in the index: the tokens of the last
     /// ``LiveActivityLimits/tokenLifetimeSeconds`` and those past it, no retired one.
     ///

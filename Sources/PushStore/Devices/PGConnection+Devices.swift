@@ -93,7 +93,7 @@ extension PGConnection {
         return ids
     }
 
-    /// The optional arguments of `pushq.enqueue_for_user` (schema 18), in its order.
+    /// The optional arguments of `pushq.enqueue_for_user`, in its order.
     public static let enqueueForUserArguments = [
         "payload", "topic", "push_type", "priority", "expires_at", "collapse_id", "credential", "scheduled_at",
         "max_attempts", "metadata", "fcm_payload", "lane", "dedupe_key", "notify_channel",

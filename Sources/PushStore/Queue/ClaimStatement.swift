@@ -60,9 +60,9 @@ enum ClaimStatement {
     /// Whether row `n` can go now as far as its broadcast channel goes: a row to a device token
     /// (the one test such a row pays), or one whose channel is `active` at Apple. A broadcast row
     /// for a channel not yet created waits, unclaimed; one for a deleted channel was ended by the
-    /// deletion (migration 21). Only waiting rows are filtered: a lapsed lease of a broadcast is
+    /// deletion. Only waiting rows are filtered: a lapsed lease of a broadcast is
     /// taken again and sent, and Apple's answer ends it.
-    /// (`pushq.channel_active` is a function of cost 1, not an inline EXISTS: see migration 21.)
+    /// (`pushq.channel_active` is a function of cost 1, not an inline EXISTS: its comment in 100_release_0_4_0.sql says why.)
     static let channelReadySQL = "AND (n.channel IS NULL OR pushq.channel_active(n.channel))"
 
     /// Whether row `n` is one to take from its entry in pushq.due: waiting and due (and

@@ -105,7 +105,7 @@ extension PGConnection {
     /// third or less for seconds at a time (docs/performance.md, "The write-back's plan after
     /// ANALYZE"). Without nested loops, the join is a hash join whatever the estimate, linear in
     /// the batch and the rows in flight. Both also name the batch's ids (`n.id = ANY`), so that
-    /// the rows are read by primary key, not through an index of the rows in flight (schema 41
+    /// the rows are read by primary key, not through an index of the rows in flight (0.4.0
     /// dropped `notifications_lease`) nor by reading the whole table.
     static let fencedUpdateBegin = "BEGIN; SET LOCAL enable_nestloop = off"
 

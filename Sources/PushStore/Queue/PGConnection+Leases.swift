@@ -20,9 +20,9 @@ extension PGConnection {
     /// `limit` rows of pushq.leases whose end has passed and that it did not read before, oldest
     /// first: one whose rows were all written back meanwhile is deleted; one with rows still in
     /// flight is kept, marked `recovered_at`, so that they are still listed in flight
-    /// (``releaseRecoveredLeases(limit:)`` deletes it once they are not). Rows that workers
-    /// before schema 35 claimed (they write no lease row) are found through `notifications_lease`,
-    /// as long as that index exists (schema 40 gives them lease rows, and 41 drops it).
+    /// (``releaseRecoveredLeases(limit:)`` deletes it once they are not). Rows that 0.3.0
+    /// workers claimed (they write no lease row) are found through `notifications_lease`,
+    /// as long as that index exists (release part 103 gives them lease rows, and 104 drops it).
     ///
     /// An entry is added (or an older one moved to the lease's end) without locking the row: the
     /// claim checks the row again under its lock (an entry whose row was written back meanwhile is
@@ -58,8 +58,8 @@ extension PGConnection {
         try query(Self.releaseRecoveredLeasesSQL, [limit]).firstRow().decode(Int?.self, "deleted") ?? 0
     }
 
-    /// Whether `notifications_lease` (schemas before 41) still exists: then workers before
-    /// schema 35, which write no lease row, may hold rows in flight, and ``inFlightSQL(_:)``
+    /// Whether `notifications_lease` (until release part 104) still exists: then 0.3.0
+    /// workers, which write no lease row, may hold rows in flight, and ``inFlightSQL(_:)``
     /// reads them through it.
     func leaseIndexExists() throws(PGError) -> Bool {
         try query("SELECT to_regclass('pushq.notifications_lease') IS NOT NULL AS present").firstRow().decode(Bool?.self, "present") ?? false
@@ -102,7 +102,7 @@ extension PGConnection {
              WHERE n.id = ANY (ARRAY(SELECT i FROM ended e, unnest(e.ids) i))
                AND n.status = 'sending' AND n.locked_until < now()
         ), previous AS MATERIALIZED (
-            -- Rows of workers before schema 35, which write no lease row. Read only while
+            -- Rows of 0.3.0 workers, which write no lease row. Read only while
             -- notifications_lease exists (a constant test, evaluated before the scan).
             SELECT n.id, n.lane, n.locked_until FROM pushq.notifications n
              WHERE to_regclass('pushq.notifications_lease') IS NOT NULL
@@ -115,7 +115,7 @@ extension PGConnection {
             -- lease's end, so that the sweep, which deletes a sending row's entry only when it
             -- is older than the row's lease, keeps it (the sweep rechecks on the entry's latest
             -- version).
-            -- Its `retrying` is NULL: the row is in flight (schema 43).
+            -- Its `retrying` is NULL: the row is in flight.
             INSERT INTO pushq.due AS d (id, lane, due_at)
             SELECT id, lane, locked_until FROM lapsed
             UNION

@@ -1,5 +1,5 @@
 import PGClient
-/// pushq.outcomes (schema 42): the rows workers sent and failed, tallied per minute, lane, status
+/// pushq.outcomes (0.4.0): the rows workers sent and failed, tallied per minute, lane, status
 /// and reason in the statement that ends them. The dashboard's chart and failure reasons, the
 /// recent failures of `pushq status` and the lanes' send rates read it instead of the final rows of
 /// pushq.notifications, which no index of their status or end time finds without keeping the

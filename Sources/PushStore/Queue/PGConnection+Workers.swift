@@ -30,8 +30,8 @@ public struct WorkerRecord: Sendable {
     /// Seconds since its last heartbeat.
     public var heartbeatAge: Double
     public var credentials: [ServedCredential]
-    /// The highest schema version its release knows (schema 35); nil for workers of releases
-    /// before it, which do not register one.
+    /// The highest schema version its release knows; nil for workers of 0.3.0, which do not
+    /// register one.
     public var schemaKnown: Int? = nil
 }
 
@@ -40,7 +40,7 @@ extension PGConnection {
     public static let workerLivenessSeconds = 30
 
     /// Registers (or re-registers) this worker in `pushq.workers`, heartbeat now, with the
-    /// highest schema version this release knows (`schema_known`, schema 35): a schema that drops
+    /// highest schema version this release knows (`schema_known`): a schema that drops
     /// what workers of earlier releases read waits until none of them is live.
     public func registerWorker(id: String, host: String, pid: Int, version: String, credentials: [ServedCredential]) throws {
         let json = String(decoding: try JSONEncoder().encode(credentials), as: UTF8.self)

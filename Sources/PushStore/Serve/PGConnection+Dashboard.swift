@@ -53,7 +53,7 @@ public struct FailureReasons: Sendable, Equatable {
 
 extension PGConnection {
     /// The chart of the overview: ``MinuteSeries`` of the last hour, from the tally
-    /// (pushq.outcomes, schema 42).
+    /// (pushq.outcomes).
     public func minuteSeries() throws(PGError) -> MinuteSeries {
         let r = try query(Self.minuteSeriesSQL, [MinuteSeries.invalidationReasons, MinuteSeries.minutes])
         var minutes: [MinuteSeries.Minute] = []

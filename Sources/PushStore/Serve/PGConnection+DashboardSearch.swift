@@ -139,7 +139,7 @@ extension PGConnection {
         "SELECT " + NotificationRecord.names.map { "\($0)::text" }.joined(separator: ", ") + " FROM pushq.notifications WHERE id = $1"
 
     /// Rows of the tokens `$1`, newest first, `$2` at most: through `notifications_token_created`
-    /// (every row, by the token's hash, schema 47; the token itself checked on the rows it finds).
+    /// (every row, by the token's hash; the token itself checked on the rows it finds).
     static let rowsByTokenSQL = """
         SELECT \(NotificationSummary.columns) FROM pushq.notifications
          WHERE hashtext(device_token) = ANY(ARRAY(SELECT hashtext(t) FROM unnest($1::text[]) t))

@@ -137,7 +137,7 @@ extension PGConnection {
         SELECT round(extract(epoch FROM now() - \(ClaimStatement.oldestDueAtSQL)))::bigint AS seconds
         """
 
-    /// Waiting rows from pushq.due (each entry's `retrying`, schema 43; the row's status when it
+    /// Waiting rows from pushq.due (each entry's `retrying`; the row's status when it
     /// is not known, read by primary key): pushq.due is read whole (an entry is some 60 bytes).
     static let waitingCountsSQL = """
         SELECT e.status, count(*) AS rows FROM (

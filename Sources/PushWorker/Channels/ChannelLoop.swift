@@ -99,7 +99,7 @@ struct ChannelLoop {
             // Never created at Apple: nothing to delete there.
             completion = ChannelCompletion(id: channel.id, lease: channel.lease, result: .deleted, httpStatus: nil, reason: nil)
         } else if let problem = channel.apnsChannelID.flatMap({ ChannelOperation.delete(channelID: $0).problem }) {
-            // Only a hand-written row can hold it (schema 58 checks the column): never sent.
+            // Only a hand-written row can hold it (a check on the column refuses it otherwise): never sent.
             completion = ChannelCompletion(id: channel.id, lease: channel.lease, result: .failed, httpStatus: nil,
                                            reason: APNsReason.badChannelId.rawValue)
             metadata["error"] = "\(problem)"
