@@ -157,7 +157,7 @@ public final class PushWorker: Sendable {
         // Fail fast on a CA file, certificate or libcurl that cannot be used, before waiting for
         // the database. APNs itself is not contacted: one that cannot be reached is an outage,
         // and the rows wait for it.
-        let firstAPNs = Endpoint(credential: WorkerConfiguration.defaultCredentialName, environment: configuration.sender.environment)
+        let firstAPNs = Endpoint(credential: WorkerConfiguration.defaultCredentialName, environment: configuration.apns.environment)
         if configuration.serves(firstAPNs) { _ = try sender(for: firstAPNs) }
         for name in configuration.credentialNames(.fcm) { _ = try sender(for: .fcm(name)) }
         guard let claimConnection = await connect(purpose: "claim") else { return }
@@ -187,9 +187,9 @@ public final class PushWorker: Sendable {
         logger.info("worker started", metadata: [
             "worker.id": "\(configuration.workerID)",
             "worker.version": "\(PushqVersion.current)",
-            "worker.window": "\(configuration.sender.connections)x\(configuration.sender.streamsPerConnection)",
+            "worker.window": "\(configuration.sender.connections)x\(configuration.apns.streamsPerConnection)",
             "worker.credentials": "\(configuration.credentials.keys.sorted().map(\.description).joined(separator: ","))",
-            "worker.environment": "\(configuration.sender.environment.rawValue)",
+            "worker.environment": "\(configuration.apns.environment.rawValue)",
         ])
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.listenLoop(listenConnection) }

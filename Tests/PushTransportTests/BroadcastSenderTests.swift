@@ -21,7 +21,7 @@ import Testing
         let stored = try #require(mock.server.createChannel(bundleID: Fixtures.topic, storagePolicy: 1))
         let noStorage = try #require(mock.server.createChannel(bundleID: Fixtures.topic, storagePolicy: 0))
         let collector = ResultCollector()
-        let sender = try PushSender(configuration: mock.senderConfiguration(), apns: .token(tokenManager()),
+        let sender = try PushSender(configuration: mock.senderConfiguration(), apns: mock.apns(), credential: .token(tokenManager()),
                                     logger: testLogger, onResults: collector.onResults)
         try sender.start()
         let batch = [try broadcast(1, channel: stored.id, expiration: 1_900_000_000), request(2),
@@ -70,7 +70,7 @@ import Testing
         mock.server.setRule(forToken: channel.id, .always(.status(410, reason: nil)))
         #expect(mock.server.deleteChannel(id: gone.id))
         let collector = ResultCollector()
-        let sender = try PushSender(configuration: mock.senderConfiguration(), apns: .token(tokenManager()),
+        let sender = try PushSender(configuration: mock.senderConfiguration(), apns: mock.apns(), credential: .token(tokenManager()),
                                     logger: testLogger, onResults: collector.onResults)
         try sender.start()
         try sender.submit([try broadcast(1, channel: channel.id), try broadcast(2, channel: gone.id)])

@@ -43,10 +43,10 @@ import Testing
         let tokens = try FCMAccessTokenProvider(account: account, configuration: FCMTokenExchangeConfiguration(extraCAFile: Fixtures.caFile),
                                                 logger: logger)
         let collector = ResultCollector()
-        var configuration = harness.senderConfiguration(connections: 1, streams: streams)
-        configuration.fcmBaseURL = harness.url + "/"
-        configuration.baseURL = "https://127.0.0.1:1"  // APNs' URL is not used by an FCM sender
-        let sender = try PushSender(configuration: configuration, fcm: tokens, logger: logger, onResults: collector.onResults)
+        // The mock's URL with a trailing slash, which the sender drops.
+        let fcm = FCMConfiguration(baseURL: harness.url + "/", streamsPerConnection: streams)
+        let sender = try PushSender(configuration: harness.senderConfiguration(connections: 1), fcm: fcm, tokens: tokens,
+                                    logger: logger, onResults: collector.onResults)
         try sender.start()
         return Setup(harness: harness, tokens: tokens, sender: sender, collector: collector)
     }
@@ -255,13 +255,12 @@ import Testing
     @Test func fcmURLMustBeHTTPS() async throws {
         let harness = try await MockHarness.start()
         let tokens = try FCMAccessTokenTests.provider(harness)
-        var configuration = harness.senderConfiguration()
-        configuration.fcmBaseURL = "http://127.0.0.1:\(harness.port)"
+        let fcm = FCMConfiguration(baseURL: "http://127.0.0.1:\(harness.port)")
         let error = #expect(throws: PushTransportError.self) {
-            _ = try PushSender(configuration: configuration, fcm: tokens, logger: testLogger, onResults: { _ in })
+            _ = try PushSender(configuration: harness.senderConfiguration(), fcm: fcm, tokens: tokens, logger: testLogger, onResults: { _ in })
         }
         #expect("\(error!)".contains("PUSHQ_FCM_URL must be an https:// URL"))
-        #expect(PushSenderConfiguration().effectiveFCMBaseURL == "https://fcm.googleapis.com")
+        #expect(FCMConfiguration().effectiveBaseURL == "https://fcm.googleapis.com")
         try await harness.stop()
     }
 }

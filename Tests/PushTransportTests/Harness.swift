@@ -96,12 +96,17 @@ struct MockHarness {
         return MockHarness(server: server, port: port)
     }
 
-    func senderConfiguration(connections: Int = 1, streams: Int = 1000) -> PushSenderConfiguration {
-        PushSenderConfiguration(baseURL: url, extraCAFile: Fixtures.caFile, connections: connections,
-                                streamsPerConnection: streams, requestTimeout: 10, connectTimeout: 5,
+    func senderConfiguration(connections: Int = 1) -> PushSenderConfiguration {
+        PushSenderConfiguration(extraCAFile: Fixtures.caFile, connections: connections, requestTimeout: 10, connectTimeout: 5,
                                 connectionStagger: 0)
             .with { $0.curlVerbose = ProcessInfo.processInfo.environment["PUSHQ_TEST_CURL_VERBOSE"] != nil }
     }
+
+    /// APNs' settings of a sender to this mock: its URL, `streams` per connection.
+    func apns(streams: Int = 1000) -> APNsConfiguration { APNsConfiguration(baseURL: url, streamsPerConnection: streams) }
+
+    /// FCM's settings of a sender to this mock: its URL, `streams` per connection.
+    func fcm(streams: Int = 1000) -> FCMConfiguration { FCMConfiguration(baseURL: url, streamsPerConnection: streams) }
 
     func stop() async throws { try await server.stop() }
 }

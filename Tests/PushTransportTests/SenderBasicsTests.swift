@@ -8,7 +8,7 @@ import Testing
     @Test func sendsExactHeadersAndBodyAndMatchesAnswers() async throws {
         let mock = try await MockHarness.start { $0.environment = .development }
         let collector = ResultCollector()
-        let sender = try PushSender(configuration: mock.senderConfiguration(), apns: .token(tokenManager()),
+        let sender = try PushSender(configuration: mock.senderConfiguration(), apns: mock.apns(), credential: .token(tokenManager()),
                                     logger: testLogger, onResults: collector.onResults)
         try sender.start()
         let batch = [
@@ -57,7 +57,7 @@ import Testing
         mock.server.setRule(forToken: deviceToken(4), .always(.status(400, reason: "BrandNewReason")))
         mock.server.setRule(forToken: deviceToken(5), .always(.error(.badTopic)))
         let collector = ResultCollector()
-        let sender = try PushSender(configuration: mock.senderConfiguration(), apns: .token(tokenManager()),
+        let sender = try PushSender(configuration: mock.senderConfiguration(), apns: mock.apns(), credential: .token(tokenManager()),
                                     logger: testLogger, onResults: collector.onResults)
         try sender.start()
         try sender.submit((1...6).map { request($0) })
@@ -80,7 +80,7 @@ import Testing
         let mock = try await MockHarness.start()
         mock.server.setRule(forToken: deviceToken(1), MockTokenRule(sequence: [.error(.internalServerError)]))
         let collector = ResultCollector()
-        let sender = try PushSender(configuration: mock.senderConfiguration(), apns: .token(tokenManager()),
+        let sender = try PushSender(configuration: mock.senderConfiguration(), apns: mock.apns(), credential: .token(tokenManager()),
                                     logger: testLogger, onResults: collector.onResults)
         try sender.start()
         try sender.submit([request(1)])
@@ -100,7 +100,7 @@ import Testing
         var configuration = mock.senderConfiguration()
         configuration.extraCAFile = nil  // the mock's CA is not among the system roots
         let collector = ResultCollector()
-        let sender = try PushSender(configuration: configuration, apns: .token(tokenManager()),
+        let sender = try PushSender(configuration: configuration, apns: mock.apns(), credential: .token(tokenManager()),
                                     logger: testLogger, onResults: collector.onResults)
         try sender.start()
         try sender.submit([request(1)])
@@ -115,16 +115,16 @@ import Testing
 
     @Test func configurationErrorsAreClear() throws {
         #expect(throws: PushTransportError.self) {
-            try PushSender(configuration: PushSenderConfiguration(baseURL: "http://127.0.0.1:1"),
-                           apns: .token(tokenManager()), logger: testLogger, onResults: { _ in })
+            try PushSender(configuration: PushSenderConfiguration(), apns: APNsConfiguration(baseURL: "http://127.0.0.1:1"),
+                           credential: .token(tokenManager()), logger: testLogger, onResults: { _ in })
         }
         let missingCA = try #require(throws: PushTransportError.self) {
-            try PushSender(configuration: PushSenderConfiguration(extraCAFile: "/nonexistent/ca.pem"),
-                           apns: .token(tokenManager()), logger: testLogger, onResults: { _ in })
+            try PushSender(configuration: PushSenderConfiguration(extraCAFile: "/nonexistent/ca.pem"), apns: APNsConfiguration(),
+                           credential: .token(tokenManager()), logger: testLogger, onResults: { _ in })
         }
         #expect(missingCA.description.contains("/nonexistent/ca.pem"))
-        #expect(PushSenderConfiguration(baseURL: "https://127.0.0.1:9/").effectiveBaseURL == "https://127.0.0.1:9")
-        #expect(PushSenderConfiguration(environment: .production).effectiveBaseURL == "https://api.push.apple.com")
+        #expect(APNsConfiguration(baseURL: "https://127.0.0.1:9/").effectiveBaseURL == "https://127.0.0.1:9")
+        #expect(APNsConfiguration(environment: .production).effectiveBaseURL == "https://api.push.apple.com")
     }
 
     @Test func errorBodyParser() {
@@ -144,8 +144,8 @@ import Testing
     @Test func spreadsWorkOverSeveralConnectionsEachWithItsOwnToken() async throws {
         let mock = try await MockHarness.start { $0.recordRequests = false }
         let collector = ResultCollector()
-        let sender = try PushSender(configuration: mock.senderConfiguration(connections: 3, streams: 100),
-                                    apns: .token(tokenManager()), logger: testLogger, onResults: collector.onResults)
+        let sender = try PushSender(configuration: mock.senderConfiguration(connections: 3),
+                                    apns: mock.apns(streams: 100), credential: .token(tokenManager()), logger: testLogger, onResults: collector.onResults)
         try sender.start()
         #expect(sender.freeSlots == 300)
         try sender.submit((0..<3000).map { request($0) })

@@ -10,7 +10,7 @@ import Testing
         let mock = try await MockHarness.start()
         let collector = ResultCollector()
         let configuration = mock.senderConfiguration().with { $0.databaseClock = DatabaseClockOffset(seconds: offset) }
-        let sender = try PushSender(configuration: configuration, apns: .token(tokenManager()),
+        let sender = try PushSender(configuration: configuration, apns: mock.apns(), credential: .token(tokenManager()),
                                     logger: testLogger, onResults: collector.onResults)
         try sender.start()
         try sender.submit(requests)

@@ -42,7 +42,7 @@ import Testing
     func invalidHeadersFailLocallyAndNothingIsSent() async throws {
         let mock = try await MockHarness.start()
         let collector = ResultCollector()
-        let sender = try PushSender(configuration: mock.senderConfiguration(), apns: .token(tokenManager()),
+        let sender = try PushSender(configuration: mock.senderConfiguration(), apns: mock.apns(), credential: .token(tokenManager()),
                                     logger: testLogger, onResults: collector.onResults)
         try sender.start()
         var batch: [PushRequest] = []
@@ -76,7 +76,7 @@ import Testing
     @Test func valuesAtTheLimitsAreSentWhole() async throws {
         let mock = try await MockHarness.start()
         let collector = ResultCollector()
-        let sender = try PushSender(configuration: mock.senderConfiguration(), apns: .token(tokenManager()),
+        let sender = try PushSender(configuration: mock.senderConfiguration(), apns: mock.apns(), credential: .token(tokenManager()),
                                     logger: testLogger, onResults: collector.onResults)
         try sender.start()
         var r = request(1, expiration: Int64.max, collapseID: String(repeating: "c", count: APNsHeaders.Limit.collapseID))
@@ -138,8 +138,8 @@ import Testing
         try "-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydGlmaWNhdGU=\n-----END CERTIFICATE-----\n".write(toFile: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: file) }
         let error = try #require(throws: PushTransportError.self) {
-            try PushSender(configuration: PushSenderConfiguration(baseURL: "https://127.0.0.1:1", extraCAFile: file),
-                           apns: .token(tokenManager()), logger: testLogger, onResults: { _ in })
+            try PushSender(configuration: PushSenderConfiguration(extraCAFile: file), apns: APNsConfiguration(baseURL: "https://127.0.0.1:1"),
+                           credential: .token(tokenManager()), logger: testLogger, onResults: { _ in })
         }
         #expect(error.code == .configuration)
         #expect(error.description.contains(file))
@@ -158,8 +158,8 @@ import Testing
         let mock = try await MockHarness.start()
         mock.server.setRule(forToken: deviceToken(1), .always(.noAnswer))
         let collector = ResultCollector()
-        let sender = try PushSender(configuration: mock.senderConfiguration(connections: 2, streams: 1),
-                                    apns: .token(tokenManager()), logger: testLogger, onResults: collector.onResults)
+        let sender = try PushSender(configuration: mock.senderConfiguration(connections: 2),
+                                    apns: mock.apns(streams: 1), credential: .token(tokenManager()), logger: testLogger, onResults: collector.onResults)
         try sender.start()
         try sender.submit([request(1), request(2), request(3), request(4)])
         try await mock.server.waitForRequests(count: 1, timeout: .seconds(10))

@@ -10,9 +10,9 @@ import Testing
         // A request timeout no busy machine reaches: every request must be answered by the mock,
         // not ended by a queue on a loaded machine (with 10 s, 989 of 20 000 ended so while a
         // build and other suites shared the two cores).
-        let configuration = mock.senderConfiguration(connections: 1, streams: 1000).with { $0.requestTimeout = 110 }
+        let configuration = mock.senderConfiguration(connections: 1).with { $0.requestTimeout = 110 }
         let sender = try PushSender(configuration: configuration,
-                                    apns: .token(tokenManager()), logger: testLogger, onResults: collector.onResults)
+                                    apns: mock.apns(streams: 1000), credential: .token(tokenManager()), logger: testLogger, onResults: collector.onResults)
         try sender.start()
         let requests = (0..<20_000).map { request($0) }
         for chunk in stride(from: 0, to: requests.count, by: 2_500) {
@@ -50,8 +50,8 @@ import Testing
             $0.recordRequests = false
         }
         let collector = ResultCollector()
-        let sender = try PushSender(configuration: mock.senderConfiguration(connections: 1, streams: 500),
-                                    apns: .token(tokenManager()), logger: testLogger, onResults: collector.onResults)
+        let sender = try PushSender(configuration: mock.senderConfiguration(connections: 1),
+                                    apns: mock.apns(streams: 500), credential: .token(tokenManager()), logger: testLogger, onResults: collector.onResults)
         try sender.start()
         try sender.submit((0..<500).map { request($0) })
         await collector.wait(for: 500)
@@ -86,10 +86,10 @@ import Testing
         let collector = ResultCollector()
         // A request timeout no busy machine reaches: the requests lost here must be lost to the
         // drop, not to a queue on a loaded machine (a timeout is a failure of another kind).
-        var configuration = mock.senderConfiguration(connections: 1, streams: 200)
+        var configuration = mock.senderConfiguration(connections: 1)
         configuration.requestTimeout = 120
         let sender = try PushSender(configuration: configuration,
-                                    apns: .token(tokenManager()), logger: testLogger, onResults: collector.onResults)
+                                    apns: mock.apns(streams: 200), credential: .token(tokenManager()), logger: testLogger, onResults: collector.onResults)
         try sender.start()
         try sender.submit((0..<200).map { request($0) })
         await collector.wait(for: 200, timeout: .seconds(150))
@@ -112,7 +112,7 @@ import Testing
     @Test func connectionKilledWhileIdleIsReplacedOnNextUse() async throws {
         let mock = try await MockHarness.start { $0.faults = MockConnectionFaults(idleTimeoutMilliseconds: 300) }
         let collector = ResultCollector()
-        let sender = try PushSender(configuration: mock.senderConfiguration(), apns: .token(tokenManager()),
+        let sender = try PushSender(configuration: mock.senderConfiguration(), apns: mock.apns(), credential: .token(tokenManager()),
                                     logger: testLogger, onResults: collector.onResults)
         try sender.start()
         try sender.submit([request(1)])
@@ -142,7 +142,7 @@ import Testing
         mock.server.setRule(forToken: deviceToken(1), .always(.noAnswer))
         let collector = ResultCollector()
         let configuration = mock.senderConfiguration().with { $0.requestTimeout = 2 }
-        let sender = try PushSender(configuration: configuration, apns: .token(tokenManager()),
+        let sender = try PushSender(configuration: configuration, apns: mock.apns(), credential: .token(tokenManager()),
                                     logger: testLogger, onResults: collector.onResults)
         try sender.start()
         // A first answered request lifts the mock's one-stream limit of a new token connection
@@ -168,8 +168,8 @@ import Testing
         let mock = try await MockHarness.start()
         mock.server.setRule(forToken: deviceToken(1), .always(.noAnswer))
         let collector = ResultCollector()
-        let sender = try PushSender(configuration: mock.senderConfiguration(connections: 1, streams: 1),
-                                    apns: .token(tokenManager()), logger: testLogger, onResults: collector.onResults)
+        let sender = try PushSender(configuration: mock.senderConfiguration(connections: 1),
+                                    apns: mock.apns(streams: 1), credential: .token(tokenManager()), logger: testLogger, onResults: collector.onResults)
         try sender.start()
         try sender.submit([request(1), request(2), request(3)])
         try await mock.server.waitForRequests(count: 1, timeout: .seconds(10))
@@ -190,7 +190,7 @@ import Testing
         for i in 0..<10 { mock.server.setRule(forToken: deviceToken(i), MockTokenRule(sequence: [.error(.expiredProviderToken)])) }
         let manager = try tokenManager()
         let collector = ResultCollector()
-        let sender = try PushSender(configuration: mock.senderConfiguration(), apns: .token(manager),
+        let sender = try PushSender(configuration: mock.senderConfiguration(), apns: mock.apns(), credential: .token(manager),
                                     logger: testLogger, onResults: collector.onResults)
         try sender.start()
         try sender.submit([request(100)])  // first request lifts the 1-stream limit
@@ -218,8 +218,8 @@ import Testing
         let mock = try await MockHarness.start { $0.clock = clock.now; $0.recordRequests = false }
         let manager = try tokenManager(clock: clock.now)
         let collector = ResultCollector()
-        let sender = try PushSender(configuration: mock.senderConfiguration(connections: 2, streams: 10),
-                                    apns: .token(manager), logger: testLogger, onResults: collector.onResults)
+        let sender = try PushSender(configuration: mock.senderConfiguration(connections: 2),
+                                    apns: mock.apns(streams: 10), credential: .token(manager), logger: testLogger, onResults: collector.onResults)
         try sender.start()
         var expected = 0
         var unknown = 0
@@ -257,7 +257,7 @@ import Testing
             APNsClientCertificate(file: Fixtures.directory + "/client.pem", format: .pem(keyFile: Fixtures.directory + "/client.key")),
         ].enumerated() {
             let collector = ResultCollector()
-            let sender = try PushSender(configuration: mock.senderConfiguration(), apns: .certificate(certificate),
+            let sender = try PushSender(configuration: mock.senderConfiguration(), apns: mock.apns(), credential: .certificate(certificate),
                                         logger: testLogger, onResults: collector.onResults)
             try sender.start()
             try sender.submit((0..<5).map { request(i * 10 + $0) })
@@ -274,8 +274,8 @@ import Testing
 
     @Test func wrongCertificatePasswordFailsAtInit() throws {
         let error = try #require(throws: PushTransportError.self) {
-            try PushSender(configuration: PushSenderConfiguration(),
-                           apns: .certificate(APNsClientCertificate(file: Fixtures.p12, format: .pkcs12, password: "s3cr3t-guess")),
+            try PushSender(configuration: PushSenderConfiguration(), apns: APNsConfiguration(),
+                           credential: .certificate(APNsClientCertificate(file: Fixtures.p12, format: .pkcs12, password: "s3cr3t-guess")),
                            logger: testLogger, onResults: { _ in })
         }
         #expect(error.code == .invalidCertificate)

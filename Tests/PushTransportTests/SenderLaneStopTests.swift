@@ -34,7 +34,7 @@ import Testing
         let collector = ResultCollector()
         // One stream, held by request 0 until the test releases the mock's answers.
         mock.server.holdAnswers()
-        let sender = try PushSender(configuration: mock.senderConfiguration(connections: 1, streams: 1), apns: .token(tokenManager()),
+        let sender = try PushSender(configuration: mock.senderConfiguration(connections: 1), apns: mock.apns(streams: 1), credential: .token(tokenManager()),
                                     logger: testLogger, onResults: collector.onResults)
         try sender.start()
         try sender.submit([inLane(0, "a")])

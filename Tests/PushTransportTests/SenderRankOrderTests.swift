@@ -18,7 +18,7 @@ import Testing
         // The blocker holds the one stream until its answer comes: the requests submitted
         // meanwhile all wait in the queue (checked by each test, not assumed).
         mock.server.setRule(forToken: deviceToken(0), .always(MockAnswer.normal.delayed(by: 4_000)))
-        let sender = try PushSender(configuration: mock.senderConfiguration(connections: 1, streams: 1), apns: .token(tokenManager()),
+        let sender = try PushSender(configuration: mock.senderConfiguration(connections: 1), apns: mock.apns(streams: 1), credential: .token(tokenManager()),
                                     logger: testLogger, onResults: collector.onResults)
         try sender.start()
         try sender.submit([ranked(0, 200)])

@@ -29,7 +29,7 @@ struct FCMEndToEndTests {
         var c = try workerConfiguration(databaseURL: try await databaseURL(db), apnsURL: mockURL)
         let account = try FCMServiceAccount(file: try serviceAccountFile(mockURL: mockURL))
         for name in names { c.credentials[CredentialKey(.fcm, name)] = .fcm(account) }
-        c.fcmBaseURL = mockURL
+        c.fcm.baseURL = mockURL
         return c
     }
 

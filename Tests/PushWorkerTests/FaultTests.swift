@@ -143,7 +143,7 @@ struct FaultTests {
                     """, [first])
                 try await db.query("INSERT INTO pushq.notifications (device_token, payload, expires_at) VALUES ($1, '{\"aps\":{}}', now() + interval '1.5 seconds')", [late])
                 var configuration = try workerConfiguration(databaseURL: try await databaseURL(db), apnsURL: apnsURL)
-                configuration.sender.streamsPerConnection = 1  // the second row waits for the first's stream
+                configuration.apns.streamsPerConnection = 1  // the second row waits for the first's stream
                 try await withWorker(configuration) { _ in
                     try await waitUntilAllFinal(db, timeout: .seconds(20))
                 }
@@ -183,9 +183,10 @@ struct FaultTests {
                 try await db.query("INSERT INTO pushq.devices (device_token, user_ref, registered_at) VALUES ($1, 'u', now() - interval '1 day')", [token])
                 try await db.query("INSERT INTO pushq.notifications (device_token, payload) VALUES ($1, '{\"aps\":{}}')", [token])
                 var configuration = try workerConfiguration(databaseURL: try await databaseURL(db), apnsURL: apnsURL)
-                configuration.sender = PushSenderConfiguration(baseURL: apnsURL, extraCAFile: Fixtures.caFile, connections: 1,
-                                                               streamsPerConnection: 10, requestTimeout: 5, connectionStagger: 0)
-                #expect(configuration.sender.environment == .production)
+                configuration.sender = PushSenderConfiguration(extraCAFile: Fixtures.caFile, connections: 1, requestTimeout: 5,
+                                                               connectionStagger: 0)
+                configuration.apns = APNsConfiguration(baseURL: apnsURL, streamsPerConnection: 10)
+                #expect(configuration.apns.environment == .production)
                 try await withWorker(configuration) { _ in
                     try await waitUntilAllFinal(db)
                     // The invalidation landed on the registered device, so the next row is not sent.

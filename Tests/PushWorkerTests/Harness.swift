@@ -55,14 +55,14 @@ func withMock<T>(_ configure: (inout MockPushConfiguration) -> Void = { _ in },
 /// A worker configuration against the mock at `apnsURL`, tuned for tests: short retries and polls.
 func workerConfiguration(databaseURL: String, apnsURL: String, workerID: String = "test-worker",
                          keyID: String = MockTestFixtures.keyID, key: String = Fixtures.tokenKey) throws -> WorkerConfiguration {
-    let sender = PushSenderConfiguration(environment: .development, baseURL: apnsURL, extraCAFile: Fixtures.caFile,
-                                         connections: 1, streamsPerConnection: 200, requestTimeout: 5,
+    let sender = PushSenderConfiguration(extraCAFile: Fixtures.caFile, connections: 1, requestTimeout: 5,
                                          connectTimeout: 5, connectionStagger: 0)
     var c = WorkerConfiguration(
         databaseURL: databaseURL, workerID: workerID,
         credentials: [CredentialKey(.apns, WorkerConfiguration.defaultCredentialName):
                           .apns(try .token(teamID: MockTestFixtures.teamID, keyID: keyID, keyFile: key))],
-        defaultTopic: Fixtures.topic, sender: sender)
+        defaultTopic: Fixtures.topic, sender: sender,
+        apns: APNsConfiguration(environment: .development, baseURL: apnsURL, streamsPerConnection: 200))
     c.retryPolicy = RetryPolicy(baseSeconds: 0.02, capSeconds: 0.1, throttleDelaySeconds: 300)
     c.pollSeconds = 0.05
     c.leaseSeconds = 15

@@ -24,7 +24,7 @@ struct LaneKillSwitchTests {
 
     static func configuration(databaseURL: String, apnsURL: String) throws -> WorkerConfiguration {
         var c = try workerConfiguration(databaseURL: databaseURL, apnsURL: apnsURL)
-        c.sender.streamsPerConnection = streams
+        c.apns.streamsPerConnection = streams
         c.prefetch = held - streams
         // Claims of 100 fill the 500 exactly (a claim waits for room for the smallest claim).
         c.claimBatchSize = 100

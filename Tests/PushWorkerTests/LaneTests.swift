@@ -184,7 +184,7 @@ struct LaneTests {
                 // 10 streams answered slowly, 50 rows claimed ahead: the window (60) stays full.
                 server.answerEverything(with: MockAnswer(kind: .status, status: 200, delayMilliseconds: 1500))
                 var configuration = try workerConfiguration(databaseURL: url, apnsURL: apnsURL)
-                configuration.sender.streamsPerConnection = 10
+                configuration.apns.streamsPerConnection = 10
                 configuration.prefetch = 50
                 try await withWorker(configuration) { _ in
                     #expect(try await eventually { try await scalar(db, "SELECT count(*) FROM public.claims") >= 60 })

@@ -23,7 +23,7 @@ struct LeaseTests {
                 var configuration = try workerConfiguration(databaseURL: try await databaseURL(db), apnsURL: apnsURL)
                 // 20 rows at 1 s each on one stream take 20 s; the lease is 16 s. The request timeout
                 // (10 s) is far above an answer's 1 s, so a busy machine cannot turn one into a timeout.
-                configuration.sender.streamsPerConnection = 1
+                configuration.apns.streamsPerConnection = 1
                 configuration.sender.requestTimeout = 10
                 configuration.leaseSeconds = 16
                 let released = try await withWorker(configuration) { worker in

@@ -42,7 +42,7 @@ struct PacedSendTests {
         try await withMock { server, apnsURL in
             var configuration = try workerConfiguration(databaseURL: url, apnsURL: apnsURL)
             // 200 streams and room to hold every row; answers held for as long as the test needs.
-            configuration.prefetch = rows - configuration.sender.streamsPerConnection
+            configuration.prefetch = rows - configuration.apns.streamsPerConnection
             configuration.sender.requestTimeout = 60
             configuration.leaseSeconds = 300
             configuration.withoutProbes()

@@ -37,11 +37,11 @@ struct SettingsTests {
     func defaults() throws {
         let c = try worker([:])
         let library = WorkerConfiguration(databaseURL: "", workerID: "", credentials: [:], defaultTopic: nil)
-        let sender = PushSenderConfiguration()
+        let (sender, apns, fcm) = (PushSenderConfiguration(), APNsConfiguration(), FCMConfiguration())
         let pairs: [(SettingKey, Double, Double)] = [
             (.connections, Double(c.sender.connections), Double(sender.connections)),
-            (.apnsStreams, Double(c.sender.streamsPerConnection), Double(sender.streamsPerConnection)),
-            (.fcmStreams, Double(c.fcmStreamsPerConnection), Double(library.fcmStreamsPerConnection)),
+            (.apnsStreams, Double(c.apns.streamsPerConnection), Double(apns.streamsPerConnection)),
+            (.fcmStreams, Double(c.fcm.streamsPerConnection), Double(fcm.streamsPerConnection)),
             (.requestTimeout, c.sender.requestTimeout, sender.requestTimeout),
             (.connectTimeout, c.sender.connectTimeout, sender.connectTimeout),
             (.claimBatch, Double(c.claimBatchSize), Double(library.claimBatchSize)),
@@ -64,10 +64,10 @@ struct SettingsTests {
             #expect(read == libraryDefault, "\(key.variable)")
             #expect(key.defaultValue == SettingKey.format(libraryDefault), "\(key.variable)")
         }
-        #expect(c.sender.environment == .production && SettingKey.apnsEnvironment.defaultValue == "production")
-        #expect(c.sender.effectiveFCMBaseURL == "https://fcm.googleapis.com" && c.fcmBaseURL == nil)
-        #expect(SettingKey.fcmURL.defaultValue == PushSenderConfiguration.fcmDefaultBaseURL)
-        #expect(c.sender.baseURL == nil && c.sender.extraCAFile == nil && c.defaultTopic == nil && c.channelsBaseURL == nil)
+        #expect(c.apns.environment == .production && SettingKey.apnsEnvironment.defaultValue == "production")
+        #expect(c.fcm.effectiveBaseURL == "https://fcm.googleapis.com" && c.fcm.baseURL == nil)
+        #expect(SettingKey.fcmURL.defaultValue == FCMConfiguration.defaultBaseURL)
+        #expect(c.apns.baseURL == nil && c.sender.extraCAFile == nil && c.defaultTopic == nil && c.channelsBaseURL == nil)
         #expect(c.workerID == "host:1")
         #expect(try Settings(environment: [:]).logSettings() == LogSettings(format: .text, level: .info))
         #expect(SettingKey.logFormat.defaultValue == "text" && SettingKey.logLevel.defaultValue == "info")
@@ -86,17 +86,17 @@ struct SettingsTests {
             "PUSHQ_APNS_URL": "https://127.0.0.1:8443", "PUSHQ_FCM_URL": "https://127.0.0.1:8444", "PUSHQ_CA_FILE": "/ca.pem",
             "PUSHQ_WORKER_ID": "w7",
         ])
-        #expect(c.sender.connections == 3 && c.sender.streamsPerConnection == 2000 && c.sender.maxConcurrentStreams == 2000)
-        #expect(c.fcmStreamsPerConnection == 50 && c.sender.requestTimeout == 7.5 && c.sender.connectTimeout == 2)
+        #expect(c.sender.connections == 3 && c.apns.streamsPerConnection == 2000 && c.sender.maxConcurrentStreams == 2000)
+        #expect(c.fcm.streamsPerConnection == 50 && c.sender.requestTimeout == 7.5 && c.sender.connectTimeout == 2)
         #expect(c.claimBatchSize == 64 && c.prefetch == 0 && c.leaseSeconds == 60 && c.pollSeconds == 0.25)
         #expect(c.retryPolicy.baseSeconds == 0.05 && c.retryPolicy.capSeconds == 0.2)
         #expect(c.pauseBaseSeconds == 2 && c.pauseCapSeconds == 4 && c.outageProbeBaseSeconds == 0.5 && c.outageProbeCapSeconds == 9)
         #expect(c.shutdownSeconds == 0 && c.retention.sentSeconds == 0 && c.retention.finalSeconds == 3600)
-        #expect(c.defaultTopic == "com.example.app" && c.sender.environment == .development)
-        #expect(c.sender.baseURL == "https://127.0.0.1:8443" && c.fcmBaseURL == "https://127.0.0.1:8444" && c.sender.extraCAFile == "/ca.pem")
+        #expect(c.defaultTopic == "com.example.app" && c.apns.environment == .development)
+        #expect(c.apns.baseURL == "https://127.0.0.1:8443" && c.fcm.baseURL == "https://127.0.0.1:8444" && c.sender.extraCAFile == "/ca.pem")
         #expect(c.workerID == "w7" && c.databaseURL == "postgresql://127.0.0.1:1/pushq")
         let streams = try worker(["PUSHQ_APNS_STREAMS": "20"])
-        #expect(streams.sender.streamsPerConnection == 20 && streams.sender.maxConcurrentStreams == 1000, "the stream limit never drops below the default")
+        #expect(streams.apns.streamsPerConnection == 20 && streams.sender.maxConcurrentStreams == 1000, "the stream limit never drops below the default")
     }
 
     /// an empty value counts as unset, for every variable and for flags: the default (or the variable under
@@ -106,16 +106,16 @@ struct SettingsTests {
         let everyEmpty = Dictionary(uniqueKeysWithValues: SettingKey.all.map { ($0.variable, "") })
         let c = try worker(everyEmpty.filter { $0.key != SettingKey.databaseURL.variable })
         let defaults = try worker([:])
-        #expect(c.sender.connections == defaults.sender.connections && c.fcmStreamsPerConnection == defaults.fcmStreamsPerConnection)
-        #expect(c.sender.environment == .production && c.sender.requestTimeout == defaults.sender.requestTimeout)
+        #expect(c.sender.connections == defaults.sender.connections && c.fcm.streamsPerConnection == defaults.fcm.streamsPerConnection)
+        #expect(c.apns.environment == .production && c.sender.requestTimeout == defaults.sender.requestTimeout)
         #expect(c.leaseSeconds == defaults.leaseSeconds && c.retention.sentSeconds == defaults.retention.sentSeconds)
-        #expect(c.sender.baseURL == nil && c.fcmBaseURL == nil && c.workerID == "host:1")
+        #expect(c.apns.baseURL == nil && c.fcm.baseURL == nil && c.workerID == "host:1")
         #expect(try Settings(environment: everyEmpty).logSettings() == LogSettings())
         #expect(try Settings(environment: everyEmpty).httpAddress() == nil)
         #expect(throws: SettingError.self) { try Settings(environment: everyEmpty).databaseURL() }
 
         let underEmptyFlag = try worker(["PUSHQ_APNS_URL": "https://127.0.0.1:9"], flags: [.apnsURL: "", .workerID: ""])
-        #expect(underEmptyFlag.sender.baseURL == "https://127.0.0.1:9" && underEmptyFlag.workerID == "host:1")
+        #expect(underEmptyFlag.apns.baseURL == "https://127.0.0.1:9" && underEmptyFlag.workerID == "host:1")
     }
 
     @Test("a flag overrides its variable, and a bad flag value is named by the flag")
@@ -125,7 +125,7 @@ struct SettingsTests {
         let flags: [SettingKey: String?] = [.apnsURL: "https://127.0.0.1:2", .apnsEnvironment: "production", .workerID: "from-flag",
                                             .apnsTopic: "com.example.flag", .httpAddr: "[::1]:2", .caFile: nil]
         let c = try worker(env, flags: flags)
-        #expect(c.sender.baseURL == "https://127.0.0.1:2" && c.sender.environment == .production)
+        #expect(c.apns.baseURL == "https://127.0.0.1:2" && c.apns.environment == .production)
         #expect(c.workerID == "from-flag" && c.defaultTopic == "com.example.flag")
         let settings = Settings(environment: env, flags: flags)
         #expect(try settings.httpAddress() == HTTPAddress(host: "::1", port: 2))

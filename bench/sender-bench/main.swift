@@ -33,8 +33,7 @@ let topic = !fcm && args.count > 9 ? args[9] : "com.example.pushq.test"
 var logger = Logger(label: "sender-bench")
 logger.logLevel = .warning
 
-let configuration = PushSenderConfiguration(baseURL: fcm ? nil : args[1], extraCAFile: fcm ? args[10] : args[8], connections: connections,
-                                            streamsPerConnection: streams, connectionStagger: 0, fcmBaseURL: fcm ? args[2] : nil)
+let configuration = PushSenderConfiguration(extraCAFile: fcm ? args[10] : args[8], connections: connections, connectionStagger: 0)
 
 final class Counter: Sendable {
     let state = Mutex((ok: 0, failed: 0))
@@ -75,7 +74,8 @@ if fcm {
         granted.signal()
     }
     granted.wait()
-    sender = try PushSender(configuration: configuration, fcm: tokens, logger: logger, onResults: { counter.add($0) })
+    sender = try PushSender(configuration: configuration, fcm: FCMConfiguration(baseURL: args[2], streamsPerConnection: streams), tokens: tokens,
+                            logger: logger, onResults: { counter.add($0) })
     let payload = Array(#"{"notification":{"title":"bench"}}"#.utf8)
     requests = (0..<total).map { i in
         let token = "bench:" + String(i, radix: 16) + String(repeating: "x", count: 140)
@@ -84,7 +84,8 @@ if fcm {
     }
 } else {
     let manager = try ProviderTokenManager(teamID: args[4], keyID: args[3], keyFile: args[2])
-    sender = try PushSender(configuration: configuration, apns: .token(manager), logger: logger,
+    sender = try PushSender(configuration: configuration, apns: APNsConfiguration(baseURL: args[1], streamsPerConnection: streams),
+                            credential: .token(manager), logger: logger,
                             onResults: { counter.add($0) })
     let payload = Array(#"{"aps":{"alert":"bench"}}"#.utf8)
     requests = (0..<total).map { i in

@@ -28,18 +28,20 @@ struct APNsProvider: PushProvider {
 
     let credential: APNsCredential
     let baseURL: String
+    let streamsPerConnection: Int
     let layout: StreamLayout
     let clientCertificate: CurlClientCertificate?
     /// The client certificate's notAfter (UNIX seconds), checked before each new connection.
     let certificateNotAfter: Int64?
     var provider: Provider { .apns }
 
-    /// - Throws: ``PushTransportError`` for a base URL that is not https, or a client
-    ///   certificate that cannot be opened (the message names the file).
-    init(configuration: PushSenderConfiguration, credential: APNsCredential) throws {
+    /// - Throws: ``PushTransportError`` for a base URL that is not https, a window below 1, or a
+    ///   client certificate that cannot be opened (the message names the file).
+    init(configuration: APNsConfiguration, credential: APNsCredential) throws {
+        try configuration.validate()
         self.credential = credential
         baseURL = configuration.effectiveBaseURL
-        try PushSenderConfiguration.requireHTTPS(baseURL, variable: "PUSHQ_APNS_URL", provider: .apns)
+        streamsPerConnection = configuration.streamsPerConnection
         let checked = try credential.checkedClientCertificate()
         clientCertificate = checked?.options
         certificateNotAfter = checked?.notAfter

@@ -71,7 +71,7 @@ final class PushConnection<P: PushProvider>: SenderConnection, @unchecked Sendab
         self.index = index
         self.core = core
         self.provider = provider
-        self.window = core.configuration.streamsPerConnection
+        self.window = core.streamsPerConnection
         self.multi = try CurlMulti(maxConcurrentStreams: core.configuration.maxConcurrentStreams)
         var logger = core.logger
         logger[metadataKey: LogKey.connection] = "\(index)"

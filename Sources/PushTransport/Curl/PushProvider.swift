@@ -20,6 +20,8 @@ protocol PushProvider: Sendable {
     var provider: Provider { get }
     /// The base URL requests go to, for logs (no secret in it).
     var baseURL: String { get }
+    /// Streams in flight per connection (the window): the provider's own configuration's.
+    var streamsPerConnection: Int { get }
     /// The URL, header nodes and answer headers of every stream.
     var layout: StreamLayout { get }
     /// The TLS client certificate every stream presents (APNs certificate authentication), or nil.

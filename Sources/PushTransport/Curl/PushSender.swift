@@ -5,9 +5,9 @@ import PushCore
 /// Sends notifications to one provider over HTTP/2 (libcurl), in batches.
 ///
 /// One sender talks to one provider with one credential: APNs with an ``APNsCredential``
-/// (``init(configuration:apns:logger:onResults:)``, `APNs/PushSender+APNs.swift`), or FCM with a
-/// service account's ``FCMAccessTokenProvider`` (``init(configuration:fcm:logger:onResults:)``,
-/// `FCM/PushSender+FCM.swift`). The provider's own part (URL, headers, authentication, answer
+/// (``init(configuration:apns:credential:logger:onResults:)``, `APNs/PushSender+APNs.swift`), or
+/// FCM with a service account's ``FCMAccessTokenProvider``
+/// (``init(configuration:fcm:tokens:logger:onResults:)``, `FCM/PushSender+FCM.swift`). The provider's own part (URL, headers, authentication, answer
 /// parsing) is a ``PushProvider``; the connection threads, streams, queue and shutdown
 /// described here are the same for every provider.
 ///
@@ -16,8 +16,9 @@ import PushCore
 /// continuation or lock per notification.
 ///
 /// The sender owns ``PushSenderConfiguration/connections`` threads (Foundation `Thread`s,
-/// not Swift's cooperative pool), each driving one HTTP/2 connection with at most
-/// ``PushSenderConfiguration/streamsPerConnection`` streams in flight. Requests beyond
+/// not Swift's cooperative pool), each driving one HTTP/2 connection with at most the
+/// provider's streams per connection in flight (``APNsConfiguration/streamsPerConnection``,
+/// ``FCMConfiguration/streamsPerConnection``). Requests beyond
 /// that wait in the sender's queue; ``freeSlots`` says how many more fit without queueing.
 ///
 /// `onResults` is called on a connection thread: it must return quickly (hand the batch
@@ -78,7 +79,8 @@ public final class PushSender: Sendable {
                                                 extraCAFile: configuration.extraCAFile, verbose: configuration.curlVerbose, libcurl: libcurl)
         var logger = logger
         logger[metadataKey: LogKey.provider] = "\(provider.provider.rawValue)"
-        let core = SenderCore(configuration: configuration, provider: provider.provider, transfer: transfer, logger: logger,
+        let core = SenderCore(configuration: configuration, streamsPerConnection: provider.streamsPerConnection, provider: provider.provider,
+                              transfer: transfer, logger: logger,
                               onResults: onResults)
         self.core = core
         self.baseURL = provider.baseURL
@@ -97,7 +99,7 @@ public final class PushSender: Sendable {
         core.logger.info("\(core.provider.serviceName) sender starting", metadata: [
             LogKey.url: "\(baseURL)",
             LogKey.connections: "\(connections.count)",
-            LogKey.streams: "\(core.configuration.streamsPerConnection)",
+            LogKey.streams: "\(core.streamsPerConnection)",
             "libcurl": "\(libcurl.version) \(libcurl.ssl) nghttp2/\(libcurl.nghttp2)",
         ])
         let startedAt = monotonicNanoseconds()
@@ -149,7 +151,7 @@ public final class PushSender: Sendable {
 
     /// Streams free right now: total window minus queued and in-flight requests (may be negative).
     public var freeSlots: Int {
-        let capacity = core.configuration.connections * core.configuration.streamsPerConnection
+        let capacity = core.configuration.connections * core.streamsPerConnection
         return core.state.withLock { capacity - $0.pendingCount - $0.inFlight }
     }
 

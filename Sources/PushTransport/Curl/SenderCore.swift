@@ -11,6 +11,8 @@ import Synchronization
 /// per loop iteration.
 final class SenderCore: Sendable {
     let configuration: PushSenderConfiguration
+    /// Streams in flight per connection (``PushProvider/streamsPerConnection``).
+    let streamsPerConnection: Int
     /// The provider the sender posts to (for names and logs; the connections hold its ``PushProvider``).
     let provider: Provider
     /// Deadlines and TLS of every stream.
@@ -21,9 +23,10 @@ final class SenderCore: Sendable {
     /// Each connection's current multi handle, for `curl_multi_wakeup` from `submit`.
     let wakeTargets: [WakeTarget]
 
-    init(configuration: PushSenderConfiguration, provider: Provider, transfer: CurlTransferSettings, logger: Logger,
+    init(configuration: PushSenderConfiguration, streamsPerConnection: Int, provider: Provider, transfer: CurlTransferSettings, logger: Logger,
          onResults: @escaping @Sendable ([PushResponse]) -> Void) {
         self.configuration = configuration
+        self.streamsPerConnection = streamsPerConnection
         self.provider = provider
         self.transfer = transfer
         self.logger = logger

@@ -14,15 +14,17 @@ struct FCMProvider: PushProvider {
 
     let tokens: FCMAccessTokenProvider
     let baseURL: String
+    let streamsPerConnection: Int
     let layout: StreamLayout
     var provider: Provider { .fcm }
     var clientCertificate: CurlClientCertificate? { nil }
 
-    /// - Throws: ``PushTransportError`` for a base URL that is not https.
-    init(configuration: PushSenderConfiguration, tokens: FCMAccessTokenProvider) throws {
+    /// - Throws: ``PushTransportError`` for a base URL that is not https or a window below 1.
+    init(configuration: FCMConfiguration, tokens: FCMAccessTokenProvider) throws {
+        try configuration.validate()
         self.tokens = tokens
-        baseURL = configuration.effectiveFCMBaseURL
-        try PushSenderConfiguration.requireHTTPS(baseURL, variable: "PUSHQ_FCM_URL", provider: .fcm)
+        baseURL = configuration.effectiveBaseURL
+        streamsPerConnection = configuration.streamsPerConnection
         // The authorization node takes any valid access token (`FCMAccessToken.isValidValue`: up
         // to 4096 bytes). FCM's headers are fixed but for it: no node of the provider's own.
         layout = StreamLayout(urlPrefix: Array((baseURL + "/v1/projects/" + tokens.account.projectID + "/messages:send").utf8),

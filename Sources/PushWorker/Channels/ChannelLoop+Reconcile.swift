@@ -13,7 +13,7 @@ extension ChannelLoop {
     /// a warning. Nothing is deleted: a channel pushq does not know may be another system's.
     mutating func reconcile(_ connection: PGConnection) async throws {
         let scopes = try await connection.channelScopes(credentials: configuration.credentialNames(.apns),
-                                                        defaultEnvironment: configuration.sender.environment)
+                                                        defaultEnvironment: configuration.apns.environment)
         for scope in scopes where !stopRequested {
             guard let bundleID = scope.topic ?? configuration.defaultTopic(credential: scope.credential) else { continue }
             guard try await connection.takeReconciliation(credential: scope.credential, environment: scope.environment, topic: bundleID,

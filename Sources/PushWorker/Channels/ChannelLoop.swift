@@ -53,7 +53,7 @@ struct ChannelLoop {
                 // The claim skips the channels of a held credential itself (its own snapshot).
                 let channels = try await connection.claimChannels(
                     limit: Self.channelBatch, workerID: configuration.workerID, leaseSeconds: channelLeaseSeconds,
-                    credentials: configuration.credentialNames(.apns), defaultEnvironment: configuration.sender.environment)
+                    credentials: configuration.credentialNames(.apns), defaultEnvironment: configuration.apns.environment)
                 claimed = channels.count
                 for channel in channels where !stopRequested { try await carryOut(channel, connection) }
                 if gaugesReadAt.map({ ContinuousClock.now - $0 >= .milliseconds(Int(configuration.heartbeatSeconds * 1000)) }) ?? true {

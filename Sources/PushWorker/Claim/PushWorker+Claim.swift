@@ -41,7 +41,7 @@ extension PushWorker {
         let startedAt = monotonicNanoseconds()
         let rows = try await connection.claim(limit: limit, workerID: configuration.workerID, leaseSeconds: configuration.leaseSeconds,
                                    credentials: scope.credentials,
-                                   defaultEnvironment: configuration.sender.environment,
+                                   defaultEnvironment: configuration.apns.environment,
                                    only: scope.only, row: row, excluding: excluding,
                                    rotation: scope.rotation, budget: scope.budget, belowRank: scope.belowRank)
         return Claim(rows: rows.rows, sendBy: startedAt + Int64(configuration.sendWindowSeconds * 1e9), startedAt: startedAt,

@@ -27,7 +27,7 @@ extension PushWorker {
                     hunt.claimed(rows: claimed.rows.count)
                 case .findHeads(let excluding):
                     hunt.found(try await connection.claimHeads(credentials: scope.credentials,
-                                                               defaultEnvironment: configuration.sender.environment,
+                                                               defaultEnvironment: configuration.apns.environment,
                                                                only: scope.only, excluding: excluding))
                 case .claimRow(let id):
                     let claimed = try await claim(connection, limit: 1, scope, row: id)
@@ -39,7 +39,7 @@ extension PushWorker {
                     hunt.claimed(rows: claimed.rows.count)
                 case .claimLast(let excluding):
                     var count = 0
-                    if let id = try await connection.lastDue(credentials: scope.credentials, defaultEnvironment: configuration.sender.environment,
+                    if let id = try await connection.lastDue(credentials: scope.credentials, defaultEnvironment: configuration.apns.environment,
                                                              only: scope.only, excluding: excluding) {
                         let claimed = try await claim(connection, limit: 1, scope, row: id)
                         dispatch(claimed, probe: scope.isProbe)

@@ -2,7 +2,7 @@ import PushCore
 import PushStore
 import PushTransport
 
-/// Everything a ``PushWorker`` needs: where the queue is, how to reach APNs, and its tuning.
+/// Everything a ``PushWorker`` needs: where the queue is, how to reach each provider, and its tuning.
 ///
 /// Defaults are fast on one small machine; `pushq worker` sets each from its own `PUSHQ_`
 /// variable or flag (its `Settings`; the library reads no environment).
@@ -19,29 +19,28 @@ public struct WorkerConfiguration: Sendable {
     /// The credentials whose sends are capped, every worker together (the credentials file's
     /// `max_per_second`). Defaults to none.
     public var credentialCaps: [RateBudget] = []
-    /// A base URL replacing `https://fcm.googleapis.com` (`PUSHQ_FCM_URL`), for a mock or a proxy.
-    /// The OAuth token endpoint is the service account's `token_uri`. Defaults to nil.
-    public var fcmBaseURL: String?
     /// A base URL replacing Apple's channel-management hosts (`PUSHQ_APNS_CHANNELS_URL`:
     /// `api-manage-broadcast[.sandbox].push.apple.com`, ports 2196 / 2195, by environment), for a
-    /// mock or a proxy. Broadcasts themselves go to the push host (``sender``'s). Defaults to nil.
+    /// mock or a proxy. Broadcasts themselves go to the push host (``apns``'s). Defaults to nil.
     public var channelsBaseURL: String?
     /// How often each (credential, environment, bundle id) of `pushq.channels` is checked against
     /// Apple's `all-channels`, by one worker of the fleet, in seconds
     /// (`PUSHQ_CHANNEL_RECONCILE_SECONDS`). Defaults to 86 400 (nightly).
     public var channelReconcileSeconds: Double = 86_400
-    /// Requests in flight per HTTP/2 connection to FCM (`PUSHQ_FCM_STREAMS`). Defaults to 100,
-    /// the SETTINGS_MAX_CONCURRENT_STREAMS FCM's front end advertises: requests beyond the
-    /// server's limit would only wait inside libcurl, which walks them all on every step.
-    public var fcmStreamsPerConnection: Int
     /// `apns-topic` for rows whose `topic` is NULL (`PUSHQ_APNS_TOPIC`), suffix added per push type,
     /// unless their credential has a topic of its own in ``credentialTopics``.
     public var defaultTopic: String?
     /// Each credential's own default topic (the credentials file's `topic`), by credential name.
     /// Defaults to none.
     public var credentialTopics: [String: String]
-    /// How the senders connect; its `environment` is the default for rows whose `environment` is NULL.
+    /// How every provider's senders connect (connections, timeouts, the extra CA).
     public var sender: PushSenderConfiguration
+    /// APNs' own settings (`PUSHQ_APNS_URL`, `PUSHQ_APNS_STREAMS`); its `environment` is the
+    /// default for rows whose `environment` is NULL (`PUSHQ_APNS_ENVIRONMENT`). Each APNs
+    /// sender gets a copy with its endpoint's environment. Defaults to `APNsConfiguration()`.
+    public var apns: APNsConfiguration
+    /// FCM's own settings (`PUSHQ_FCM_URL`, `PUSHQ_FCM_STREAMS`). Defaults to `FCMConfiguration()`.
+    public var fcm: FCMConfiguration
     /// Most rows claimed by one statement (`PUSHQ_CLAIM_BATCH`). Defaults to 500.
     public var claimBatchSize: Int
     /// Rows claimed beyond the HTTP/2 window so it never drains between claims (`PUSHQ_PREFETCH`).
@@ -96,15 +95,16 @@ public struct WorkerConfiguration: Sendable {
 
     /// The defaults listed on each property.
     public init(databaseURL: String, workerID: String, credentials: [CredentialKey: Credential],
-                defaultTopic: String?, sender: PushSenderConfiguration = PushSenderConfiguration()) {
+                defaultTopic: String?, sender: PushSenderConfiguration = PushSenderConfiguration(),
+                apns: APNsConfiguration = APNsConfiguration(), fcm: FCMConfiguration = FCMConfiguration()) {
         self.databaseURL = databaseURL
         self.workerID = workerID
         self.credentials = credentials
-        self.fcmBaseURL = nil
-        self.fcmStreamsPerConnection = 100
         self.defaultTopic = defaultTopic
         self.credentialTopics = [:]
         self.sender = sender
+        self.apns = apns
+        self.fcm = fcm
         self.claimBatchSize = 500
         self.prefetch = 500
         self.leaseSeconds = 120
@@ -156,8 +156,8 @@ public struct WorkerConfiguration: Sendable {
     /// Rows in flight plus claimed ahead: the most rows this worker holds at once. The window
     /// is the larger of APNs' and (with FCM credentials) FCM's.
     public var holdLimit: Int {
-        let fcmWindow = credentialNames(.fcm).isEmpty ? 0 : sender.connections * fcmStreamsPerConnection
-        return max(sender.connections * sender.streamsPerConnection, fcmWindow) + prefetch
+        let fcmWindow = credentialNames(.fcm).isEmpty ? 0 : sender.connections * fcm.streamsPerConnection
+        return max(sender.connections * apns.streamsPerConnection, fcmWindow) + prefetch
     }
 
     /// How long after its claim began a row may still start to be sent, in seconds: the lease
@@ -190,7 +190,7 @@ public struct WorkerConfiguration: Sendable {
         if let url = channelsBaseURL, !url.lowercased().hasPrefix("https://") {
             throw WorkerError(.configuration, "PUSHQ_APNS_CHANNELS_URL must be an https:// URL (APNs is HTTP/2 over TLS), not \(url)")
         }
-        if let url = fcmBaseURL, !url.lowercased().hasPrefix("https://") {
+        if let url = fcm.baseURL, !url.lowercased().hasPrefix("https://") {
             throw WorkerError(.configuration, "PUSHQ_FCM_URL must be an https:// URL (FCM is HTTP/2 over TLS), not \(url)")
         }
         guard leaseOutlastsRequests else {

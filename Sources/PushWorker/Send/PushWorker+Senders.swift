@@ -14,14 +14,12 @@ extension PushWorker {
         }
     }
 
-    /// The sender for `key`, created and started on first use: an APNs sender with the
-    /// credential's key or certificate in the endpoint's environment, or an FCM sender with the
-    /// credential's access tokens (``fcmTokens(for:)``).
+    /// The sender for `key`, created and started on first use, with the worker's neutral
+    /// settings (``WorkerConfiguration/sender``) and its provider's entry: an APNs sender with
+    /// the credential's key or certificate in the endpoint's environment, or an FCM sender with
+    /// the credential's access tokens (``fcmTokens(for:)``).
     func sender(for key: Endpoint) throws -> PushSender {
         if let existing = state.withLock({ $0.senders[key] }) { return existing }
-        var senderConfiguration = configuration.sender
-        senderConfiguration.environment = key.environment
-        senderConfiguration.fcmBaseURL = configuration.fcmBaseURL
         var senderLogger = logger
         senderLogger[metadataKey: LogKey.credential] = "\(key.credential)"
         senderLogger[metadataKey: LogKey.environment] = "\(key.channel)"
@@ -32,11 +30,14 @@ extension PushWorker {
             guard let credential = configuration.apnsCredential(key.credential) else {
                 throw WorkerError(.configuration, "no APNs credential named \(key.credential)")
             }
-            sender = try PushSender(configuration: senderConfiguration, apns: credential, logger: senderLogger, onResults: onResults)
+            var apns = configuration.apns
+            apns.environment = key.environment
+            sender = try PushSender(configuration: configuration.sender, apns: apns, credential: credential,
+                                    logger: senderLogger, onResults: onResults)
         case .fcm:
-            senderConfiguration.streamsPerConnection = configuration.fcmStreamsPerConnection
             let tokens = try fcmTokens(for: key.credential)
-            sender = try PushSender(configuration: senderConfiguration, fcm: tokens, logger: senderLogger, onResults: onResults)
+            sender = try PushSender(configuration: configuration.sender, fcm: configuration.fcm, tokens: tokens,
+                                    logger: senderLogger, onResults: onResults)
         }
         let winner = state.withLock { s -> (PushSender, Bool, LaneStops) in
             if let existing = s.senders[key] { return (existing, false, s.laneStops) }

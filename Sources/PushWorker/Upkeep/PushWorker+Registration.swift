@@ -10,7 +10,7 @@ extension PushWorker {
         configuration.credentials.keys.sorted().map { key in
             switch key.provider {
             case .apns:
-                return ServedCredential(name: key.name, environment: configuration.sender.environment.rawValue,
+                return ServedCredential(name: key.name, environment: configuration.apns.environment.rawValue,
                                         topic: configuration.credentialTopics[key.name] ?? configuration.defaultTopic)
             case .fcm:
                 return ServedCredential(name: key.name, environment: Endpoint.fcmChannel, topic: nil, provider: .fcm)

@@ -31,7 +31,7 @@ extension PushWorker {
                 let groups = try await connection.expireWaiting(limit: chunk)
                 tick(.claim)
                 tick(.upkeep)
-                metrics.expired(groups, defaultEnvironment: configuration.sender.environment)
+                metrics.expired(groups, defaultEnvironment: configuration.apns.environment)
                 let n = groups.reduce(0) { $0 + $1.rows }
                 expired += n
                 more = n >= chunk

@@ -21,13 +21,12 @@ extension Settings {
     /// - Throws: ``SettingError`` naming the flag or variable whose value is not allowed.
     func workerConfiguration(credentials resolved: ResolvedCredentials, defaultWorkerID: () -> String) throws -> WorkerConfiguration {
         var c = WorkerConfiguration(databaseURL: try databaseURL(), workerID: try text(.workerID) ?? defaultWorkerID(),
-                                    credentials: resolved.credentials, defaultTopic: try text(.apnsTopic), sender: try senderConfiguration())
+                                    credentials: resolved.credentials, defaultTopic: try text(.apnsTopic), sender: try senderConfiguration(),
+                                    apns: try apnsConfiguration(), fcm: try fcmConfiguration())
         c.credentialTopics = resolved.topics
         c.credentialCaps = resolved.caps
-        c.fcmBaseURL = try text(.fcmURL)
         c.channelsBaseURL = try text(.apnsChannelsURL)
         if let s = try seconds(.channelReconcileSeconds) { c.channelReconcileSeconds = s }
-        if let n = try wholeNumber(.fcmStreams) { c.fcmStreamsPerConnection = n }
         if let n = try wholeNumber(.claimBatch) { c.claimBatchSize = n }
         if let n = try wholeNumber(.prefetch) { c.prefetch = n }
         if let s = try seconds(.leaseSeconds) { c.leaseSeconds = s }

@@ -7,7 +7,7 @@ public struct APNsChannelConfiguration: Sendable {
     /// Defaults to `.production`.
     public var environment: APNsEnvironment
     /// A base URL replacing Apple's management host, e.g. `https://127.0.0.1:9443` (the mock's
-    /// management listener), as ``PushSenderConfiguration/baseURL`` replaces the push host.
+    /// management listener), as ``APNsConfiguration/baseURL`` replaces the push host.
     /// Defaults to nil.
     public var baseURL: String?
     /// An extra trusted CA certificate (PEM), added to the system's roots exactly as for the
