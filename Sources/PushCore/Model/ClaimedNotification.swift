@@ -64,13 +64,16 @@ public struct ClaimedNotification: Sendable, Equatable {
     /// A broadcast row's channel's `message_storage_policy` (``ChannelStoragePolicy``); nil for a
     /// row to a device token.
     public var channelStoragePolicy: Int?
+    /// A Web Push row's `webpush_keys` (jsonb as its text, `{"p256dh": …, "auth": …}`); nil for
+    /// other providers' rows (and for a Web Push row without keys, which the mapping refuses).
+    public var webpushKeys: String?
 
     public init(id: Int64, verdict: Verdict = .send, provider: Provider = .apns, deviceToken: String, payload: [UInt8],
                 topic: String? = nil, pushType: PushType = .alert, priority: Int? = nil, expiresAt: Int64? = nil,
                 collapseID: String? = nil, apnsID: String, environment: APNsEnvironment = .production,
                 credential: String = "default", attempts: Int = 1, lease: Int64 = 0, maxAttempts: Int = 1,
                 lastReason: String? = nil, lane: String = LaneStops.defaultLane, rank: Int = Int(PushRequest.defaultRank),
-                channelID: String? = nil, channelStoragePolicy: Int? = nil) {
+                channelID: String? = nil, channelStoragePolicy: Int? = nil, webpushKeys: String? = nil) {
         self.id = id
         self.verdict = verdict
         self.provider = provider
@@ -92,8 +95,16 @@ public struct ClaimedNotification: Sendable, Equatable {
         self.rank = rank
         self.channelID = channelID
         self.channelStoragePolicy = channelStoragePolicy
+        self.webpushKeys = webpushKeys
     }
 
-    /// The endpoint the row is sent through: its credential and channel.
-    public var endpoint: Endpoint { Endpoint(credential: credential, environment: environment, provider: provider) }
+    /// The endpoint the row is sent through: its credential and channel; for Web Push its
+    /// credential and its endpoint's origin (holds are per origin), or the credential alone when
+    /// the endpoint cannot be read.
+    public var endpoint: Endpoint {
+        if provider == .webpush, case .success(let e) = WebPushEndpoint.parse(deviceToken) {
+            return .webPush(credential, origin: e.origin)
+        }
+        return Endpoint(credential: credential, environment: environment, provider: provider)
+    }
 }

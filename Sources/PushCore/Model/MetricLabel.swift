@@ -8,7 +8,8 @@ public enum MetricLabel {
     public static let other = "other"
 
     /// `reason` as a label: a reason pushq writes (``pushqReasons``), one of Apple's
-    /// (``APNsReason/known``), one of FCM's (``FCMErrorCode/known``), a transport failure's,
+    /// (``APNsReason/known``), one of FCM's (``FCMErrorCode/known``), a Web Push one
+    /// (``WebPushReason``, `EndpointNotAllowed`, a row's Web Push refusals), a transport failure's,
     /// `HTTP` and a status code from 100 to 599, or empty (none); anything else is ``other``.
     public static func reason(_ text: String) -> String {
         if text.isEmpty || known.contains(text) { return text }
@@ -27,6 +28,8 @@ public enum MetricLabel {
         var set = Set(pushqReasons)
         set.formUnion(APNsReason.known.map(\.rawValue))
         set.formUnion(FCMErrorCode.known.map(\.rawValue))
+        set.formUnion(WebPushReason.allCases.map(\.rawValue))
+        set.formUnion([WebPushEndpointRefusal.reason, "InvalidSubscriptionKeys", "InvalidTopic", "InvalidPriority"])
         set.formUnion(TransportFailure.Kind.allCases.map { TransportFailure(kind: $0, message: "").reasonString })
         return set
     }()

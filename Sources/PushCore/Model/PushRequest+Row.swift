@@ -24,6 +24,12 @@ extension PushRequest {
     ///   (``FCMMessageBody/build(payload:token:)``); a payload or token FCM cannot take is refused
     ///   `InvalidPayload` (the table's constraints keep such rows out; this guards rows written
     ///   around them). `push_type`, `topic`, `priority`, `collapse_id` and `apns_id` are APNs'.
+    /// - Web Push: the endpoint is the row's `device_token`, checked for form
+    ///   (``WebPushEndpoint/parse(_:)``, else `EndpointNotAllowed`); the keys its `webpush_keys`
+    ///   (``WebPushFields/keys(json:)``, else `InvalidSubscriptionKeys`); `Urgency` from
+    ///   `priority` (else `InvalidPriority`), `Topic` its `collapse_id` (else `InvalidTopic`); the
+    ///   payload, at most 3 993 bytes (else `PayloadTooLarge`), is the plaintext the sender
+    ///   encrypts byte for byte. `TTL` is computed when the request goes out.
     /// - APNs broadcast (``ClaimedNotification/channelID`` set): the request goes to the channel
     ///   (``APNsHeaders/channelID``); its bundle id is the row's `topic` without the
     ///   `.push-type.liveactivity` suffix, else `defaultTopic`, else the row is refused
@@ -53,6 +59,20 @@ extension PushRequest {
             case .failure(let problem): throw Refusal(reason: "InvalidPayload", message: "\(problem)")
             }
             fields = .fcm
+        case .webpush:
+            let endpoint: WebPushEndpoint
+            switch WebPushEndpoint.parse(row.deviceToken) {
+            case .success(let e): endpoint = e
+            case .failure(let refusal): throw Refusal(reason: refusal.reason, message: refusal.message)
+            }
+            let keys = try WebPushFields.keys(json: row.webpushKeys)
+            if let refusal = WebPushHeaders.payloadRefusal(byteCount: row.payload.count) { throw refusal }
+            let headers: WebPushHeaders
+            switch WebPushHeaders.make(expiresAt: nil, now: 0, priority: row.priority, collapseID: row.collapseID) {
+            case .success(let h): headers = h
+            case .failure(let refusal): throw refusal
+            }
+            fields = .webPush(WebPushFields(endpoint: endpoint, keys: keys, urgency: headers.urgency, topic: headers.topic))
         case .apns where row.channelID != nil:
             guard pushType == .liveactivity else {
                 throw Refusal(reason: "InvalidPushType", message: "a broadcast channel takes only push type liveactivity, not \(pushType.rawValue)")

@@ -14,11 +14,12 @@ public struct PushRequest: Sendable {
     /// not start: the caller's lease on the row ends soon after. A request still waiting for a
     /// stream then comes back unsent, ``PushResponse/deadlinePassed``. Nil for no deadline.
     public var startDeadline: Int64?
-    /// The device's address at its provider: an APNs device token (hex, sent in the path) or an
-    /// FCM registration token (sent inside the body, kept here for the caller's records).
+    /// The device's address at its provider: an APNs device token (hex, sent in the path), an
+    /// FCM registration token (sent inside the body, kept here for the caller's records) or a
+    /// Web Push subscription's endpoint URL (also in ``WebPushFields/endpoint``).
     public var deviceToken: String
     /// The exact request body, byte for byte: the producer's JSON for APNs, the whole
-    /// `{"message":{"token":…,…}}` for FCM.
+    /// `{"message":{"token":…,…}}` for FCM; for Web Push the plaintext the sender encrypts.
     public var payload: [UInt8]
     /// `expires_at` in UNIX seconds: never sent once it has passed (by the database's clock);
     /// APNs also gets it as `apns-expiration`. Nil for none.
@@ -62,12 +63,16 @@ public enum ProviderFields: Sendable, Hashable {
     /// FCM HTTP v1: nothing beside the body (the message, its target token included); the URL
     /// and the headers are the same for every message.
     case fcm
+    /// Web Push: the subscription (endpoint and keys) and the row's `Urgency` and `Topic`; the
+    /// sender encrypts the body for the keys and posts it to the endpoint.
+    case webPush(WebPushFields)
 
     /// The provider these fields are for.
     public var provider: Provider {
         switch self {
         case .apns: return .apns
         case .fcm: return .fcm
+        case .webPush: return .webpush
         }
     }
 }

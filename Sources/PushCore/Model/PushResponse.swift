@@ -45,6 +45,12 @@ public struct PushResponse: Sendable {
         return nil
     }
 
+    /// A Web Push service's answer (or the sender's endpoint refusal), nil for another provider's or without one.
+    public var webPush: WebPushAnswer? {
+        if case .webPush(let a)? = answer { return a }
+        return nil
+    }
+
     /// What to do next: the provider's classification of its answer (``ProviderAnswer/outcome(status:)``),
     /// else ``Outcome/classify(_:)-(TransportFailure)`` (no answer, any provider).
     ///
@@ -72,6 +78,7 @@ public struct PushResponse: Sendable {
 public enum ProviderAnswer: Sendable, Hashable {
     case apns(APNsAnswer)
     case fcm(FCMAnswer)
+    case webPush(WebPushAnswer)
 
     /// The provider's classification of an answer with `status` (nil: no HTTP answer), nil
     /// when this answer does not decide it (no status, and no verdict of the sender's own).
@@ -79,6 +86,7 @@ public enum ProviderAnswer: Sendable, Hashable {
         switch self {
         case .apns(let a): return status.map { Outcome.classify(status: $0, reason: a.reason, timestamp: a.timestamp) }
         case .fcm(let a): return a.outcome(status: status)
+        case .webPush(let a): return a.verdict(status: status).map { .webPush($0) }
         }
     }
 
@@ -87,6 +95,7 @@ public enum ProviderAnswer: Sendable, Hashable {
         switch self {
         case .apns(let a): return a.reason?.rawValue
         case .fcm(let a): return a.error?.code?.rawValue
+        case .webPush(let a): return a.endpointRefusal?.reason
         }
     }
 }

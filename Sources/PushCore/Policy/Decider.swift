@@ -232,6 +232,11 @@ public struct Decider: Sendable {
         } else if case .fcm(.pauseCredential(let code, let message)) = a.outcome {
             return (d, HoldRequest(endpoint: a.endpoint, kind: .credential, reason: code.rawValue,
                                    message: "credential \(a.endpoint.credential) (FCM): " + message + "; its notifications wait"))
+        } else if case .webPush(.holdCredential(let reason, let message)) = a.outcome {
+            // Held at this origin only: an origin is a subscriber's choice, and one that answers
+            // 401/403 (a misconfigured or hostile push service) must not stop the others.
+            return (d, HoldRequest(endpoint: a.endpoint, kind: .credential, reason: reason,
+                                   message: "credential \(a.endpoint.credential) (Web Push) at \(a.endpoint.channel): " + message + "; its notifications to that origin wait"))
         } else if case .fcm(.throttleToken(let seconds)) = a.outcome, projectQuota(state.quota) {
             // Several different tokens over their rate: the project's quota, whatever each answer said.
             d = .waiting(reason: FCMErrorCode.quotaExceeded.rawValue, delay: max(Double(seconds), policy.baseSeconds))

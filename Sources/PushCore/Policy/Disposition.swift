@@ -111,6 +111,9 @@ public struct Disposition: Sendable, Hashable {
         case .fcm(let verdict):
             return decide(fcm: verdict, reason: reason, attempts: attempts, maxAttempts: maxAttempts, lastReason: lastReason,
                           policy: policy, unitRandom: unitRandom)
+        case .webPush(let verdict):
+            return decide(webPush: verdict, reason: reason, attempts: attempts, maxAttempts: maxAttempts, lastReason: lastReason,
+                          policy: policy, unitRandom: unitRandom)
         }
     }
 

@@ -26,6 +26,13 @@ extension Outcome {
             case .refreshAccessToken: return "connection"
             case .sent, .fail, .invalidateToken, .pauseCredential: return "held"
             }
+        case .webPush(let verdict):
+            switch verdict {
+            case .retry(.serverError, _): return "server_error"
+            case .retry(.unknown, _): return "unknown_reason"
+            case .throttleSubscription: return "too_many_requests"
+            case .sent, .fail, .invalidateEndpoint, .endpointNotAllowed, .holdCredential: return "held"
+            }
         }
     }
 

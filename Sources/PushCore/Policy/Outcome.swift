@@ -32,6 +32,10 @@ public enum Outcome: Sendable, Hashable {
     /// for what becomes of the row). A request to FCM that got no answer is ``retry(_:)``
     /// `.outcomeUnknown`, as for APNs.
     case fcm(FCMVerdict)
+    /// A Web Push service's answer, or the sender's refusal of the endpoint (see
+    /// ``WebPushVerdict``, and ``Disposition/decide(webPush:reason:attempts:maxAttempts:lastReason:policy:unitRandom:)``).
+    /// A request that got no answer is ``retry(_:)`` `.outcomeUnknown`, as for APNs and FCM.
+    case webPush(WebPushVerdict)
 
     /// Why a notification is retried after a backoff.
     public enum RetryKind: Sendable, Hashable {
@@ -72,6 +76,7 @@ public enum Outcome: Sendable, Hashable {
         switch self {
         case .invalidateToken(.badDeviceToken, _), .fail(.deviceTokenNotForTopic): return true
         case .fcm(let verdict): return verdict.isBurstSuspect
+        case .webPush(let verdict): return verdict.isBurstSuspect
         default: return false
         }
     }
@@ -165,6 +170,8 @@ extension Outcome {
         case .expiredBeforeSending:
             return .none
         case .fcm(let verdict):
+            return verdict.healthSignal
+        case .webPush(let verdict):
             return verdict.healthSignal
         }
     }

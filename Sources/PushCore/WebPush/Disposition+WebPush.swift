@@ -1,6 +1,6 @@
 extension Disposition {
     /// What becomes of a Web Push row after one verdict (issue 47's answers table), the
-    /// counterpart of FCM's: `Disposition.decide(outcome:…)` will call it for `.webPush`.
+    /// counterpart of FCM's: `Disposition.decide(outcome:…)` calls it for `.webPush`.
     ///
     /// - 2xx: `sent`.
     /// - 404, 410: `failed` (`NotFound` / `Gone`), the exact endpoint invalidated in `pushq.devices`.

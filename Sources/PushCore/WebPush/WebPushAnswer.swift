@@ -1,6 +1,6 @@
 /// What a Web Push service answered beside the status, or what the sender concluded without an
-/// answer (the endpoint refused before connecting): the Web Push counterpart of ``FCMAnswer``,
-/// for a later `ProviderAnswer.webPush` case.
+/// answer (the endpoint refused before connecting): the Web Push counterpart of ``FCMAnswer``
+/// (``ProviderAnswer/webPush(_:)``).
 public struct WebPushAnswer: Sendable, Hashable {
     /// The 201's `Location` (the message's URL at the push service), written back as `webpush_location`.
     public var location: String?

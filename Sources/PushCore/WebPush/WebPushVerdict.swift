@@ -2,7 +2,7 @@
 ///
 /// Produced by the pure ``classify(status:reason:retryAfter:)`` from what the push service
 /// answered (issue 47's answers table); the worker will carry it out as it carries out
-/// ``FCMVerdict`` — `Outcome` gains a `.webPush(WebPushVerdict)` case beside `.fcm`, and
+/// ``FCMVerdict`` — `Outcome.webPush(WebPushVerdict)`, beside `.fcm`, and
 /// ``Disposition/decide(webPush:reason:attempts:maxAttempts:lastReason:policy:unitRandom:)`` is
 /// its disposition. The cases mirror ``Outcome``'s and ``FCMVerdict``'s where the providers agree.
 /// A request that got no answer is `Outcome.retry(.outcomeUnknown)`, as for APNs and FCM. Whether

@@ -86,11 +86,13 @@ extension WorkerMetrics {
             static let fcmTokenRefreshes = Metric(name: "pushq_fcm_access_token_refreshes_total",
                                                   help: "Deprecated, removed in the next release: use pushq_auth_token_refreshes_total{provider=\"fcm\"}. OAuth token exchanges started for an FCM credential (successful or not), by credential.")
 
-            /// The deprecated token-refresh counter of `provider`.
-            static func tokenRefreshes(_ provider: Provider) -> Metric {
+            /// The deprecated token-refresh counter of `provider`; nil for Web Push, which came
+            /// after the names were deprecated.
+            static func tokenRefreshes(_ provider: Provider) -> Metric? {
                 switch provider {
                 case .apns: return apnsTokenRefreshes
                 case .fcm: return fcmTokenRefreshes
+                case .webpush: return nil
                 }
             }
 

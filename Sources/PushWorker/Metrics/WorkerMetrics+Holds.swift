@@ -8,14 +8,20 @@ extension WorkerMetrics {
     func holds(_ holds: [HeldEndpoint]) {
         guard isEnabled else { return }
         state.withLock { s in
-            var seen = Set<Endpoint>()
+            // A Web Push credential's holds are per origin; its gauges (labelled without the
+            // origin, a subscriber's choice) say whether any origin is held, of either kind.
+            var seen: [Endpoint: (paused: Bool, down: Bool)] = [:]
             for h in holds {
-                seen.insert(h.endpoint)
-                let g = gauges(h.endpoint, &s)
-                g.paused.record(h.kind == .outage ? 0 : 1)
-                g.down.record(h.kind == .outage ? 1 : 0)
+                let e = h.endpoint.withoutOrigin
+                let was = seen[e] ?? (false, false)
+                seen[e] = (was.paused || h.kind != .outage, was.down || h.kind == .outage)
             }
-            for (endpoint, g) in s.holdGauges where !seen.contains(endpoint) {
+            for (endpoint, held) in seen {
+                let g = gauges(endpoint, &s)
+                g.paused.record(held.paused ? 1 : 0)
+                g.down.record(held.down ? 1 : 0)
+            }
+            for (endpoint, g) in s.holdGauges where seen[endpoint] == nil {
                 g.paused.record(0)
                 g.down.record(0)
             }
@@ -37,7 +43,7 @@ extension WorkerMetrics {
 
     private func gauges(_ endpoint: Endpoint, _ s: inout State) -> (paused: Gauge, down: Gauge) {
         if let g = s.holdGauges[endpoint] { return g }
-        let dims = [("credential", endpoint.credential), ("environment", endpoint.channel)]
+        let dims = [("credential", endpoint.credential), ("environment", endpoint.metricEnvironment)]
         let g = (Gauge(label: Catalog.paused.name, dimensions: dims, factory: factory),
                  Gauge(label: Catalog.down.name, dimensions: dims, factory: factory))
         s.holdGauges[endpoint] = g

@@ -43,8 +43,9 @@ extension WorkerMetrics {
     /// The counters of `endpoint` in `cache`: `metric` with the provider, credential and
     /// environment, and its deprecated copy with the credential and environment.
     private func pair(_ cache: inout [Endpoint: Pair], _ endpoint: Endpoint, _ metric: Metric, _ deprecated: Metric) -> Pair {
+        let endpoint = endpoint.withoutOrigin
         if let pair = cache[endpoint] { return pair }
-        let dims = [("credential", endpoint.credential), ("environment", endpoint.channel)]
+        let dims = [("credential", endpoint.credential), ("environment", endpoint.metricEnvironment)]
         let pair = Pair(counter: Counter(label: metric.name, dimensions: [("provider", endpoint.provider.rawValue)] + dims, factory: factory),
                         deprecated: Counter(label: deprecated.name, dimensions: dims, factory: factory))
         cache[endpoint] = pair
@@ -59,8 +60,9 @@ extension WorkerMetrics {
         let entry = s.tokenRefreshes[key] ?? Refreshes(counters: Pair(
             counter: Counter(label: Catalog.tokenRefreshes.name, dimensions: [("provider", provider.rawValue), ("credential", credential)],
                              factory: factory),
-            deprecated: Counter(label: Catalog.Deprecated.tokenRefreshes(provider).name, dimensions: [("credential", credential)],
-                                factory: factory)), seen: 0)
+            deprecated: Catalog.Deprecated.tokenRefreshes(provider).map {
+                Counter(label: $0.name, dimensions: [("credential", credential)], factory: factory)
+            }), seen: 0)
         s.tokenRefreshes[key] = Refreshes(counters: entry.counters, seen: issued)
         return (entry.counters, issued - entry.seen)
     }

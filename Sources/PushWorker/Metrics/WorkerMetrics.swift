@@ -56,11 +56,12 @@ public final class WorkerMetrics: Sendable {
     /// A counter of the new name and its deprecated copy, incremented together.
     struct Pair {
         var counter: Counter
-        var deprecated: Counter
+        /// The deprecated copy; nil where there is none (Web Push's token refreshes).
+        var deprecated: Counter?
 
         func increment(by n: Int) {
             counter.increment(by: n)
-            deprecated.increment(by: n)
+            deprecated?.increment(by: n)
         }
     }
 
@@ -186,21 +187,25 @@ public final class WorkerMetrics: Sendable {
             for (raw, n) in tally.finished where n > 0 {
                 // Rows of any credential and last_reason reach here (the upkeep expires them all):
                 // labels come from closed sets only.
+                // A Web Push endpoint's origin is a subscriber's choice: never a label.
                 var key = raw
+                key.endpoint = raw.endpoint.withoutOrigin
                 key.reason = MetricLabel.reason(raw.reason)
-                if !s.served.contains(raw.endpoint) {
-                    key.endpoint = Endpoint(credential: MetricLabel.other, channel: raw.endpoint.channel) ?? raw.endpoint
+                if !s.served.contains(key.endpoint) {
+                    key.endpoint = Endpoint(credential: MetricLabel.other, channel: key.endpoint.channel) ?? key.endpoint
                 }
                 let counter = Self.counter(&s.finished, key, make: Counter(label: Catalog.finished.name, dimensions: [
                     ("outcome", key.outcome.rawValue), ("reason", key.reason),
-                    ("credential", key.endpoint.credential), ("environment", key.endpoint.channel)], factory: factory))
+                    ("credential", key.endpoint.credential), ("environment", key.endpoint.metricEnvironment)], factory: factory))
                 counters.append((counter, n))
             }
-            for (key, n) in tally.requests where n > 0 {
+            for (raw, n) in tally.requests where n > 0 {
+                var key = raw
+                key.endpoint = raw.endpoint.withoutOrigin
                 let status = key.status == 0 ? "none" : String(key.status)
                 counters.append((Self.counter(&s.requests, key, make: Counter(label: Catalog.requests.name, dimensions: [
                     ("provider", key.endpoint.provider.rawValue), ("credential", key.endpoint.credential),
-                    ("environment", key.endpoint.channel), ("status", status)], factory: factory)), n))
+                    ("environment", key.endpoint.metricEnvironment), ("status", status)], factory: factory)), n))
                 counters.append((Self.counter(&s.deprecatedRequests, key.status, make: Counter(
                     label: Catalog.Deprecated.requests.name, dimensions: [("status", status)], factory: factory)), n))
             }

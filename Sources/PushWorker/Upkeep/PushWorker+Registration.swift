@@ -14,6 +14,8 @@ extension PushWorker {
                                         topic: configuration.credentialTopics[key.name] ?? configuration.defaultTopic)
             case .fcm:
                 return ServedCredential(name: key.name, environment: Endpoint.fcmChannel, topic: nil, provider: .fcm)
+            case .webpush:
+                return ServedCredential(name: key.name, environment: Endpoint.webPushChannel, topic: nil, provider: .webpush)
             }
         }
     }
