@@ -10,6 +10,24 @@ import ServiceLifecycle
 /// `pushq serve`: one Hummingbird application serving the HTTP API (`/api/v1`), the login form
 /// and the dashboard, on HTTP/1.1, over TLS when given a certificate. Reads and writes only
 /// through pushq's tables and functions, with the connections of a ``ConnectionPool``.
+///
+/// The module, for a reader new to it: the router is built from route groups (``ServeRoutes``:
+/// `HealthRoutes`, `LoginRoutes`, `API/APIRoutes` with `+Notifications` and `+Devices`, and the
+/// dashboard's `Dashboard/DashboardRoutes`) behind ``AuthMiddleware`` (bearer key or session
+/// cookie, CSRF, the budget of wrong keys). A ``ServeContext`` carries the caller (key, scope);
+/// ``ServeServices`` holds the API's and the dashboard's ``ConnectionPool``s (each with an acquire
+/// timeout and a bounded queue), the ``HealthProbe`` on a connection of its own, and `audited`.
+/// The listener's header and idle timeouts and connection cap are `ConnectionLimits.swift`.
+/// The dashboard's pages are pure functions from what the store read to HTML
+/// (`DashboardPage+Overview`, `+Failures`, `+Search`, `+Notification`; the frame in
+/// `DashboardLayout`, the chart in `MinuteChart`, the one script and stylesheet in
+/// `DashboardAssets`), through the `HTML` type that escapes every interpolated `String`; the
+/// operator's actions are `DashboardAction`. What is pure is in `PushCore/Serve/` (`APIScope`,
+/// `ListenerExposure`, `FailedKeyBudget`, `TrustedProxies`, `ConstraintExplanation`: the one place
+/// the API's 400s come from); the statements in `PushStore/Serve/` (keys and sessions, audit,
+/// enqueue as one `INSERT … SELECT FROM unnest` per set of columns, cancel, devices, the
+/// dashboard's queries, whose plans `ServeQueryTests` and `DashboardQueryTests` check on a million
+/// rows). The OpenAPI document is `API/openapi.json`, embedded.
 public struct ServeApplication: Sendable {
     /// Every route group, registered in this order behind ``AuthMiddleware``. The dashboard's
     /// group (`Dashboard/`) is added here.
