@@ -21,6 +21,8 @@ struct ExamplesTests {
         var arguments: @Sendable (_ token: String, _ databaseURL: String) -> [String]
         /// Extra environment (Go's build mode).
         var environment: [String: String] = [:]
+        /// A library the program needs that is not on `PATH`: the test fails naming it when missing.
+        var requiredFile: String?
         /// It waits for the final status and prints it, exiting 0 only when sent.
         var waits = true
         /// It enqueues with a dedupe key twice (the second makes nothing) and waits for the
@@ -30,6 +32,8 @@ struct ExamplesTests {
         var testDescription: String { name }
 
         static func file(_ path: String) -> String { repositoryRoot.appendingPathComponent("examples/" + path).path }
+        /// `NODE_PATH` for examples/js: Debian's node-pg unpacked by scripts/install-deps.
+        static let nodeModules = repositoryRoot.appendingPathComponent(".pushq/node_modules").path
 
         static let all: [Example] = [
             Example(name: "sql", program: "psql",
@@ -41,6 +45,9 @@ struct ExamplesTests {
             // offline. With the module proxy, `go mod tidy && go run .` in examples/go does the same.
             Example(name: "go", program: "go", arguments: { token, _ in ["run", file("go/enqueue.go"), token] },
                     environment: ["GO111MODULE": "off", "GOPATH": "/usr/share/gocode", "GOFLAGS": ""]),
+            // Debian's node-pg, unpacked by scripts/install-deps into .pushq/node_modules (examples/js/README.md).
+            Example(name: "js", program: "node", arguments: { token, _ in [file("js/enqueue.js"), token] },
+                    environment: ["NODE_PATH": nodeModules], requiredFile: nodeModules + "/pg/package.json"),
             Example(name: "python-listen", program: "python3", arguments: { token, _ in [file("python/listen.py"), token] }, listens: true),
             // The Swift script runs as `swift` runs a script: libpq through pushq's own module map.
             Example(name: "swift-listen", program: "swift",
@@ -74,6 +81,9 @@ struct ExamplesTests {
     func exampleIsSent(_ example: Example) async throws {
         let executable = try #require(Self.onPath(example.program),
                                       "\(example.program) is not on PATH: run scripts/install-deps")
+        if let needed = example.requiredFile {
+            try #require(FileManager.default.fileExists(atPath: needed), "\(needed) is missing: run scripts/install-deps")
+        }
         try await TestDatabase.withConnection { db in
             try await withMock { mock, apnsURL in
                 // The test cluster has no TLS; lib/pq would otherwise ask for it.
