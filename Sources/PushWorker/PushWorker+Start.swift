@@ -20,6 +20,10 @@ extension PushWorker {
                 case .fcm(let account):
                     // Signs one OAuth assertion: a key OpenSSL cannot use stops the worker now, naming the file.
                     _ = try account.assertion(now: Int64(Date().timeIntervalSince1970))
+                case .webpush(let credential):
+                    // Signs one VAPID token: a key OpenSSL cannot sign with stops the worker now.
+                    _ = try credential.key.token(VAPIDClaims(audience: Self.vapidCheckOrigin, subject: credential.subject,
+                                                             issuedAt: Int64(Date().timeIntervalSince1970)))
                 case .apns(.certificate(let certificate)):
                     if let notAfter = try certificate.validate(), notAfter <= Int64(Date().timeIntervalSince1970) {
                         logger.error("the client certificate of credential \(name) has expired: its notifications wait (credential paused at its first connection) until it is renewed",
@@ -32,6 +36,12 @@ extension PushWorker {
             }
         }
     }
+
+    /// The audience of the VAPID token ``checkCredentials()`` signs (never sent).
+    static let vapidCheckOrigin: WebPushOrigin = {
+        guard case .success(let origin) = WebPushOrigin.parse("https://push.example.com") else { preconditionFailure("a valid origin") }
+        return origin
+    }()
 
     /// Refuses to run through a pooler that does not keep a session per client
     /// (``PGConnection/checkSessionsKept(_:_:)``); a check that fails otherwise is left to the

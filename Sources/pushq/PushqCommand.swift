@@ -14,7 +14,7 @@ struct PushqCommand: AsyncParsableCommand {
             value counts as unset. docs/configuration.md lists every variable and flag.
             """,
         version: PushqVersion.current,
-        subcommands: [Migrate.self, Worker.self, Send.self, Status.self, Prune.self, Serve.self, APIKeyCommand.self]
+        subcommands: [Migrate.self, Worker.self, Send.self, Status.self, Prune.self, Serve.self, APIKeyCommand.self, WebPushKey.self]
     )
 }
 

@@ -28,6 +28,9 @@ struct Worker: AsyncParsableCommand {
             Rows with provider 'fcm' go to Firebase Cloud Messaging (HTTP v1) with the FCM credential \
             they name (PUSHQ_FCM_SERVICE_ACCOUNT_FILE for the default one, or "type": "fcm" entries in \
             PUSHQ_CREDENTIALS_FILE); a worker sends only the providers it has credentials for.
+            Rows with provider 'webpush' go to the push service of their endpoint, signed with the Web Push \
+            credential they name (PUSHQ_WEBPUSH_VAPID_KEY_FILE with PUSHQ_WEBPUSH_VAPID_SUBJECT for the default \
+            one, or "type": "webpush" entries); docs/webpush.md.
 
             Tuning variables (defaults in brackets): \(SettingKey.tuning.map(\.bracketed).joined(separator: ", ")). \
             The settings every provider shares had APNs names, still read: \(SettingKey.renamed).
@@ -68,12 +71,21 @@ struct Worker: AsyncParsableCommand {
     var workerID: String?
     @Option(help: SettingKey.httpAddr.help("E.g. 127.0.0.1:9464; port 0 takes any free port."))
     var httpAddr: String?
+    @Option(name: .customLong("webpush-ca-file"), help: SettingKey.webPushCAFile.help())
+    var webPushCAFile: String?
+    @Option(name: .customLong("webpush-allowed-origins"), help: SettingKey.webPushAllowedOrigins.help(
+        "E.g. https://push.internal.example:8443 for a self-hosted push service on a private address. Empty: every origin checked."))
+    var webPushAllowedOrigins: String?
+    @Option(name: .customLong("webpush-max-connections"), help: SettingKey.webPushMaxConnections.help())
+    var webPushMaxConnections: String?
 
     /// The flags given, for ``Settings``.
     var flags: [SettingKey: String?] {
         credentials.flags.merging([.apnsTopic: topic, .apnsEnvironment: environment, .apnsURL: apnsURL, .apnsChannelsURL: apnsChannelsURL, .fcmURL: fcmURL,
                                    .caFile: caFile, .connections: connections, .requestTimeout: requestTimeout,
-                                   .connectTimeout: connectTimeout, .workerID: workerID, .httpAddr: httpAddr]) { _, ours in ours }
+                                   .connectTimeout: connectTimeout, .workerID: workerID, .httpAddr: httpAddr,
+                                   .webPushCAFile: webPushCAFile, .webPushAllowedOrigins: webPushAllowedOrigins,
+                                   .webPushMaxConnections: webPushMaxConnections]) { _, ours in ours }
     }
 
     func run() async throws {

@@ -81,7 +81,7 @@ import Testing
         (#"{"a": {"type": "fcm", "service_account_file": "/s.json", "key_file": "/k", "team_id": "T"}}"#,
          "credential a in f: team_id, key_file is for APNs"),
         (#"{"a": {"service_account_file": "/s.json"}}"#, #"credential a in f: service_account_file is for FCM: add "type": "fcm""#),
-        (#"{"a": {"type": "gcm", "service_account_file": "/s.json"}}"#, #"credential a in f: type must be apns or fcm, not "gcm""#),
+        (#"{"a": {"type": "gcm", "service_account_file": "/s.json"}}"#, #"credential a in f: type must be apns, fcm or webpush, not "gcm""#),
     ])
     func refusals(file: String, message: String) {
         #expect {

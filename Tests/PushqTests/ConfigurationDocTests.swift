@@ -10,7 +10,7 @@ struct ConfigurationDocTests {
     static let commands: [(name: String, type: any ParsableCommand.Type)] = [
         ("migrate", Migrate.self), ("worker", Worker.self), ("send", Send.self), ("status", Status.self), ("prune", Prune.self),
         ("serve", Serve.self), ("api-key create", APIKeyCommand.Create.self), ("api-key list", APIKeyCommand.List.self),
-        ("api-key revoke", APIKeyCommand.Revoke.self),
+        ("api-key revoke", APIKeyCommand.Revoke.self), ("webpush-key", WebPushKey.self),
     ]
 
     /// The settings whose flags `command` reads (its other flags, like `pushq send --topic`, are its own).
@@ -19,6 +19,7 @@ struct ConfigurationDocTests {
         switch command {
         case "worker": return database + Array(try Worker.parse([]).flags.keys)
         case "serve": return database + Array(try Serve.parse([]).flags.keys)
+        case "webpush-key": return []
         default: return database
         }
     }

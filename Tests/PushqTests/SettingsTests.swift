@@ -23,10 +23,10 @@ struct SettingsTests {
         return nil
     }
 
-    @Test("the catalog: 49 variables, each named once, flags unique")
+    @Test("the catalog: 54 variables, each named once, flags unique")
     func catalog() {
         let variables = SettingKey.all.map(\.variable)
-        #expect(variables.count == 49)
+        #expect(variables.count == 54)
         #expect(Set(variables).count == variables.count)
         #expect(variables.allSatisfy { $0.hasPrefix("PUSHQ_") })
         let flags = SettingKey.all.compactMap(\.flag)
@@ -58,6 +58,7 @@ struct SettingsTests {
             (.channelReconcileSeconds, c.channelReconcileSeconds, library.channelReconcileSeconds),
             (.retainSentSeconds, c.retention.sentSeconds, library.retention.sentSeconds),
             (.retainFinalSeconds, c.retention.finalSeconds, library.retention.finalSeconds),
+            (.webPushMaxConnections, Double(c.webPush.maxConnections), Double(WebPushConfiguration().maxConnections)),
         ]
         #expect(Set(pairs.map(\.0.variable)) == Set((SettingKey.tuning + SettingKey.retention).map(\.variable)), "every tuning key checked")
         for (key, read, libraryDefault) in pairs {

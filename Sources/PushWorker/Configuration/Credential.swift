@@ -9,12 +9,15 @@ public enum Credential: Sendable {
     case apns(APNsCredential)
     /// An FCM service account (OAuth 2.0 for server-to-server).
     case fcm(FCMServiceAccount)
+    /// A Web Push VAPID key and its subject; one credential reaches every push service's origin.
+    case webpush(WebPushCredential)
 
     /// The provider this credential sends through.
     public var provider: Provider {
         switch self {
         case .apns: return .apns
         case .fcm: return .fcm
+        case .webpush: return .webpush
         }
     }
 }
@@ -29,6 +32,12 @@ extension WorkerConfiguration {
     /// The FCM service account named `name`, nil when this worker has none by that name.
     public func fcmAccount(_ name: String) -> FCMServiceAccount? {
         if case .fcm(let account)? = credentials[CredentialKey(.fcm, name)] { return account }
+        return nil
+    }
+
+    /// The Web Push credential named `name`, nil when this worker has none by that name.
+    public func webPushCredential(_ name: String) -> WebPushCredential? {
+        if case .webpush(let credential)? = credentials[CredentialKey(.webpush, name)] { return credential }
         return nil
     }
 

@@ -6,8 +6,9 @@ import Foundation
 /// The file is a JSON object of credentials by name:
 /// `{"NAME": {"team_id": "…", "key_id": "…", "key_file": "…", "topic": "…"},
 ///   "OTHER": {"cert_file": "…", "cert_password": "…", "topic": "…"},
-///   "ANDROID": {"type": "fcm", "service_account_file": "…", "max_per_second": 9000}}`.
-/// `type` is `apns` (the default) or `fcm`; names are per provider (a row's `provider` and
+///   "ANDROID": {"type": "fcm", "service_account_file": "…", "max_per_second": 9000},
+///   "WEB": {"type": "webpush", "vapid_key_file": "…", "vapid_subject": "mailto:…"}}`.
+/// `type` is `apns` (the default), `fcm` or `webpush`; names are per provider (a row's `provider` and
 /// `credential` pick one). `max_per_second` (a number above 0, optional) caps the credential's
 /// sends, every worker together.
 /// ``parse(_:file:)`` is pure (no file is opened) so that any bytes can be tried on it; the
@@ -25,12 +26,17 @@ public struct CredentialsFile: Sendable, Equatable {
             case certificate(file: String, password: String?)
             /// FCM: a Google service account JSON file (OAuth 2.0 for server-to-server).
             case fcm(serviceAccountFile: String)
+            /// Web Push: a VAPID key (P-256 PEM) and the subject its tokens name (RFC 8292).
+            case webpush(vapidKeyFile: String, vapidSubject: String)
         }
 
         /// The provider this credential sends through.
         public var provider: String {
-            if case .fcm = kind { return "fcm" }
-            return "apns"
+            switch kind {
+            case .token, .certificate: return "apns"
+            case .fcm: return "fcm"
+            case .webpush: return "webpush"
+            }
         }
 
         public var kind: Kind
@@ -58,7 +64,8 @@ public struct CredentialsFile: Sendable, Equatable {
     ///
     /// - Throws: ``Failure`` when the bytes are not a JSON object of objects, when an APNs entry
     ///   has neither `team_id`, `key_id` and `key_file` nor `cert_file`, when an FCM entry has no
-    ///   `service_account_file` or has an APNs member, when `type` is neither `apns` nor `fcm`,
+    ///   `service_account_file` or has an APNs member, when a Web Push entry lacks `vapid_key_file`
+    ///   or `vapid_subject` or has another provider's member, when `type` is not `apns`, `fcm` or `webpush`,
     ///   when a value is not a string (`max_per_second`: a number above 0), or when a `topic` is
     ///   empty or holds a space or a control character.
     public static func parse(_ bytes: [UInt8], file: String) throws(Failure) -> CredentialsFile {
@@ -81,19 +88,36 @@ public struct CredentialsFile: Sendable, Equatable {
                 if e.service_account_file != nil {
                     throw Failure(description: "credential \(name) in \(file): service_account_file is for FCM: add \"type\": \"fcm\"")
                 }
+                if e.vapid_key_file != nil || e.vapid_subject != nil {
+                    throw Failure(description: "credential \(name) in \(file): vapid_key_file and vapid_subject are for Web Push: add \"type\": \"webpush\"")
+                }
             case "fcm":
-                let apnsMembers = [("team_id", e.team_id), ("key_id", e.key_id), ("key_file", e.key_file), ("cert_file", e.cert_file),
-                                   ("cert_password", e.cert_password), ("topic", e.topic)].filter { $0.1 != nil }.map(\.0)
-                if !apnsMembers.isEmpty {
-                    throw Failure(description: "credential \(name) in \(file): \(apnsMembers.joined(separator: ", ")) is for APNs, not for an FCM credential")
+                if !e.apnsMembers.isEmpty {
+                    throw Failure(description: "credential \(name) in \(file): \(e.apnsMembers.joined(separator: ", ")) is for APNs, not for an FCM credential")
+                }
+                if e.vapid_key_file != nil || e.vapid_subject != nil {
+                    throw Failure(description: "credential \(name) in \(file): vapid_key_file and vapid_subject are for Web Push, not for an FCM credential")
                 }
                 guard let path = e.service_account_file, !path.isEmpty else {
                     throw Failure(description: "credential \(name) in \(file): an FCM credential needs service_account_file (the service account's JSON key file)")
                 }
                 specs[name] = Spec(kind: .fcm(serviceAccountFile: path), topic: nil, maxPerSecond: e.max_per_second)
                 continue
+            case "webpush":
+                let others = e.apnsMembers + (e.service_account_file == nil ? [] : ["service_account_file"])
+                if !others.isEmpty {
+                    throw Failure(description: "credential \(name) in \(file): \(others.joined(separator: ", ")) is not for a Web Push credential (it takes vapid_key_file and vapid_subject)")
+                }
+                guard let path = e.vapid_key_file, !path.isEmpty else {
+                    throw Failure(description: "credential \(name) in \(file): a Web Push credential needs vapid_key_file (a P-256 private key, PEM)")
+                }
+                guard let subject = e.vapid_subject, !subject.isEmpty else {
+                    throw Failure(description: "credential \(name) in \(file): a Web Push credential needs vapid_subject (a mailto: or https: contact, e.g. mailto:push@example.com)")
+                }
+                specs[name] = Spec(kind: .webpush(vapidKeyFile: path, vapidSubject: subject), topic: nil, maxPerSecond: e.max_per_second)
+                continue
             case let other?:
-                throw Failure(description: "credential \(name) in \(file): type must be apns or fcm, not \(Self.quoted(other))")
+                throw Failure(description: "credential \(name) in \(file): type must be apns, fcm or webpush, not \(Self.quoted(other))")
             }
             if let team = e.team_id, let key = e.key_id, let path = e.key_file {
                 if e.cert_file != nil {
@@ -119,6 +143,14 @@ public struct CredentialsFile: Sendable, Equatable {
         var cert_password: String?
         var topic: String?
         var max_per_second: Double?
+        var vapid_key_file: String?
+        var vapid_subject: String?
+
+        /// The APNs members this entry has, by name.
+        var apnsMembers: [String] {
+            [("team_id", team_id), ("key_id", key_id), ("key_file", key_file), ("cert_file", cert_file),
+             ("cert_password", cert_password), ("topic", topic)].filter { $0.1 != nil }.map(\.0)
+        }
     }
 
     /// A decoding error in one line, with the path of the value at fault but never a value

@@ -41,6 +41,9 @@ public struct WorkerConfiguration: Sendable {
     public var apns: APNsConfiguration
     /// FCM's own settings (`PUSHQ_FCM_URL`, `PUSHQ_FCM_STREAMS`). Defaults to `FCMConfiguration()`.
     public var fcm: FCMConfiguration
+    /// Web Push's own settings (`PUSHQ_WEBPUSH_CA_FILE`, `_ALLOWED_ORIGINS`, `_MAX_CONNECTIONS`),
+    /// for every Web Push credential's sender. Defaults to `WebPushConfiguration()`.
+    public var webPush = WebPushConfiguration()
     /// Most rows claimed by one statement (`PUSHQ_CLAIM_BATCH`). Defaults to 500.
     public var claimBatchSize: Int
     /// Rows claimed beyond the HTTP/2 window so it never drains between claims (`PUSHQ_PREFETCH`).
@@ -143,12 +146,14 @@ public struct WorkerConfiguration: Sendable {
     /// Whether this worker has the credential of `endpoint` (of its provider).
     public func serves(_ endpoint: Endpoint) -> Bool { credentials[endpoint.credentialKey] != nil }
 
-    /// Every endpoint this worker can send to: each APNs credential in both environments, each FCM credential.
+    /// Every endpoint this worker can send to: each APNs credential in both environments, each FCM
+    /// credential, each Web Push credential as a whole (its origins are whatever rows name).
     public var endpoints: [Endpoint] {
         credentials.keys.sorted().flatMap { key -> [Endpoint] in
             switch key.provider {
             case .apns: return APNsEnvironment.allCases.map { Endpoint(credential: key.name, environment: $0) }
             case .fcm: return [.fcm(key.name)]
+            case .webpush: return [.webPush(key.name, origin: nil)]
             }
         }
     }
@@ -182,7 +187,7 @@ public struct WorkerConfiguration: Sendable {
     /// - Throws: ``WorkerError`` `.configuration` saying which value to change.
     public func validate() throws {
         guard !credentials.isEmpty else {
-            throw WorkerError(.configuration, "no credential: set PUSHQ_APNS_TEAM_ID, PUSHQ_APNS_KEY_ID and PUSHQ_APNS_KEY_FILE (APNs token auth), PUSHQ_APNS_CERT_FILE (APNs certificate auth), PUSHQ_FCM_SERVICE_ACCOUNT_FILE (FCM) or PUSHQ_CREDENTIALS_FILE")
+            throw WorkerError(.configuration, "no credential: set PUSHQ_APNS_TEAM_ID, PUSHQ_APNS_KEY_ID and PUSHQ_APNS_KEY_FILE (APNs token auth), PUSHQ_APNS_CERT_FILE (APNs certificate auth), PUSHQ_FCM_SERVICE_ACCOUNT_FILE (FCM), PUSHQ_WEBPUSH_VAPID_KEY_FILE with PUSHQ_WEBPUSH_VAPID_SUBJECT (Web Push) or PUSHQ_CREDENTIALS_FILE")
         }
         if let key = credentials.first(where: { $0.key.provider != $0.value.provider })?.key {
             throw WorkerError(.configuration, "credential \(key) is a credential of \(credentials[key]?.provider.serviceName ?? "another provider"), not of \(key.provider.serviceName)")

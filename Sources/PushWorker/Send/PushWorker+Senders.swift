@@ -38,6 +38,11 @@ extension PushWorker {
             let tokens = try fcmTokens(for: key.credential)
             sender = try PushSender(configuration: configuration.sender, fcm: configuration.fcm, tokens: tokens,
                                     logger: senderLogger, onResults: onResults)
+        case .webpush:
+            guard configuration.webPushCredential(key.credential) != nil else {
+                throw WorkerError(.configuration, "no Web Push credential named \(key.credential)")
+            }
+            throw WorkerError(.configuration, "Web Push is not configured: this build has no Web Push sender yet")
         }
         let winner = state.withLock { s -> (PushSender, Bool, LaneStops) in
             if let existing = s.senders[key] { return (existing, false, s.laneStops) }

@@ -11,14 +11,17 @@ extension SettingKey {
     /// The worker's credentials.
     static let credentialKeys: [SettingKey] = [
         teamID, keyID, keyFile, certFile, certPassword, credentialsFile, fcmServiceAccountFile,
+        webPushVAPIDKeyFile, webPushVAPIDSubject,
     ]
     /// What the worker sends to and how it is seen.
-    static let sending: [SettingKey] = [apnsTopic, apnsEnvironment, apnsURL, apnsChannelsURL, fcmURL, caFile, workerID, httpAddr]
+    static let sending: [SettingKey] = [apnsTopic, apnsEnvironment, apnsURL, apnsChannelsURL, fcmURL, caFile, workerID, httpAddr,
+                                           webPushCAFile, webPushAllowedOrigins]
     /// The worker's tuning: variables only, but for the connections and timeouts every provider shares.
     static let tuning: [SettingKey] = [
         connections, apnsStreams, fcmStreams, requestTimeout, connectTimeout, claimBatch, prefetch,
         leaseSeconds, pollSeconds, retryBaseSeconds, retryCapSeconds, pauseBaseSeconds, pauseCapSeconds,
         outageProbeBaseSeconds, outageProbeCapSeconds, shutdownSeconds, channelReconcileSeconds,
+        webPushMaxConnections,
     ]
     /// How long final rows are kept (the worker's pruner and `pushq prune`).
     static let retention: [SettingKey] = [retainSentSeconds, retainFinalSeconds]

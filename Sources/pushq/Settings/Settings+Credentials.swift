@@ -13,9 +13,9 @@ struct ResolvedCredentials {
 }
 
 extension Settings {
-    /// The credentials by name: the APNs token or certificate settings and the FCM service
-    /// account give `"default"` of their provider; the credentials file adds (or replaces) named
-    /// ones, with the default topics it gives some APNs ones. Every file is loaded and checked.
+    /// The credentials by name: the APNs token or certificate settings, the FCM service account
+    /// and the Web Push VAPID key give `"default"` of their provider; the credentials file adds (or
+    /// replaces) named ones, with the default topics it gives some APNs ones. Every file is loaded and checked.
     ///
     /// - Throws: ``SettingError`` for an incomplete or ambiguous APNs credential, or an error
     ///   naming the setting and the file that cannot be loaded.
@@ -30,6 +30,9 @@ extension Settings {
         }
         if let credential = try defaultAPNsCredential() {
             resolved.credentials[CredentialKey(.apns, WorkerConfiguration.defaultCredentialName)] = .apns(credential)
+        }
+        if let credential = try defaultWebPushCredential() {
+            resolved.credentials[CredentialKey(.webpush, WorkerConfiguration.defaultCredentialName)] = .webpush(credential)
         }
         if let file = given(.credentialsFile) {
             let loaded = try Self.loadCredentials(file: file)
@@ -80,7 +83,7 @@ extension Settings {
         var caps: [RateBudget] = []
         for (name, spec) in parsed.specs.sorted(by: { $0.key < $1.key }) {
             if let cap = spec.maxPerSecond {
-                caps.append(RateBudget(provider: spec.provider == "fcm" ? .fcm : .apns, credential: name, perSecond: cap))
+                caps.append(RateBudget(provider: Provider(rawValue: spec.provider) ?? .apns, credential: name, perSecond: cap))
             }
             do {
                 switch spec.kind {
@@ -94,7 +97,13 @@ extension Settings {
                     topics[name] = spec.topic
                 case .fcm(let path):
                     credentials[CredentialKey(.fcm, name)] = .fcm(try FCMServiceAccount(file: path))
+                case .webpush(let path, let subject):
+                    credentials[CredentialKey(.webpush, name)] = .webpush(try WebPushCredential(keyFile: path, subject: subject))
                 }
+            } catch let error as VAPIDSubjectError {
+                // Its message names the variable; here the subject is the file's.
+                let message = error.message.replacingOccurrences(of: SettingKey.webPushVAPIDSubject.variable, with: "vapid_subject")
+                throw CommandFailure("credential \(name) in \(file): \(message)")
             } catch {
                 throw CommandFailure("credential \(name) in \(file): \(error)")
             }

@@ -25,6 +25,7 @@ extension Settings {
                                     apns: try apnsConfiguration(), fcm: try fcmConfiguration())
         c.credentialTopics = resolved.topics
         c.credentialCaps = resolved.caps
+        c.webPush = try webPushConfiguration()
         c.channelsBaseURL = try text(.apnsChannelsURL)
         if let s = try seconds(.channelReconcileSeconds) { c.channelReconcileSeconds = s }
         if let n = try wholeNumber(.claimBatch) { c.claimBatchSize = n }
