@@ -17,7 +17,7 @@ import PGClient
 ///   with token invalidations and throttles and the endpoints to hold or resume;
 /// - **listen**: waits for the insert trigger's `NOTIFY` so an idle worker claims at once, and
 ///   for the lanes' (`pushq_lanes`): a paused lane's requests not yet started are given back, a
-///   cancelled lane's ended (``applyLanes(_:)``, ``laneCancelled(_:)``);
+///   cancelled lane's ended (``ListenLoop``; ``applyLanes(_:)``, ``laneCancelled(_:)``);
 /// - **pace**: starts the requests of capped lanes and credentials no faster than their caps
 ///   (``paceLoop()``, ``SendPacer``);
 /// - **channels**: creates and deletes the broadcast channels of `pushq.channels` at Apple,
@@ -192,7 +192,10 @@ public final class PushWorker: Sendable {
             "worker.environment": "\(configuration.apns.environment.rawValue)",
         ])
         await withTaskGroup(of: Void.self) { group in
-            group.addTask { await self.listenLoop(listenConnection) }
+            group.addTask {
+                var listens = ListenLoop(worker: self, connection: listenConnection)
+                await listens.run()
+            }
             group.addTask {
                 var completes = CompleteLoop(worker: self)
                 await completes.run(completeConnection)

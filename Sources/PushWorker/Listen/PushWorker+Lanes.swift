@@ -4,67 +4,11 @@ import PushStore
 import PushTransport
 import PGClient
 
+/// The worker's side of lanes (`pushq.lanes`): the pauses and caps it applies to its senders and
+/// pacer, a lane cancelled from the dashboard, and requests never started handed back. Read at
+/// start-up (``readLanes(_:)``) and by the listen loop (``ListenLoop``) on each lane notice; the
+/// pace loop hands back what waited too long (``handBack(_:cancelled:)``).
 extension PushWorker {
-    /// Waits for the insert trigger's NOTIFY and wakes the claim loop; and for the lanes'
-    /// (``LaneStops/laneChannel``: a change to `pushq.lanes`, or a lane cancelled from the
-    /// dashboard), on which it reads the lanes again and stops the requests of paused lanes.
-    ///
-    /// The lanes are read again right after each LISTEN, and after each failure (the connection
-    /// may have been lost with the notices sent meanwhile), so that no change is missed.
-    func listenLoop(_ connection: PGConnection) async {
-        var listening = false
-        var lanesKnown = true
-        var backoff = 0.1
-        while !stopRequested {
-            do {
-                if !listening {
-                    try await connection.listen("pushq_enqueued")
-                    try await connection.listen(LaneStops.laneChannel)
-                    listening = true
-                    lanesKnown = false
-                }
-                if !lanesKnown {
-                    try await refreshLanes(connection)
-                    lanesKnown = true
-                }
-                let received = try await connection.waitForNotifications(timeout: .seconds(30))
-                backoff = 0.1
-                let lanes = received.filter { $0.channel == LaneStops.laneChannel }
-                if lanes.count < received.count {
-                    // A claim loop waiting for room looks whether the new rows outrank what it holds.
-                    state.withLock { $0.enqueued = true }
-                    workWake.signal()
-                    roomWake.signal()
-                    channelWake.signal()
-                }
-                if !lanes.isEmpty {
-                    // Cancels first: they need no statement.
-                    let prefix = LaneStops.cancelPayloadPrefix
-                    for lane in Set(lanes.compactMap { $0.payload.hasPrefix(prefix) ? String($0.payload.dropFirst(prefix.count)) : nil }) {
-                        laneCancelled(lane)
-                    }
-                    lanesKnown = false
-                    try await refreshLanes(connection)
-                    lanesKnown = true
-                }
-            } catch {
-                logger.debug("listen failed; retrying", metadata: ["error": "\(error)"])
-                lanesKnown = false
-                // A stop request ends the backoff at once.
-                await stopWake.wait(timeout: .milliseconds(Int(backoff * 1000)))
-                backoff = min(backoff * 2, 5)
-            }
-        }
-    }
-
-    /// Reads `pushq.lanes` on the listener's connection and applies it (``applyLanes(_:)``), then
-    /// says LISTEN again (idempotent): the session's last statement stays a LISTEN, which is how
-    /// `pg_stat_activity` shows a worker's listener.
-    private func refreshLanes(_ connection: PGConnection) async throws {
-        applyLanes(try await connection.laneSettings())
-        try await connection.listen(LaneStops.laneChannel)
-    }
-
     /// Reads `pushq.lanes` and applies it (``applyLanes(_:)``); a failure is logged, and the
     /// listener reads them again once it listens.
     func readLanes(_ connection: PGConnection) async {
@@ -83,7 +27,7 @@ extension PushWorker {
     func applyLanes(_ settings: [LaneSetting]) {
         let stops = LaneStops(lanes: settings.map { ($0.name, $0.paused) })
         let now = monotonicNanoseconds()
-        let (senders, paced, changed) = state.withLock { s -> ([PushSender], [PushRequest], Bool) in
+        let (senders, paced, changed) = state.withLock { s -> ([any Sender], [PushRequest], Bool) in
             let changed = s.laneStops != stops
             s.laneStops = stops
             s.pacer.setLanes(settings, now: now)
