@@ -23,7 +23,8 @@ import PGClient
 /// - **channels**: creates and deletes the broadcast channels of `pushq.channels` at Apple,
 ///   and runs the nightly reconciliation with Apple's list (``ChannelLoop``);
 /// - **prune**: every ``WorkerConfiguration/heartbeatSeconds``, if elected (an advisory lock:
-///   one pruner across all workers), deletes final rows past their retention in short batches.
+///   one pruner across all workers), deletes final rows past their retention in short batches
+///   (``PruneLoop``).
 ///
 /// The claim loop also takes the probes of held endpoints (paused credentials, bursts,
 /// outages) and, every ``WorkerConfiguration/heartbeatSeconds``, marks the worker alive in
@@ -200,7 +201,10 @@ public final class PushWorker: Sendable {
                 var completes = CompleteLoop(worker: self)
                 await completes.run(completeConnection)
             }
-            group.addTask { await self.pruneLoop() }
+            group.addTask {
+                var prunes = PruneLoop(worker: self)
+                await prunes.run()
+            }
             group.addTask {
                 var channels = ChannelLoop(worker: self)
                 await channels.run()
