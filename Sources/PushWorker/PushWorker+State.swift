@@ -32,7 +32,8 @@ extension PushWorker {
         /// Endpoints to hold whose senders cannot be built, written by the complete loop.
         var senderHolds: [HoldRequest] = []
         /// Senders are per endpoint: tokens belong to one environment, and one connection never mixes keys.
-        var senders: [Endpoint: PushSender] = [:]
+        /// Web Push's are per credential (keyed by its endpoint without an origin), each serving every origin.
+        var senders: [Endpoint: any Sender] = [:]
         /// The access tokens of each FCM credential, shared by its sender.
         var fcmTokens: [String: FCMAccessTokenProvider] = [:]
         var stopRequested = false

@@ -161,6 +161,7 @@ public final class PushWorker: Sendable {
         let firstAPNs = Endpoint(credential: WorkerConfiguration.defaultCredentialName, environment: configuration.apns.environment)
         if configuration.serves(firstAPNs) { _ = try sender(for: firstAPNs) }
         for name in configuration.credentialNames(.fcm) { _ = try sender(for: .fcm(name)) }
+        for name in configuration.credentialNames(.webpush) { _ = try sender(for: .webPush(name, origin: nil)) }
         guard let claimConnection = await connect(purpose: "claim") else { return }
         if let refusal = try await claimConnection.schemaRefusal(program: "this worker") {
             await claimConnection.close()

@@ -12,7 +12,7 @@ extension WorkerMetrics {
 
     /// The senders' connection counters and gauges, the APNs token managers' signing counts and
     /// the FCM credentials' token exchanges.
-    func sample(_ senders: [Endpoint: PushSender], tokenManagers: [String: ProviderTokenManager],
+    func sample(_ senders: [Endpoint: any Sender], tokenManagers: [String: ProviderTokenManager],
                 fcmTokens: [String: FCMAccessTokenProvider] = [:]) {
         guard isEnabled else { return }
         var open: [Provider: Int] = [:], flying: [Provider: Int] = [:]

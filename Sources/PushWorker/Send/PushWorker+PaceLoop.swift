@@ -17,7 +17,7 @@ extension PushWorker {
             // from the senders' queues (``laneCancelled(_:)``).
             let (late, wait) = handOverGate.withLock { _ in
                 let (go, late, wait) = state.withLock { s in
-                    s.pacer.release(now: now) { senders[$0]?.freeSlots ?? Int.max }
+                    s.pacer.release(now: now) { senders[$0.senderKey]?.freeSlots ?? Int.max }
                 }
                 for (endpoint, requests) in go { submit(requests, to: endpoint) }
                 return (late, wait)

@@ -14,17 +14,19 @@ extension PushWorker {
         }
     }
 
-    /// The sender for `key`, created and started on first use, with the worker's neutral
+    /// The sender for `endpoint`, created and started on first use, with the worker's neutral
     /// settings (``WorkerConfiguration/sender``) and its provider's entry: an APNs sender with
-    /// the credential's key or certificate in the endpoint's environment, or an FCM sender with
-    /// the credential's access tokens (``fcmTokens(for:)``).
-    func sender(for key: Endpoint) throws -> PushSender {
+    /// the credential's key or certificate in the endpoint's environment, an FCM sender with
+    /// the credential's access tokens (``fcmTokens(for:)``), or a Web Push sender with the
+    /// credential's VAPID key, one per credential for every origin (``Endpoint/senderKey``).
+    func sender(for endpoint: Endpoint) throws -> any Sender {
+        let key = endpoint.senderKey
         if let existing = state.withLock({ $0.senders[key] }) { return existing }
         var senderLogger = logger
         senderLogger[metadataKey: LogKey.credential] = "\(key.credential)"
         senderLogger[metadataKey: LogKey.environment] = "\(key.channel)"
         let onResults: @Sendable ([PushResponse]) -> Void = { [weak self] batch in self?.received(batch) }
-        let sender: PushSender
+        let sender: any Sender
         switch key.provider {
         case .apns:
             guard let credential = configuration.apnsCredential(key.credential) else {
@@ -39,12 +41,13 @@ extension PushWorker {
             sender = try PushSender(configuration: configuration.sender, fcm: configuration.fcm, tokens: tokens,
                                     logger: senderLogger, onResults: onResults)
         case .webpush:
-            guard configuration.webPushCredential(key.credential) != nil else {
+            guard let credential = configuration.webPushCredential(key.credential) else {
                 throw WorkerError(.configuration, "no Web Push credential named \(key.credential)")
             }
-            throw WorkerError(.configuration, "Web Push is not configured: this build has no Web Push sender yet")
+            sender = try WebPushSender(configuration: configuration.sender, webPush: configuration.webPush, credential: credential,
+                                       logger: senderLogger, onResults: onResults)
         }
-        let winner = state.withLock { s -> (PushSender, Bool, LaneStops) in
+        let winner = state.withLock { s -> (any Sender, Bool, LaneStops) in
             if let existing = s.senders[key] { return (existing, false, s.laneStops) }
             s.senders[key] = sender
             return (sender, true, s.laneStops)
