@@ -12,14 +12,15 @@ import Testing
         return r
     }
 
-    /// A started sender with 1 connection and 1 stream, its stream held by request 0 (rank 200)
-    /// until the mock answers it 4 s after it arrived.
+    /// A started sender with 1 connection and 1 stream, its stream held by request 0 (rank 200),
+    /// whose answer the mock holds until the test releases it (``MockPushServer/releaseAnswers()``):
+    /// no timing involved (an answer delayed 4 s came before a loaded machine read the stats).
     func blockedSender(_ mock: MockHarness, _ collector: ResultCollector) async throws -> PushSender {
         // The blocker holds the one stream until its answer comes: the requests submitted
         // meanwhile all wait in the queue (checked by each test, not assumed).
-        mock.server.setRule(forToken: deviceToken(0), .always(MockAnswer.normal.delayed(by: 4_000)))
-        let sender = try PushSender(configuration: mock.senderConfiguration(connections: 1), apns: mock.apns(streams: 1), credential: .token(tokenManager()),
-                                    logger: testLogger, onResults: collector.onResults)
+        mock.server.holdAnswers()
+        let sender = try PushSender(configuration: mock.senderConfiguration(connections: 1), apns: mock.apns(streams: 1),
+                                    credential: .token(tokenManager()), logger: testLogger, onResults: collector.onResults)
         try sender.start()
         try sender.submit([ranked(0, 200)])
         try await mock.server.waitForRequests(count: 1, timeout: .seconds(30))
@@ -38,6 +39,7 @@ import Testing
         let waiting = sender.stats()
         try #require(waiting.pending == 25 && waiting.inFlight == 1, "the blocker is still in flight and all others wait: \(waiting)")
 
+        mock.server.releaseAnswers()
         await collector.wait(for: 26)
         #expect(collector.responses.allSatisfy { $0.outcome == .sent })
         let tags = Dictionary(uniqueKeysWithValues: (0...25).map { (deviceToken($0), $0) })
@@ -55,9 +57,12 @@ import Testing
         try sender.submit([ranked(1, 200), ranked(2, 50), ranked(3, 200), ranked(4, 50)])
         let waiting = sender.stats()
         try #require(waiting.pending == 4 && waiting.inFlight == 1, "the blocker is still in flight and all others wait: \(waiting)")
-        let unsent = await sender.shutdown(deadline: .seconds(10))
+        // The blocker's answer stays held: at the deadline it is reported cancelled, outcome unknown.
+        let unsent = await sender.shutdown(deadline: .seconds(1))
         #expect(unsent.map(\.tag) == [2, 4, 1, 3])
-        #expect(collector.responses.map(\.tag) == [0], "the blocker in flight was answered before the threads ended")
+        #expect(collector.responses.map(\.tag) == [0], "the blocker in flight was reported before the threads ended")
+        #expect(collector.responses.first?.transportFailure?.kind == .cancelled)
+        mock.server.releaseAnswers()
         try await mock.stop()
     }
 }
