@@ -145,7 +145,8 @@ import Testing
         let mock = try await MockHarness.start { $0.recordRequests = false }
         let collector = ResultCollector()
         let sender = try PushSender(configuration: mock.senderConfiguration(connections: 3),
-                                    apns: mock.apns(streams: 100), credential: .token(tokenManager()), logger: testLogger, onResults: collector.onResults)
+                                    apns: mock.apns(streams: 100), credential: .token(tokenManager()),
+                                    logger: testLogger, onResults: collector.onResults)
         try sender.start()
         #expect(sender.freeSlots == 300)
         try sender.submit((0..<3000).map { request($0) })

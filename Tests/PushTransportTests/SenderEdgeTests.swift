@@ -159,7 +159,8 @@ import Testing
         mock.server.setRule(forToken: deviceToken(1), .always(.noAnswer))
         let collector = ResultCollector()
         let sender = try PushSender(configuration: mock.senderConfiguration(connections: 2),
-                                    apns: mock.apns(streams: 1), credential: .token(tokenManager()), logger: testLogger, onResults: collector.onResults)
+                                    apns: mock.apns(streams: 1), credential: .token(tokenManager()),
+                                    logger: testLogger, onResults: collector.onResults)
         try sender.start()
         try sender.submit([request(1), request(2), request(3), request(4)])
         try await mock.server.waitForRequests(count: 1, timeout: .seconds(10))

@@ -12,7 +12,8 @@ import Testing
         // build and other suites shared the two cores).
         let configuration = mock.senderConfiguration(connections: 1).with { $0.requestTimeout = 110 }
         let sender = try PushSender(configuration: configuration,
-                                    apns: mock.apns(streams: 1000), credential: .token(tokenManager()), logger: testLogger, onResults: collector.onResults)
+                                    apns: mock.apns(streams: 1000), credential: .token(tokenManager()),
+                                    logger: testLogger, onResults: collector.onResults)
         try sender.start()
         let requests = (0..<20_000).map { request($0) }
         for chunk in stride(from: 0, to: requests.count, by: 2_500) {
@@ -51,7 +52,8 @@ import Testing
         }
         let collector = ResultCollector()
         let sender = try PushSender(configuration: mock.senderConfiguration(connections: 1),
-                                    apns: mock.apns(streams: 500), credential: .token(tokenManager()), logger: testLogger, onResults: collector.onResults)
+                                    apns: mock.apns(streams: 500), credential: .token(tokenManager()),
+                                    logger: testLogger, onResults: collector.onResults)
         try sender.start()
         try sender.submit((0..<500).map { request($0) })
         await collector.wait(for: 500)
@@ -89,7 +91,8 @@ import Testing
         var configuration = mock.senderConfiguration(connections: 1)
         configuration.requestTimeout = 120
         let sender = try PushSender(configuration: configuration,
-                                    apns: mock.apns(streams: 200), credential: .token(tokenManager()), logger: testLogger, onResults: collector.onResults)
+                                    apns: mock.apns(streams: 200), credential: .token(tokenManager()),
+                                    logger: testLogger, onResults: collector.onResults)
         try sender.start()
         try sender.submit((0..<200).map { request($0) })
         await collector.wait(for: 200, timeout: .seconds(150))
@@ -169,7 +172,8 @@ import Testing
         mock.server.setRule(forToken: deviceToken(1), .always(.noAnswer))
         let collector = ResultCollector()
         let sender = try PushSender(configuration: mock.senderConfiguration(connections: 1),
-                                    apns: mock.apns(streams: 1), credential: .token(tokenManager()), logger: testLogger, onResults: collector.onResults)
+                                    apns: mock.apns(streams: 1), credential: .token(tokenManager()),
+                                    logger: testLogger, onResults: collector.onResults)
         try sender.start()
         try sender.submit([request(1), request(2), request(3)])
         try await mock.server.waitForRequests(count: 1, timeout: .seconds(10))
@@ -219,7 +223,8 @@ import Testing
         let manager = try tokenManager(clock: clock.now)
         let collector = ResultCollector()
         let sender = try PushSender(configuration: mock.senderConfiguration(connections: 2),
-                                    apns: mock.apns(streams: 10), credential: .token(manager), logger: testLogger, onResults: collector.onResults)
+                                    apns: mock.apns(streams: 10), credential: .token(manager),
+                                    logger: testLogger, onResults: collector.onResults)
         try sender.start()
         var expected = 0
         var unknown = 0

@@ -7,9 +7,9 @@ import PushCore
 /// One sender talks to one provider with one credential: APNs with an ``APNsCredential``
 /// (``init(configuration:apns:credential:logger:onResults:)``, `APNs/PushSender+APNs.swift`), or
 /// FCM with a service account's ``FCMAccessTokenProvider``
-/// (``init(configuration:fcm:tokens:logger:onResults:)``, `FCM/PushSender+FCM.swift`). The provider's own part (URL, headers, authentication, answer
-/// parsing) is a ``PushProvider``; the connection threads, streams, queue and shutdown
-/// described here are the same for every provider.
+/// (``init(configuration:fcm:tokens:logger:onResults:)``, `FCM/PushSender+FCM.swift`). The
+/// provider's own part (URL, headers, authentication, answer parsing) is a ``PushProvider``; the
+/// connection threads, streams, queue and shutdown described here are the same for every provider.
 ///
 /// Work goes in with ``submit(_:)`` and comes back through `onResults`, a batch at a time,
 /// so the cost per notification stays a few microseconds above libcurl's own: no `Task`,
