@@ -8,11 +8,12 @@ import PGClient
 /// two that read a column the worker writes (`notifications_scheduled_at_finite`,
 /// `notifications_status_known`) stay CHECK constraints.
 public enum TableRules {
-    /// A query of one text column: the name of every rule of the trigger function (none before
-    /// 0.4.0), to `UNION` with a query of constraint names.
+    /// A query of one text column: the name of every rule of the trigger functions
+    /// (`pushq.notifications_rules()`, none before 0.4.0; `pushq.devices_rules()` since Web Push),
+    /// to `UNION` with a query of constraint names.
     public static let functionRulesSQL = """
-        SELECT m[1] FROM pg_proc p, regexp_matches(p.prosrc, 'THEN ''(notifications_[a-z0-9_]+)''', 'g') m
-         WHERE p.oid = to_regproc('pushq.notifications_rules')
+        SELECT m[1] FROM pg_proc p, regexp_matches(p.prosrc, 'THEN ''((?:notifications|devices)_[a-z0-9_]+)''', 'g') m
+         WHERE p.oid IN (to_regproc('pushq.notifications_rules'), to_regproc('pushq.devices_rules'))
         """
 
     /// The names of the rules in force: the table's validated CHECK constraints and the trigger

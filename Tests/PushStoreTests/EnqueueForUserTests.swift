@@ -69,7 +69,7 @@ struct EnqueueForUserTests {
             }
             #expect(bad?.constraint == "devices_device_token_hex")
             let reason = await #expect(throws: PGError.self) {
-                try await c.query("INSERT INTO pushq.devices (device_token, invalid_reason) VALUES ($1, 'Gone')", [Self.token(1)])
+                try await c.query("INSERT INTO pushq.devices (device_token, invalid_reason) VALUES ($1, 'Vanished')", [Self.token(1)])
             }
             #expect(reason?.constraint == "devices_invalid_reason_known")
         }

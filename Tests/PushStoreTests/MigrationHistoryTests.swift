@@ -24,6 +24,9 @@ struct MigrationHistoryTests {
         }
     }
 
+    /// The migrations after 0.4.0's release files (105 on): every path applies them after it settles.
+    static let afterRelease = Migration.all.map(\.version).filter { $0 > SchemaHistory.freshThrough }
+
     /// The versions recorded, in order, with `workers_know` where a gated migration set it.
     func recorded(_ c: PGConnection) async throws -> [String] {
         let r = try await c.query("SELECT version || COALESCE(' workers_know ' || workers_know, '') FROM pushq.schema_migrations ORDER BY version")
@@ -41,9 +44,11 @@ struct MigrationHistoryTests {
             try await withDatabase { upgradedURL, upgraded in
                 let released = Migration.all.filter { $0.version <= 11 }
                 #expect(try await upgraded.migrate(released, logger: TestDatabase.logger) == Array(1...11))
-                #expect(try await upgraded.migrate(logger: TestDatabase.logger) == SchemaHistory.releaseVersions)
+                #expect(try await upgraded.migrate(logger: TestDatabase.logger) == SchemaHistory.releaseVersions + Self.afterRelease)
                 try await withDatabase { chainURL, chain in
                     #expect(try await chain.migrate(DevChain.all, logger: TestDatabase.logger) == Array(1...SchemaHistory.devChain.upperBound))
+                    // Adopted as 0.4.0's schema, then the migrations after it, as a fresh install gets them.
+                    #expect(try await chain.migrate(logger: TestDatabase.logger) == Self.afterRelease)
                     let (a, b, c) = (try await SchemaDump.of(freshURL), try await SchemaDump.of(upgradedURL), try await SchemaDump.of(chainURL))
                     #expect(a.contains("CREATE TABLE pushq.notifications"), "the dump holds the schema")
                     #expect(a == b, "fresh install versus 0.3.0 + release files: \(SchemaDump.firstDifference(a, b))")
@@ -80,9 +85,9 @@ struct MigrationHistoryTests {
                 INSERT INTO pushq.notifications (device_token, payload, topic, status, locked_by, locked_until, attempts)
                 VALUES (repeat('ab', 32), '{"aps":{}}', 'com.example', 'sending', 'gone-worker', now() + interval '1 minute', 1)
                 """)
-            #expect(try await c.migrate(logger: TestDatabase.logger).isEmpty)
+            #expect(try await c.migrate(logger: TestDatabase.logger) == Self.afterRelease, "none of the release's files run")
             let versions = try await c.appliedVersions()
-            #expect(versions == Set(1...SchemaHistory.devChain.upperBound).union(SchemaHistory.releaseVersions))
+            #expect(versions == Set(1...SchemaHistory.devChain.upperBound).union(SchemaHistory.releaseVersions).union(Self.afterRelease))
             #expect(try await c.query("SELECT count(*) FROM pushq.leases").decode(Int.self, 0, 0) == 0)
             #expect(try await c.schemaRefusal(program: "a worker") == nil)
             #expect(try await c.migrationWait() == nil)

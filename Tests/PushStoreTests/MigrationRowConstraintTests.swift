@@ -42,9 +42,10 @@ struct MigrationRowConstraintTests {
                        'Before'
                   FROM generate_series(1, 8) p(n), unnest($1::text[]) WITH ORDINALITY s(status, n)
                 """, [Self.statuses])
-            // Columns added since (provider, fcm_message_name, lane, dedupe_key, notify_channel) left out.
+            // Columns added since (provider, fcm_message_name, lane, dedupe_key, notify_channel, channel, Web Push's) left out.
             let kept = """
-                SELECT md5(string_agg((to_jsonb(n) - 'provider' - 'fcm_message_name' - 'lane' - 'dedupe_key' - 'notify_channel' - 'channel')::text, ',' ORDER BY id)) FROM pushq.notifications n
+                SELECT md5(string_agg((to_jsonb(n) - 'provider' - 'fcm_message_name' - 'lane' - 'dedupe_key' - 'notify_channel' - 'channel'
+                                       - 'webpush_keys' - 'webpush_location')::text, ',' ORDER BY id)) FROM pushq.notifications n
                  WHERE max_attempts = 10 OR max_attempts % 10 >= 4
                 """
             let before = try await c.query(kept).string(0, 0)

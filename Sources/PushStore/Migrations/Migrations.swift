@@ -113,5 +113,6 @@ extension Migration {
                   sql: String(decoding: PackageResources._03_release_0_4_0_after_workers_sql, as: UTF8.self)),
         Migration(version: 104, name: "release_0_4_0_after_workers_indexes",
                   sql: String(decoding: PackageResources._04_release_0_4_0_after_workers_indexes_sql, as: UTF8.self)),
+        Migration(version: 105, name: "webpush", sql: String(decoding: PackageResources._05_webpush_sql, as: UTF8.self)),
     ]
 }

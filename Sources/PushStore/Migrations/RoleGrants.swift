@@ -89,7 +89,7 @@ public enum RoleGrants {
         sequence("api_keys_id_seq", serve: false, worker: false),
         sequence("channels_id_seq", serve: false, worker: false),
 
-        function("enqueue_for_user(text, json, text, text, integer, timestamp with time zone, text, text, timestamp with time zone, integer, jsonb, json, text, text, text)", serve: true, worker: false),
+        function("enqueue_for_user(text, json, text, text, integer, timestamp with time zone, text, text, timestamp with time zone, integer, jsonb, json, text, text, text, json)", serve: true, worker: false),
         function("token_is_invalid(timestamp with time zone, timestamp with time zone)", serve: true, worker: true),
         function("topic_suffix(text)", serve: true, worker: false),
         function("channel_active(text)", serve: false, worker: true),
@@ -106,7 +106,7 @@ public enum RoleGrants {
     /// Trigger functions: they fire with the privileges of the statement's role and need no grant.
     /// Listed so that `RoleGrantsTests` knows every function of the schema is classified.
     public static let triggerFunctions: Set<String> = [
-        "channels_changed", "channels_status", "devices_activity_tokens", "devices_lowercase_token",
+        "channels_changed", "channels_status", "devices_activity_tokens", "devices_lowercase_token", "devices_rules",
         "due_ended", "due_inserted", "due_waiting", "lanes_budget", "notifications_channel",
         "notifications_rules", "notify_enqueued", "notify_final", "notify_lanes_changed", "retire_ended_activity_token",
     ]
