@@ -6,8 +6,8 @@ import PGClient
 
 /// Claims due rows while the window has room, until a stop is requested; takes the due
 /// probes of held endpoints; and every ``WorkerConfiguration/heartbeatSeconds`` does the
-/// worker's upkeep (``PushWorker/upkeep(_:full:)``), whose expiry of a backlog goes on a few chunks
-/// each turn until it is done.
+/// worker's upkeep (``Upkeep``, on this loop's connection), whose expiry of a backlog goes on a few
+/// chunks each turn until it is done.
 ///
 /// A claim that fails on a row's data (SQLSTATE class 22, 23 or P0) starts a ``PoisonHunt``
 /// (``PushWorker/hunt(after:limit:_:_:)``): the row is found and ended `failed`/`ClaimError`, and
@@ -15,17 +15,19 @@ import PGClient
 /// ``PushWorker/databaseFailed(_:loop:purpose:_:)`` does for them (a read-only session is dropped; a
 /// missing privilege is logged with its fix and fails `/healthz`).
 ///
-/// Its state is its own (``PushWorker/ClaimTurn``: the backoff, the holds last read, the upkeep's
-/// next time, the caps' budgets, the lanes' rotation, its copy of the worker's generator); the
-/// claim statement, the hand-over to the senders, the poison hunt, the probes and the upkeep are
-/// the worker's, which it calls.
+/// Its state is its own (``PushWorker/ClaimTurn``: the backoff, the holds last read, the caps'
+/// budgets, the lanes' rotation, its copy of the worker's generator; and the ``Upkeep`` it runs);
+/// the claim statement, the hand-over to the senders, the poison hunt and the probes are the
+/// worker's, which it calls.
 struct ClaimLoop {
     let worker: PushWorker
     var turn: PushWorker.ClaimTurn
+    var upkeep: Upkeep
 
     init(worker: PushWorker) {
         self.worker = worker
         turn = PushWorker.ClaimTurn(worker.configuration, random: worker.random)
+        upkeep = Upkeep(worker: worker)
     }
 
     var configuration: WorkerConfiguration { worker.configuration }
@@ -41,7 +43,7 @@ struct ClaimLoop {
         let poll = Duration.milliseconds(Int(configuration.pollSeconds * 1000))
         while !stopRequested {
             worker.tick(.claim)
-            await upkeepIfDue(connection)
+            await upkeep.runIfDue(connection)
             if holdLimit - worker.heldCount < minimumClaim {
                 await worker.roomWake.wait(timeout: poll)
                 await urgentClaim(connection)
@@ -75,7 +77,7 @@ struct ClaimLoop {
                 turn.emptyHeldBack = took == 0 ? turn.emptyHeldBack + 1 : 0
                 if took == 0 { turn.budgetsReady = false }
                 await worker.workWake.wait(timeout: turn.emptyHeldBack >= 2 ? Self.capRecheck * 4 : Self.capRecheck)
-            } else if drained && !turn.expiryLeft {
+            } else if drained && !upkeep.workLeft {
                 // The queue is drained for now: wait for a NOTIFY, a short retry, or the poll.
                 await worker.workWake.wait(timeout: poll)
             }
@@ -135,15 +137,6 @@ struct ClaimLoop {
         turn.budgetsReady = true
     }
 
-    /// The upkeep every ``WorkerConfiguration/heartbeatSeconds``, and between claims while a
-    /// mass expiry goes on (a few chunks a turn).
-    private mutating func upkeepIfDue(_ connection: PGConnection) async {
-        let upkeepDue = ContinuousClock.now >= turn.upkeepAt
-        guard upkeepDue || turn.expiryLeft else { return }
-        turn.expiryLeft = await worker.upkeep(connection, full: upkeepDue)
-        if upkeepDue { turn.upkeepAt = .now + turn.upkeepEvery }
-    }
-
     /// Reads the held endpoints (any worker's) once a second, or as soon as this worker wrote
     /// one, and sends the probes that are due.
     private mutating func readHolds(_ connection: PGConnection) async throws {
@@ -197,16 +190,12 @@ extension PushWorker {
     struct ClaimTurn {
         /// The served credentials' names, by provider.
         let credentials: [Provider: [String]]
-        let upkeepEvery: Duration
         /// The backoff after a failed statement, in seconds, and whether the loop is failing.
         var backoff = 0.1
         var failing = false
         /// The held endpoints (any worker's) last read, and when.
         var holds: [HeldEndpoint] = []
         var holdsReadAt = ContinuousClock.now - .seconds(3600)
-        var upkeepAt = ContinuousClock.now
-        /// A mass expiry is not done yet: it goes on a few chunks a turn.
-        var expiryLeft = false
 
         /// The served credentials that have a fleet-wide cap: each is claimed on its own, with its budget.
         let caps: [RateBudget]
@@ -221,7 +210,6 @@ extension PushWorker {
         init(_ configuration: WorkerConfiguration, random: any RandomNumberGenerator & Sendable) {
             self.random = random
             credentials = configuration.credentials.namesByProvider
-            upkeepEvery = .milliseconds(Int(configuration.heartbeatSeconds * 1000))
             caps = configuration.credentialCaps.filter { configuration.credentials[CredentialKey($0.provider, $0.credential)] != nil }
             budgetsReady = caps.isEmpty
         }

@@ -20,7 +20,8 @@ extension PushWorker {
         }
     }
 
-    /// Registers this worker in `pushq.workers` (best effort: a failure is retried by the heartbeat).
+    /// Registers this worker in `pushq.workers` (best effort: a failure is retried by the
+    /// heartbeat, ``Upkeep``): at start-up, and when the heartbeat finds its row gone.
     func register(_ connection: PGConnection) async {
         do {
             try await connection.registerWorker(id: configuration.workerID, host: Self.hostName, pid: Int(getpid()),
@@ -38,4 +39,11 @@ extension PushWorker {
             logger.debug("cannot unregister from pushq.workers", metadata: ["error": "\(error)"])
         }
     }
+
+    /// This host's name, as registered.
+    static let hostName: String = {
+        var name = [CChar](repeating: 0, count: 256)
+        gethostname(&name, name.count)
+        return String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }()
 }
