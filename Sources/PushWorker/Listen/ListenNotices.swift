@@ -17,13 +17,9 @@ struct ListenNotices: Equatable {
     /// A notice came on ``LaneStops/laneChannel`` (a change to `pushq.lanes`, or a cancel):
     /// the lanes are read again.
     var lanesChanged = false
+}
 
-    init(enqueued: Bool = false, cancelledLanes: [String] = [], lanesChanged: Bool = false) {
-        self.enqueued = enqueued
-        self.cancelledLanes = cancelledLanes
-        self.lanesChanged = lanesChanged
-    }
-
+extension ListenNotices {
     /// What `received`, the notices of one wait, call for.
     init(_ received: [PGNotification]) {
         let prefix = LaneStops.cancelPayloadPrefix
