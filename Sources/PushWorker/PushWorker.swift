@@ -27,8 +27,9 @@ import PGClient
 ///   (``PruneLoop``).
 ///
 /// The claim loop also takes the probes of held endpoints (paused credentials, bursts,
-/// outages) and, every ``WorkerConfiguration/heartbeatSeconds``, marks the worker alive in
-/// `pushq.workers` and expires waiting rows that no worker claims.
+/// outages) and runs the ``Upkeep`` between claims: every ``WorkerConfiguration/heartbeatSeconds``
+/// it marks the worker alive in `pushq.workers`, and it expires waiting rows that no worker
+/// claims and gives the rows of lapsed leases back to the claim.
 ///
 /// ``run()`` returns after ``requestStop()``: claiming stops, answers in flight are awaited
 /// up to ``WorkerConfiguration/shutdownSeconds`` and recorded, and rows never handed to a provider
