@@ -50,6 +50,7 @@ final class MockCore: Sendable {
             s.nextConnectionID += 1
             s.stats.connectionsOpened += 1
             s.stats.connectionsOpen += 1
+            s.stats.connectionsOpenPeak = max(s.stats.connectionsOpenPeak, s.stats.connectionsOpen)
             return (id, s.faults)
         }
     }

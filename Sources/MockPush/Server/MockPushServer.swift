@@ -90,6 +90,7 @@ public final class MockPushServer: Sendable {
     /// Closes the listening socket and every connection, and stops the threads. Works
     /// while listening and while refusing connections; does nothing when not started.
     public func stop() async throws {
+        try await stopWebPushOrigins()
         try await managementListener.stop()
         try await listener.stop()
     }

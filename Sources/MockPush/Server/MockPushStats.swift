@@ -21,6 +21,9 @@ public struct MockPushStats: Sendable, Hashable, Codable {
     /// Connections accepted (TCP), and open now.
     public var connectionsOpened: Int = 0
     public var connectionsOpen: Int = 0
+    /// The most connections open at once (over every port, the extra Web Push origins'
+    /// included) since start or the last `reset()` (which starts it at those open then).
+    public var connectionsOpenPeak: Int = 0
     /// Requests per connection id (ids start at 1 in accept order).
     public var requestsByConnection: [Int: Int] = [:]
     /// Requests authenticated by JWT and by client certificate.

@@ -59,6 +59,7 @@ struct MockSharedState {
         let (open, listening) = (stats.connectionsOpen, stats.listening)
         stats = MockPushStats()
         stats.connectionsOpen = open
+        stats.connectionsOpenPeak = open
         stats.listening = listening
         records = []
         fcm = MockFCMState(configuration: configuration.fcm)

@@ -50,6 +50,36 @@ extension MockPushServer {
         core.setWebPushDecryptSample(oneIn: oneIn)
     }
 
+    /// Listens on `count` more ports of the server's loopback host, each a Web Push origin of
+    /// its own (`https://127.0.0.1:PORT`, same certificate and service): many push services on
+    /// one machine, for a sender's per-origin connections. Subscriptions are made on them with
+    /// ``MockWebPushSubscriptionOptions/origin``; ``MockPushStats/connectionsOpen`` and
+    /// ``MockPushStats/connectionsOpenPeak`` count their connections too. They stop with ``stop()``.
+    ///
+    /// - Returns: the new origins, in order.
+    /// - Throws: `MockPushError` when TLS cannot be set up or a port cannot be bound.
+    public func listenForWebPushOrigins(_ count: Int) async throws -> [String] {
+        let tls = try MockTLS.makeContext(configuration)
+        var origins: [String] = []
+        for _ in 0..<count {
+            let extra = MockListener(core: core, tlsContext: tls, port: 0)
+            core.state.withLock { $0.webPush.extraListeners.append(extra) }
+            let port = try await extra.start()
+            let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
+            origins.append("https://\(host):\(port)")
+        }
+        return origins
+    }
+
+    /// Stops the listeners of ``listenForWebPushOrigins(_:)``.
+    func stopWebPushOrigins() async throws {
+        let extras = core.state.withLock { s -> [MockListener] in
+            defer { s.webPush.extraListeners = [] }
+            return s.webPush.extraListeners
+        }
+        for extra in extras { try await extra.stop() }
+    }
+
     /// The Web Push requests, in order of arrival, with the messages decrypted. `reset()` clears them.
     public func webPushRequests() -> [MockWebPushRecordedRequest] {
         core.webPushRequests()

@@ -71,6 +71,9 @@ struct MockWebPushState {
 
     /// The mock's own origin once started (`https://127.0.0.1:PORT`): new subscriptions' default.
     var ownOrigin: MockWebPushOrigin?
+    /// Listeners of further origins (``MockPushServer/listenForWebPushOrigins(_:)``): same
+    /// certificate, same service, one port each; stopped with the server, kept by `reset()`.
+    var extraListeners: [MockListener] = []
     var subscriptions: [String: Entry] = [:]
     var order: [String] = []
     var rules: [String: MockRuleProgress<MockWebPushAnswer>] = [:]

@@ -13,6 +13,10 @@ public struct WebPushFields: Sendable, Hashable {
     public var urgency: WebPushUrgency?
     /// `Topic`, the row's `collapse_id` (checked: 1–32 of `A-Z a-z 0-9 - _`); nil sends none.
     public var topic: String?
+    /// What the sender's resolver checked (``WebPushEndpointPolicy``) and pinned for this request:
+    /// the `CURLOPT_RESOLVE` entry `host:port:addr[,addr…]`, empty for an IP-literal host (its
+    /// own only address); nil until checked, and a request never checked is never sent.
+    package var pin: String?
 
     public init(endpoint: WebPushEndpoint, keys: WebPushKeys, urgency: WebPushUrgency? = nil, topic: String? = nil) {
         self.endpoint = endpoint

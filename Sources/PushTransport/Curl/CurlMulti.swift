@@ -1,6 +1,8 @@
 import CCurl
 
-/// Owns one `CURLM*`: in pushq, exactly one HTTP/2 connection (`CURLMOPT_MAX_HOST_CONNECTIONS = 1`).
+/// Owns one `CURLM*`: for APNs and FCM exactly one HTTP/2 connection (`CURLMOPT_MAX_HOST_CONNECTIONS = 1`);
+/// for Web Push up to `connections` over all origins, libcurl closing the oldest idle one when a
+/// new one is needed and the cache is full (`CURLMOPT_MAX_TOTAL_CONNECTIONS`, `CURLMOPT_MAXCONNECTS`).
 ///
 /// `@unchecked Sendable`: every method except ``wakeup()`` is called only from the
 /// connection's own thread. ``wakeup()`` may be called from any thread, but only through
@@ -13,16 +15,20 @@ final class CurlMulti: @unchecked Sendable {
     let handle: UnsafeMutableRawPointer
     private var closed = false
 
-    /// - Parameter maxConcurrentStreams: `CURLMOPT_MAX_CONCURRENT_STREAMS` (libcurl's default is 100).
-    init(maxConcurrentStreams: Int) throws {
+    /// - Parameters:
+    ///   - maxConcurrentStreams: `CURLMOPT_MAX_CONCURRENT_STREAMS` (libcurl's default is 100).
+    ///   - connections: connections open at once over all hosts (`CURLMOPT_MAX_TOTAL_CONNECTIONS`)
+    ///     and kept when idle (`CURLMOPT_MAXCONNECTS`); transfers beyond wait inside libcurl.
+    ///   - perHost: connections open at once to one host (`CURLMOPT_MAX_HOST_CONNECTIONS`).
+    init(maxConcurrentStreams: Int, connections: Int = 1, perHost: Int = 1) throws {
         guard let handle = curl_multi_init() else {
             throw PushTransportError(.curlSetup, "curl_multi_init failed (out of memory)")
         }
         self.handle = handle
         try set(CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX), "CURLMOPT_PIPELINING")
-        try set(CURLMOPT_MAX_HOST_CONNECTIONS, 1, "CURLMOPT_MAX_HOST_CONNECTIONS")
-        try set(CURLMOPT_MAX_TOTAL_CONNECTIONS, 1, "CURLMOPT_MAX_TOTAL_CONNECTIONS")
-        try set(CURLMOPT_MAXCONNECTS, 1, "CURLMOPT_MAXCONNECTS")
+        try set(CURLMOPT_MAX_HOST_CONNECTIONS, perHost, "CURLMOPT_MAX_HOST_CONNECTIONS")
+        try set(CURLMOPT_MAX_TOTAL_CONNECTIONS, connections, "CURLMOPT_MAX_TOTAL_CONNECTIONS")
+        try set(CURLMOPT_MAXCONNECTS, connections, "CURLMOPT_MAXCONNECTS")
         try set(CURLMOPT_MAX_CONCURRENT_STREAMS, maxConcurrentStreams, "CURLMOPT_MAX_CONCURRENT_STREAMS")
     }
 

@@ -33,7 +33,7 @@ extension PushConnection {
             }
             if response.status != nil {
                 act(on: provider.connectionAction(after: response), reason: response.answer?.reasonText, tokenSerial: serial)
-            } else if let failure = response.transportFailure, [.connectionLost, .connect, .tls].contains(failure.kind), !needsReopen {
+            } else if isOneConnection, let failure = response.transportFailure, [.connectionLost, .connect, .tls].contains(failure.kind), !needsReopen {
                 needsReopen = true
                 reopenReason = "connection lost: \(failure.message)"
                 if failure.kind == .connectionLost { core.state.withLock { $0.stats.connectionsEndedByServer += 1 } }
@@ -62,7 +62,7 @@ extension PushConnection {
     private func countConnections(opened newConnections: Int) {
         connectsOnMulti += newConnections
         var endedByServer = 0
-        if connectsOnMulti > 1, !needsReopen {
+        if connectsOnMulti > 1, isOneConnection, !needsReopen {
             needsReopen = true
             reopenReason = "libcurl reconnected"
             endedByServer = 1

@@ -8,7 +8,8 @@ extension PushConnection {
     func reopen() {
         guard inFlight == 0 else { return }
         do {
-            let fresh = try CurlMulti(maxConcurrentStreams: core.configuration.maxConcurrentStreams)
+            let fresh = try CurlMulti(maxConcurrentStreams: core.configuration.maxConcurrentStreams,
+                                      connections: provider.connectionsPerThread, perHost: provider.connectionsPerHost)
             core.wakeTargets[index].set(fresh)
             closeMulti()
             multi = fresh

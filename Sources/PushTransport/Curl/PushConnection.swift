@@ -72,7 +72,8 @@ final class PushConnection<P: PushProvider>: SenderConnection, @unchecked Sendab
         self.core = core
         self.provider = provider
         self.window = core.streamsPerConnection
-        self.multi = try CurlMulti(maxConcurrentStreams: core.configuration.maxConcurrentStreams)
+        self.multi = try CurlMulti(maxConcurrentStreams: core.configuration.maxConcurrentStreams,
+                                   connections: provider.connectionsPerThread, perHost: provider.connectionsPerHost)
         var logger = core.logger
         logger[metadataKey: LogKey.connection] = "\(index)"
         self.logger = logger
@@ -85,8 +86,14 @@ final class PushConnection<P: PushProvider>: SenderConnection, @unchecked Sendab
 
     /// A new stream with the sender's settings.
     func makeSlot() throws -> StreamSlot {
-        try StreamSlot(layout: provider.layout, transfer: core.transfer, certificate: provider.clientCertificate)
+        let slot = try StreamSlot(layout: provider.layout, transfer: core.transfer, certificate: provider.clientCertificate)
+        try provider.configure(stream: slot)
+        return slot
     }
+
+    /// Whether this thread's multi handle is one connection (``PushProvider/connectionsPerThread``
+    /// is 1), replaced when libcurl reconnects, the connection is lost or an answer condemns it.
+    var isOneConnection: Bool { provider.connectionsPerThread == 1 }
 
     /// The thread body; returns when the sender has shut down.
     func run(startedAt: Int64) {

@@ -50,6 +50,35 @@ protocol PushProvider: Sendable {
 
     /// What to do with the connection after `response`, an HTTP answer.
     func connectionAction(after response: PushResponse) -> ConnectionAction
+
+    /// Connections one connection thread's multi handle may hold at once, over all hosts. 1 for
+    /// a provider with one host (APNs, FCM): the thread is then one connection, every stream
+    /// carries the token pinned for it, and a reconnect by libcurl, a lost connection or a
+    /// condemning answer replace it. Above 1 (Web Push: many origins) none of these replace the
+    /// handle, which would close every origin's connection for one origin's trouble: libcurl
+    /// drops a dead connection itself and closes the oldest idle one when it needs room.
+    var connectionsPerThread: Int { get }
+    /// Connections one thread may hold to one host (`CURLMOPT_MAX_HOST_CONNECTIONS`): 1 unless
+    /// ``connectionsPerThread`` is above 1.
+    var connectionsPerHost: Int { get }
+
+    /// Sets the provider's own options on a new stream, once (Web Push: https only, no proxy).
+    ///
+    /// - Throws: ``PushTransportError`` `.curlSetup` naming the option libcurl refused.
+    func configure(stream: StreamSlot) throws
+
+    /// The body to send for `request`, made on the connection's thread when a stream takes it:
+    /// its payload as it is, or (Web Push) the payload encrypted for the subscription.
+    ///
+    /// - Returns: the bytes, or why the request cannot be sent (it is answered with that failure).
+    func body(for request: PushRequest) -> Result<[UInt8], TransportFailure>
+}
+
+extension PushProvider {
+    var connectionsPerThread: Int { 1 }
+    var connectionsPerHost: Int { 1 }
+    func configure(stream: StreamSlot) throws {}
+    func body(for request: PushRequest) -> Result<[UInt8], TransportFailure> { .success(request.payload) }
 }
 
 /// One connection's authentication: provider tokens (APNs JWT), OAuth access tokens (FCM) or a

@@ -9,7 +9,8 @@ import PushCore
 ///
 /// Owns every piece of memory libcurl keeps pointers to while a transfer runs: the
 /// header list (`CURLOPT_HTTPHEADER`), the body (`CURLOPT_POSTFIELDS`, not copied by
-/// libcurl) and the error buffer (`CURLOPT_ERRORBUFFER`); the URL buffer is copied by libcurl
+/// libcurl; the provider's ``PushProvider/body(for:)``), the error buffer
+/// (`CURLOPT_ERRORBUFFER`) and the pinned addresses (`CURLOPT_RESOLVE`, ``pin(_:)``); the URL buffer is copied by libcurl
 /// at each `CURLOPT_URL`. libcurl also holds an unretained pointer to the slot itself
 /// (`CURLOPT_PRIVATE`, `CURLOPT_HEADERDATA`, `CURLOPT_WRITEDATA`); the slot outlives its easy
 /// handle because it owns it, and `deinit` cleans the handle up before freeing the buffers.
@@ -27,6 +28,10 @@ final class StreamSlot {
     /// The request body; libcurl reads it during the transfer (`CURLOPT_POSTFIELDS` is not copied).
     private var body: UnsafeMutableRawBufferPointer
     private let errorBuffer: UnsafeMutableBufferPointer<CChar>
+    /// The `CURLOPT_RESOLVE` list (``pin(_:)``), nil for none; libcurl reads it when a transfer starts.
+    private var resolveList: UnsafeMutablePointer<curl_slist>?
+    /// The entry ``resolveList`` holds.
+    private var pinnedEntry: String?
     /// The answer headers to keep (the layout's), read by the header callback.
     fileprivate let answerHeaderNames: [StaticString]
     // Answer accumulators, reset per request; capacity is kept.
@@ -96,6 +101,7 @@ final class StreamSlot {
         // Ownership order: the easy handle points into the buffers and the header list, so it
         // goes first (`curl_easy_cleanup`), then the buffers; `headers` is freed after this body.
         easy = nil
+        if let resolveList { curl_slist_free_all(resolveList) }
         url.deallocate()
         body.deallocate()
         errorBuffer.deallocate()
@@ -166,15 +172,21 @@ final class StreamSlot {
     ///
     /// - Returns: nil on success (the slot then carries the request), or why it cannot be sent.
     func load<P: PushProvider>(_ request: PushRequest, for provider: P) -> TransportFailure? {
-        // Body: copied into the slot's buffer, which libcurl reads during the transfer.
-        let count = request.payload.count
+        // Body: the provider's (the payload, or Web Push's encryption of it, made here on the
+        // connection's thread), copied into the slot's buffer, which libcurl reads during the transfer.
+        let payload: [UInt8]
+        switch provider.body(for: request) {
+        case .success(let bytes): payload = bytes
+        case .failure(let failure): return failure
+        }
+        let count = payload.count
         if count > body.count {
             body.deallocate()
             body = .allocate(byteCount: count, alignment: 1)
             let rc = ccurl_easy_setopt_ptr(easy.handle, CURLOPT_POSTFIELDS, body.baseAddress)
             guard rc == CURLE_OK else { return TransportFailure(kind: .other, code: Int32(rc.rawValue), message: curlMessage(rc)) }
         }
-        request.payload.withUnsafeBytes { src in
+        payload.withUnsafeBytes { src in
             if let base = src.baseAddress { body.baseAddress!.copyMemory(from: base, byteCount: count) }
         }
         let rc = ccurl_easy_setopt_long(easy.handle, CURLOPT_POSTFIELDSIZE, count)
@@ -189,6 +201,29 @@ final class StreamSlot {
 
     /// The answer header the layout lists at `index`, trimmed; empty if the answer had none.
     func answerHeader(_ index: Int) -> [UInt8] { answerHeaderValues[index] }
+
+    /// Pins host names to addresses for the next transfers (`CURLOPT_RESOLVE`, entries
+    /// `host:port:addr[,addr…]`), so that libcurl connects to the addresses the caller checked
+    /// instead of resolving the name itself; nil or empty clears the list. The list is owned by
+    /// the slot (libcurl reads it when a transfer starts) and replaced only when it changes.
+    ///
+    /// - Returns: nil, or why it cannot be set.
+    func pin(_ entry: String?) -> TransportFailure? {
+        guard entry != pinnedEntry else { return nil }
+        let list = entry.flatMap { $0.isEmpty ? nil : curl_slist_append(nil, $0) }
+        if entry?.isEmpty == false, list == nil {
+            return TransportFailure(kind: .other, message: "curl_slist_append failed (out of memory)")
+        }
+        let rc = ccurl_easy_setopt_ptr(easy.handle, CURLOPT_RESOLVE, list.map { UnsafeRawPointer($0) })
+        guard rc == CURLE_OK else {
+            if let list { curl_slist_free_all(list) }
+            return TransportFailure(kind: .other, code: Int32(rc.rawValue), message: "CURLOPT_RESOLVE: " + curlMessage(rc))
+        }
+        if let resolveList { curl_slist_free_all(resolveList) }
+        resolveList = list
+        pinnedEntry = entry
+        return nil
+    }
 
     /// libcurl's detail about a failed transfer (`CURLOPT_ERRORBUFFER`), empty if none.
     var errorMessage: String { String(cString: errorBuffer.baseAddress!) }
