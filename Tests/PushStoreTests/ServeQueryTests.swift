@@ -84,6 +84,7 @@ struct ServeQueryTests {
                    AND contype IN ('c', 'u')
                 UNION SELECT 'notifications_channel_known' UNION SELECT 'notifications_channel_endpoint'
                 UNION SELECT 'enqueue_for_user_dedupe_key_length'
+                UNION SELECT 'enqueue_for_user_local_time' UNION SELECT 'devices_time_zone_known' UNION SELECT 'notifications_time_zone_known'
                 UNION \(TableRules.functionRulesSQL)
                 """)
             let named = Set((0..<r.count).compactMap { r.string($0, 0) })
@@ -92,7 +93,8 @@ struct ServeQueryTests {
             #expect(explained.subtracting(named).isEmpty, "explained but not in the schema: \(explained.subtracting(named).sorted())")
             let functions = try await c.query("SELECT prosrc FROM pg_proc WHERE pronamespace = 'pushq'::regnamespace")
             let sources = (0..<functions.count).compactMap { functions.string($0, 0) }.joined()
-            for name in ["notifications_channel_known", "notifications_channel_endpoint", "enqueue_for_user_dedupe_key_length"] {
+            for name in ["notifications_channel_known", "notifications_channel_endpoint", "enqueue_for_user_dedupe_key_length",
+                         "enqueue_for_user_local_time", "devices_time_zone_known", "notifications_time_zone_known"] {
                 #expect(sources.contains("CONSTRAINT = '\(name)'"), "\(name) is raised by a function of pushq's")
             }
         }

@@ -65,7 +65,9 @@ public struct ConstraintExplanation: Sendable, Hashable {
         "notifications_webpush_no_apns_columns": ("provider", "a Web Push row leaves topic and environment out and push_type alert"),
         "notifications_webpush_payload_size": ("payload", "a Web Push payload is at most 3993 bytes (RFC 8291)"),
         "notifications_webpush_topic": ("collapse_id", "a Web Push Topic is 1 to 32 of A-Z a-z 0-9 - _"),
+        "notifications_time_zone_known": ("time_zone", "an IANA time zone name as pg_timezone_names lists it, e.g. Europe/Paris (pushq.time_zones)"),
         "enqueue_for_user_dedupe_key_length": ("dedupe_key", "1 to 160 characters for a user's fan-out (each row's key adds up to 40)"),
+        "enqueue_for_user_local_time": ("local_time", "a finite local time, not given together with scheduled_at"),
 
         "devices_activity_id_kind": ("activity_id", "a live_activity token has an activity_id, other kinds none"),
         "devices_activity_id_shape": ("activity_id", "1 to 200 characters, no control characters"),
@@ -80,6 +82,7 @@ public struct ConstraintExplanation: Sendable, Hashable {
         "devices_kind_apns": ("kind", "push_to_start and live_activity tokens are APNs tokens"),
         "devices_kind_known": ("kind", "device, push_to_start or live_activity"),
         "devices_provider_known": ("provider", "apns, fcm or webpush"),
+        "devices_time_zone_known": ("time_zone", "an IANA time zone name as pg_timezone_names lists it, e.g. Europe/Paris (pushq.time_zones)"),
         "devices_token_environment_key": ("device_token", "the token is registered in this environment for the other provider"),
         "devices_webpush_endpoint": ("endpoint",
             "a Web Push endpoint is https://host[:port]/path, without userinfo or fragment, at most 2048 visible ASCII bytes"),

@@ -15,6 +15,9 @@ struct RequestFields: Sendable {
         case time
         /// A UUID string.
         case uuid
+        /// A local date and time without an offset (`timestamp without time zone`):
+        /// `2026-12-01T09:00:00`, `2026-12-01 09:00`; read in each device's `time_zone`.
+        case localTime
         /// Any JSON value, kept byte for byte.
         case json
     }
@@ -70,7 +73,36 @@ struct RequestFields: Sendable {
         case .uuid:
             guard let s = value.stringValue, UUID(uuidString: s) != nil else { throw APIError.invalidField(field, "a UUID", index: index) }
             return s
+        case .localTime:
+            guard let s = value.stringValue, Self.isLocalTime(s) else {
+                throw APIError.invalidField(field, "a local time without an offset, e.g. 2026-12-01T09:00:00 (read in each device's time_zone)",
+                                            index: index)
+            }
+            return s
         }
+    }
+
+    /// `2026-12-01T09:00`, `2026-12-01 09:00:00.5`: a date and a time of day without an offset,
+    /// each field in its range (a day past its month's end is left to PostgreSQL).
+    static func isLocalTime(_ text: String) -> Bool {
+        let f = Array(text.utf8)
+        func number(_ at: Int, _ digits: Int) -> Int? {
+            guard at + digits <= f.count else { return nil }
+            var n = 0
+            for b in f[at..<(at + digits)] {
+                guard (48...57).contains(b) else { return nil }
+                n = n * 10 + Int(b - 48)
+            }
+            return n
+        }
+        guard f.count >= 16, f[4] == 45, f[7] == 45, [84, 116, 32].contains(f[10]), f[13] == 58,
+              number(0, 4) != nil, let month = number(5, 2), (1...12).contains(month), let day = number(8, 2), (1...31).contains(day),
+              let hour = number(11, 2), hour <= 23, let minute = number(14, 2), minute <= 59 else { return false }
+        if f.count == 16 { return true }
+        guard f.count >= 19, f[16] == 58, let second = number(17, 2), second <= 59 else { return false }
+        if f.count == 19 { return true }
+        guard f[19] == 46, (21...28).contains(f.count) else { return false }
+        return f[20...].allSatisfy { (48...57).contains($0) }
     }
 
     /// `2026-03-01T09:30:00Z`, `2026-03-01 10:30:00.5+01:00`: each field in its range (a day past
@@ -111,7 +143,7 @@ extension RequestFields {
         "provider": .text, "device_token": .text, "channel": .text, "payload": .json, "push_type": .text, "topic": .text,
         "priority": .integer(-32_768...32_767), "expires_at": .time, "collapse_id": .text, "apns_id": .uuid, "environment": .text,
         "credential": .text, "scheduled_at": .time, "max_attempts": .integer(-32_768...32_767), "metadata": .json, "lane": .text,
-        "dedupe_key": .text, "notify_channel": .text,
+        "dedupe_key": .text, "notify_channel": .text, "time_zone": .text, "user_ref": .text,
     ], required: ["payload"])
 
     /// `POST /api/v1/users/{user_ref}/notifications`: the arguments of `pushq.enqueue_for_user`.
@@ -119,13 +151,13 @@ extension RequestFields {
         "payload": .json, "fcm_payload": .json, "topic": .text, "push_type": .text, "priority": .integer(-2_147_483_648...2_147_483_647),
         "expires_at": .time, "collapse_id": .text, "credential": .text, "scheduled_at": .time,
         "max_attempts": .integer(-2_147_483_648...2_147_483_647), "metadata": .json, "lane": .text, "dedupe_key": .text,
-        "notify_channel": .text,
+        "notify_channel": .text, "local_time": .localTime,
     ], required: [])
 
     /// `PUT /api/v1/devices`: a registration's columns.
     static let device = RequestFields(kinds: [
         "device_token": .text, "provider": .text, "environment": .text, "user_ref": .text, "topic": .text, "kind": .text,
-        "activity_id": .text, "installation_id": .text,
+        "activity_id": .text, "installation_id": .text, "time_zone": .text,
     ], required: ["device_token"])
 
     /// `DELETE /api/v1/devices`: which registrations.

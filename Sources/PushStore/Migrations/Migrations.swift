@@ -114,5 +114,6 @@ extension Migration {
         Migration(version: 104, name: "release_0_4_0_after_workers_indexes",
                   sql: String(decoding: PackageResources._04_release_0_4_0_after_workers_indexes_sql, as: UTF8.self)),
         Migration(version: 105, name: "webpush", sql: String(decoding: PackageResources._05_webpush_sql, as: UTF8.self)),
+        Migration(version: 106, name: "time_zones", sql: String(decoding: PackageResources._06_time_zones_sql, as: UTF8.self)),
     ]
 }

@@ -24,7 +24,12 @@ extension PGConnection {
     /// - Throws: ``SchemaHistoryError`` for such a database, `MigrationError` naming the migration
     ///   whose SQL failed, or `PGError`.
     public func migrate(logger: Logger) throws -> [Int] {
-        try withDeadline(atLeast: Self.migrationDeadline) { try applyMigrations(Migration.all, history: true, logger: logger) }
+        try withDeadline(atLeast: Self.migrationDeadline) {
+            let done = try applyMigrations(Migration.all, history: true, logger: logger)
+            // The zone names, copied again unless migration 106 copied them just now (``refreshTimeZones(logger:)``).
+            if !done.contains(Self.timeZonesMigration) { try refreshTimeZones(logger: logger) }
+            return done
+        }
     }
 
     /// Applies exactly `migrations` (those not recorded yet), as ``migrate(logger:)`` applies this

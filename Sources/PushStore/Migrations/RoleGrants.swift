@@ -82,6 +82,8 @@ public enum RoleGrants {
         table("channels", serve: ["SELECT", "UPDATE (updated_at)"], worker: ["SELECT", "UPDATE"]),
         table("channel_reconciliations", serve: ["SELECT"], worker: ["SELECT", "INSERT", "UPDATE"]),
         table("schema_migrations", serve: ["SELECT"], worker: ["SELECT"]),
+        // Every role reads it (GRANT … TO PUBLIC in migration 106): an INSERT with a time_zone reads it.
+        table("time_zones", serve: ["SELECT"], worker: ["SELECT"]),
 
         sequence("notifications_id_seq", serve: true, worker: false),
         sequence("audit_log_id_seq", serve: true, worker: false),
@@ -89,10 +91,12 @@ public enum RoleGrants {
         sequence("api_keys_id_seq", serve: false, worker: false),
         sequence("channels_id_seq", serve: false, worker: false),
 
-        function("enqueue_for_user(text, json, text, text, integer, timestamp with time zone, text, text, timestamp with time zone, integer, jsonb, json, text, text, text, json)", serve: true, worker: false),
+        function("enqueue_for_user(text, json, text, text, integer, timestamp with time zone, text, text, timestamp with time zone, integer, jsonb, json, text, text, text, json, timestamp without time zone)", serve: true, worker: false),
         function("token_is_invalid(timestamp with time zone, timestamp with time zone)", serve: true, worker: true),
         function("topic_suffix(text)", serve: true, worker: false),
         function("channel_active(text)", serve: false, worker: true),
+        // `pushq migrate` (the owner) refreshes the zones.
+        function("refresh_time_zones()", serve: false, worker: false),
         // Producers' functions (docs/producers.md): neither role calls them.
         function("activity_payload(text, json, timestamp with time zone, timestamp with time zone, timestamp with time zone, json, double precision, text, json, boolean, text)", serve: false, worker: false),
         function("activity_rows(text, json, integer, timestamp with time zone, text, text, text, jsonb)", serve: false, worker: false),
@@ -109,6 +113,7 @@ public enum RoleGrants {
         "channels_changed", "channels_status", "devices_activity_tokens", "devices_lowercase_token", "devices_rules",
         "due_ended", "due_inserted", "due_waiting", "lanes_budget", "notifications_channel",
         "notifications_rules", "notify_enqueued", "notify_final", "notify_lanes_changed", "retire_ended_activity_token",
+        "time_zone_known",
     ]
 
     /// The idempotent `GRANT` statements that let `role` run as `use`, one a line, after a

@@ -16,7 +16,8 @@ public struct NotificationInsert: Sendable, Equatable {
         ("provider", "text"), ("device_token", "text"), ("channel", "text"), ("payload", "json"), ("push_type", "text"),
         ("topic", "text"), ("priority", "smallint"), ("expires_at", "timestamptz"), ("collapse_id", "text"), ("apns_id", "uuid"),
         ("environment", "text"), ("credential", "text"), ("scheduled_at", "timestamptz"), ("max_attempts", "smallint"),
-        ("metadata", "jsonb"), ("lane", "text"), ("dedupe_key", "text"), ("notify_channel", "text"),
+        ("metadata", "jsonb"), ("lane", "text"), ("dedupe_key", "text"), ("notify_channel", "text"), ("time_zone", "text"),
+        ("user_ref", "text"),
     ]
 }
 
