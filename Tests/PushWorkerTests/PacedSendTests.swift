@@ -35,10 +35,10 @@ struct PacedSendTests {
 
     /// `rows` waiting rows go out through a worker whose provider stalls (every answer held) until
     /// the worker holds 450 of them, 250 more than are on the wire, and then answers everything at
-    /// once. Returns when each request reached the mock, by the mock's own clock (a slow machine
-    /// only sends fewer in a window, never more), and when the answers were released.
+    /// once. Returns when each request reached the mock, by the mock's own clock, when the answers
+    /// were released, and when the mock had written the last of them.
     static func stallThenAnswer(_ db: PGConnection, url: String, rows: Int,
-                                configure: (inout WorkerConfiguration) -> Void = { _ in }) async throws -> (times: [Int64], releasedAt: Int64) {
+                                configure: (inout WorkerConfiguration) -> Void = { _ in }) async throws -> Stall {
         try await withMock { server, apnsURL in
             var configuration = try workerConfiguration(databaseURL: url, apnsURL: apnsURL)
             // 200 streams and room to hold every row; answers held for as long as the test needs.
@@ -59,25 +59,39 @@ struct PacedSendTests {
                 server.releaseAnswers()
                 try await waitUntilAllFinal(db)
             }
-            return (server.requests().map(\.receivedMonotonicNanoseconds), releasedAt)
+            return Stall(times: server.requests().map(\.receivedMonotonicNanoseconds), releasedAt: releasedAt,
+                         writtenAt: server.lastHeldAnswerWrittenNanoseconds)
         }
     }
 
-    /// Expects at most 1.2 × 2 × `cap` of `times` in any 2 s (the issue's bound).
+    /// What ``stallThenAnswer(_:url:rows:configure:)`` saw, by the mock's clock (nanoseconds).
+    struct Stall {
+        /// When each request was read.
+        var times: [Int64]
+        /// When the answers were released, and when the last of them was written.
+        var releasedAt: Int64, writtenAt: Int64
+    }
+
+    /// Expects at most 1.2 × 2 × `cap` of the requests in any 2 s (the issue's bound), plus what the
+    /// mock's own stamps cannot place.
     ///
-    /// The margin it leaves is used at the release, by the mock rather than the worker: its
-    /// requests, counted in 100 ms bins from the release, were 0 in the first bin, 10 in the
-    /// second and 5 (the cap) in every other (measured at 50/s: worst 2 s 105–110). The mock
-    /// writes the 200 held answers (one task and one flush each) on its event loop before it reads
-    /// what arrived meanwhile, and stamps those requests late, together. The worker cannot start
-    /// more: its bucket keeps one token at most (``SendPacer/burstSeconds`` of the cap) and spends
-    /// it only on a free stream.
-    static func expectCapHeld(_ times: [Int64], releasedAt: Int64, cap: Double, rows: Int, sourceLocation: SourceLocation = #_sourceLocation) {
-        #expect(times.count == rows, sourceLocation: sourceLocation)
+    /// The mock writes the 200 held answers (one task and one flush each) on its event loop
+    /// before it reads what arrived meanwhile, so the requests the worker started in that time
+    /// are stamped late, together: measured idle, 0 in the first 100 ms bin after the release,
+    /// 10 in the second, then 5 (the cap) in every bin; on a loaded machine the writing takes
+    /// longer and more requests share one stamp. Those are at most `cap` × the writing time (the
+    /// worker's bucket keeps one token at most, ``SendPacer/burstSeconds`` of the cap, and spends
+    /// it only on a free stream), so that many are allowed beside the bound: the instrument's
+    /// uncertainty, read from the mock, not a margin chosen for the machine. A worker whose
+    /// pacer is blind to the cap starts 363 in 2 s.
+    static func expectCapHeld(_ stall: Stall, cap: Double, rows: Int, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(stall.times.count == rows, sourceLocation: sourceLocation)
         let width: Int64 = 2_000_000_000
-        let worst = mostInWindow(times, width: width)
-        #expect(worst <= Int(1.2 * 2 * cap),
-                "\(worst) requests started within 2 s against a cap of \(Int(cap))/s (from \(worstWindowStart(times, width: width, releasedAt: releasedAt)) ms after the release)",
+        let worst = mostInWindow(stall.times, width: width)
+        let writing = Double(max(0, stall.writtenAt - stall.releasedAt)) / 1e9
+        let unplaceable = Int((cap * writing).rounded(.up))
+        #expect(worst <= Int(1.2 * 2 * cap) + unplaceable,
+                "\(worst) requests started within 2 s against a cap of \(Int(cap))/s (from \(worstWindowStart(stall.times, width: width, releasedAt: stall.releasedAt)) ms after the release; the mock wrote the held answers for \(Int(writing * 1000)) ms)",
                 sourceLocation: sourceLocation)
     }
 
@@ -93,8 +107,8 @@ struct PacedSendTests {
                 INSERT INTO pushq.notifications (device_token, payload, lane)
                 SELECT 'd' || lpad(to_hex(g), 63, '0'), '{"aps":{}}', 'capped' FROM generate_series(1, $1) g
                 """, [rows])
-            let (times, releasedAt) = try await Self.stallThenAnswer(db, url: url, rows: rows)
-            Self.expectCapHeld(times, releasedAt: releasedAt, cap: cap, rows: rows)
+            let stall = try await Self.stallThenAnswer(db, url: url, rows: rows)
+            Self.expectCapHeld(stall, cap: cap, rows: rows)
             #expect(try await statusCounts(db) == ["sent": rows])
             await db.close()
         }
@@ -111,11 +125,11 @@ struct PacedSendTests {
                 INSERT INTO pushq.notifications (device_token, payload)
                 SELECT 'e' || lpad(to_hex(g), 63, '0'), '{"aps":{}}' FROM generate_series(1, $1) g
                 """, [rows])
-            let (times, releasedAt) = try await Self.stallThenAnswer(db, url: url, rows: rows) { c in
+            let stall = try await Self.stallThenAnswer(db, url: url, rows: rows) { c in
                 // The credentials file's max_per_second of the one credential the rows use.
                 c.credentialCaps = [RateBudget(provider: .apns, credential: WorkerConfiguration.defaultCredentialName, perSecond: cap)]
             }
-            Self.expectCapHeld(times, releasedAt: releasedAt, cap: cap, rows: rows)
+            Self.expectCapHeld(stall, cap: cap, rows: rows)
             #expect(try await statusCounts(db) == ["sent": rows])
             await db.close()
         }

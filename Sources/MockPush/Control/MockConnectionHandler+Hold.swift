@@ -17,7 +17,8 @@ extension MockConnectionHandler {
     func park(context: ChannelHandlerContext, _ deliver: @escaping (MockConnectionHandler, ChannelHandlerContext) -> Void) -> Bool {
         let loop = context.eventLoop
         let bound = NIOLoopBound((self, context, deliver), eventLoop: loop)
-        let kept = core.heldAnswers.keep {
+        let held = core.heldAnswers
+        let kept = held.keep {
             loop.execute {
                 let (handler, context, deliver) = bound.value
                 handler.delayedAnswers -= 1
@@ -25,6 +26,7 @@ extension MockConnectionHandler {
                 deliver(handler, context)
                 handler.needsFlush = false
                 context.flush()
+                held.written()
                 handler.finishGoawayIfDone(context: context)
             }
         }

@@ -6,6 +6,8 @@ import Synchronization
 /// Each kept answer is a closure that writes it on its connection's event loop.
 final class MockHeldAnswers: Sendable {
     private let state = Mutex<(holding: Bool, kept: [@Sendable () -> Void])>((false, []))
+    /// ``MockClock/monotonicNanoseconds()`` when the last kept answer was written; 0 before any.
+    private let lastWritten = Mutex<Int64>(0)
 
     /// Whether answers are held now (read once per answer).
     var isHolding: Bool { state.withLock { $0.holding } }
@@ -33,6 +35,15 @@ final class MockHeldAnswers: Sendable {
             return true
         }
     }
+
+    /// A kept answer was written (and flushed) on its connection's event loop.
+    func written() {
+        let now = MockClock.monotonicNanoseconds()
+        lastWritten.withLock { $0 = max($0, now) }
+    }
+
+    /// When the last kept answer was written, by the mock's clock; 0 before any.
+    var lastWrittenNanoseconds: Int64 { lastWritten.withLock { $0 } }
 
     /// How many answers are kept now.
     var count: Int { state.withLock { $0.kept.count } }

@@ -12,6 +12,11 @@ extension MockPushServer {
         core.heldAnswers.release()
     }
 
+    /// When the last answer held was written after ``releaseAnswers()`` (``MockClock/monotonicNanoseconds()``),
+    /// 0 before any. Until then the event loops were busy writing them, and requests that
+    /// arrived meanwhile were read, and stamped, late: a test of request rates reads how long.
+    public var lastHeldAnswerWrittenNanoseconds: Int64 { core.heldAnswers.lastWrittenNanoseconds }
+
     /// How many answers are held now.
     public var heldAnswerCount: Int { core.heldAnswers.count }
 }
