@@ -22,7 +22,8 @@ extension PushWorker {
         held.reserveCapacity(rows.count)
         var missingTopic = 0
         for row in rows where row.verdict == .send || row.verdict == .unreadable {
-            let key = Endpoint(credential: row.credential, environment: row.environment, provider: row.provider)
+            // A Web Push row's endpoint carries its origin: one dead origin holds only its own rows.
+            let key = row.endpoint
             held.append((row.id, Held(attempt: row.attempts, lease: row.lease, maxAttempts: row.maxAttempts, endpoint: key, deviceToken: row.deviceToken,
                                       lastReason: row.lastReason, isProbe: probe, lane: row.lane, rank: row.rank)))
             let refusal: PushRequest.Refusal
