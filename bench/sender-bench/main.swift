@@ -1,7 +1,14 @@
-// sender-bench: notifications/s of PushSender alone (APNs, or FCM with --fcm), against a running mock.
+// sender-bench: notifications/s of PushSender alone (APNs, FCM with --fcm, Web Push with --webpush), against a running mock.
 //
 // usage: sender-bench URL KEY_FILE KEY_ID TEAM_ID CONNECTIONS STREAMS TOTAL CAFILE [TOPIC]
 //        sender-bench --fcm URL RSA_KEY_PEM PROJECT_ID CLIENT_EMAIL KEY_ID CONNECTIONS STREAMS TOTAL CAFILE
+//        sender-bench --webpush URL CONNECTIONS STREAMS TOTAL CAFILE [SUBSCRIPTIONS]
+// --webpush: a WebPushSender (fresh VAPID key) posting TOTAL messages round-robin to SUBSCRIPTIONS
+//        (100) subscriptions the mock at URL makes (its origin allowlisted: 127.0.0.1), each
+//        encrypted with a fresh key pair; the mock decrypts one message in 100 (POST
+//        /_mock/webpush/decrypt-sample), so that its own ECDH does not decide the figure, and is set
+//        back to every message after. Adds crypto_us_per_req (the same encryption timed alone after
+//        the run, one thread, process CPU) and crypto_share (crypto_us_per_req / cpu_us_per_req).
 //        sender-bench --print-jwt KEY_FILE KEY_ID TEAM_ID
 // --fcm: the same workload sent to FCM's messages:send at URL (the mock's), as a service account
 //        whose token_uri is URL/token; the access token is fetched before the clock starts.
@@ -24,16 +31,17 @@ if args.count == 5, args[1] == "--print-jwt" {
     exit(0)
 }
 let fcm = args.count == 11 && args[1] == "--fcm"
-let shape = fcm ? Array(args[7...9]) : (args.count >= 9 ? Array(args[5...7]) : [])
+let webPush = (args.count == 7 || args.count == 8) && args[1] == "--webpush"
+let shape = fcm ? Array(args[7...9]) : webPush ? Array(args[3...5]) : (args.count >= 9 ? Array(args[5...7]) : [])
 guard shape.count == 3, let connections = Int(shape[0]), let streams = Int(shape[1]), let total = Int(shape[2]) else {
-    FileHandle.standardError.write(Data("usage: sender-bench URL KEY_FILE KEY_ID TEAM_ID CONNECTIONS STREAMS TOTAL CAFILE [TOPIC]\n       sender-bench --fcm URL RSA_KEY_PEM PROJECT_ID CLIENT_EMAIL KEY_ID CONNECTIONS STREAMS TOTAL CAFILE\n".utf8))
+    FileHandle.standardError.write(Data("usage: sender-bench URL KEY_FILE KEY_ID TEAM_ID CONNECTIONS STREAMS TOTAL CAFILE [TOPIC]\n       sender-bench --fcm URL RSA_KEY_PEM PROJECT_ID CLIENT_EMAIL KEY_ID CONNECTIONS STREAMS TOTAL CAFILE\n       sender-bench --webpush URL CONNECTIONS STREAMS TOTAL CAFILE [SUBSCRIPTIONS]\n".utf8))
     exit(2)
 }
 let topic = !fcm && args.count > 9 ? args[9] : "com.example.pushq.test"
 var logger = Logger(label: "sender-bench")
 logger.logLevel = .warning
 
-let configuration = PushSenderConfiguration(extraCAFile: fcm ? args[10] : args[8], connections: connections, connectionStagger: 0)
+let configuration = PushSenderConfiguration(extraCAFile: fcm ? args[10] : webPush ? args[6] : args[8], connections: connections, connectionStagger: 0)
 
 final class Counter: Sendable {
     let state = Mutex((ok: 0, failed: 0))
@@ -44,7 +52,7 @@ final class Counter: Sendable {
     func add(_ batch: [PushResponse]) {
         var ok = 0
         for r in batch {
-            if r.status == 200 { ok += 1; continue }
+            if r.status == 200 || r.status == 201 { ok += 1; continue }
             // The first few failures, to see what they were (never a token: outcomes carry none).
             if reported.add(1, ordering: .relaxed).oldValue < 5 {
                 FileHandle.standardError.write(Data("sender-bench: request \(r.tag) failed: \(r.outcome)\n".utf8))
@@ -59,9 +67,61 @@ final class Counter: Sendable {
     }
 }
 let counter = Counter(total: total)
-let sender: PushSender
+/// What the bench starts, submits to and stops: a PushSender, or a WebPushSender.
+protocol BenchSender: Sendable {
+    func start() throws
+    func submit(_ batch: [PushRequest]) throws
+    func shutdown(deadline: Duration) async -> [PushRequest]
+    func stats() -> PushSender.Stats
+}
+extension PushSender: BenchSender {}
+extension WebPushSender: BenchSender {}
+
+/// POSTs `body` to the mock's control endpoint `path` with /usr/bin/curl; its answer.
+func mockControl(_ path: String, _ body: String, url: String, caFile: String) throws -> [UInt8] {
+    let curl = Process()
+    curl.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+    curl.arguments = ["-sS", "--fail", "--cacert", caFile, "-H", "content-type: application/json", "--data-binary", body, url + path]
+    let out = Pipe()
+    curl.standardOutput = out
+    try curl.run()
+    let data = out.fileHandleForReading.readDataToEndOfFile()
+    curl.waitUntilExit()
+    guard curl.terminationStatus == 0 else { throw PushTransportError(.configuration, "curl \(path) failed (\(curl.terminationStatus))") }
+    return Array(data)
+}
+
+let sender: any BenchSender
 let requests: [PushRequest]
-if fcm {
+let webPushPayload = Array(#"{"web_push":8030,"notification":{"title":"Hello","body":"A message of about two hundred bytes, as a typical notification carries, with a navigate URL.","navigate":"https://example.com/inbox/12345"}}"#.utf8)
+var webPushKeys: WebPushKeys?
+if webPush {
+    let url = args[2], caFile = args[6]
+    let count = args.count == 8 ? Int(args[7]) ?? 100 : 100
+    var subscriptions: [(endpoint: WebPushEndpoint, keys: WebPushKeys)] = []
+    for _ in 0..<count {
+        let json = JSONValue.parse(try mockControl("/_mock/webpush/subscriptions", "{}", url: url, caFile: caFile))
+        guard let endpoint = json?["endpoint"]?.stringValue, let keys = json?["keys"],
+              let p256dh = keys["p256dh"]?.stringValue, let auth = keys["auth"]?.stringValue else {
+            throw PushTransportError(.configuration, "the mock at \(url) made no Web Push subscription")
+        }
+        subscriptions.append((try WebPushEndpoint.parse(endpoint).get(), try WebPushKeys(p256dh: p256dh, auth: auth)))
+    }
+    webPushKeys = subscriptions.first?.keys
+    _ = try mockControl("/_mock/webpush/decrypt-sample", #"{"oneIn":100}"#, url: url, caFile: caFile)
+    let credential = WebPushCredential(key: try VAPIDKey(pem: try VAPIDKey.generatePEM()), subject: try VAPIDSubject("mailto:bench@example.com"))
+    // WEBPUSH_MAX_CONNECTIONS: PUSHQ_WEBPUSH_MAX_CONNECTIONS's value for the run (64, its default, when unset).
+    let maxConnections = ProcessInfo.processInfo.environment["WEBPUSH_MAX_CONNECTIONS"].flatMap { Int($0) } ?? 64
+    var webConfiguration = WebPushConfiguration(allowedOrigins: try WebPushEndpointPolicy.parseAllowedOrigins(url), maxConnections: maxConnections)
+    webConfiguration.streamsPerThread = streams
+    sender = try WebPushSender(configuration: configuration, webPush: webConfiguration, credential: credential, logger: logger,
+                               onResults: { counter.add($0) })
+    requests = (0..<total).map { i in
+        let s = subscriptions[i % subscriptions.count]
+        return PushRequest(tag: Int64(i), deviceToken: s.endpoint.text, payload: webPushPayload,
+                           fields: .webPush(WebPushFields(endpoint: s.endpoint, keys: s.keys, urgency: .normal)))
+    }
+} else if fcm {
     let pem = String(decoding: FileManager.default.contents(atPath: args[3]) ?? Data(), as: UTF8.self)
     let fields = [("type", "service_account"), ("project_id", args[4]), ("private_key_id", args[6]), ("private_key", pem),
                   ("client_email", args[5]), ("token_uri", args[2] + "/token")]
@@ -121,4 +181,15 @@ Task.detached {  // not the main actor: the main thread is blocked below
     shutdown.signal()
 }
 shutdown.wait()
+if webPush, let keys = webPushKeys {
+    _ = try? mockControl("/_mock/webpush/decrypt-sample", #"{"oneIn":1}"#, url: args[2], caFile: args[6])
+    // The encryption alone, as the sender's threads do it for each message (fresh key pair, ECDH,
+    // HKDF, AES-128-GCM), one thread, process CPU.
+    let encryptor = try WebPushEncryptor()
+    let n = min(total, 5000)
+    let c0 = cpuMicroseconds()
+    for _ in 0..<n { _ = try encryptor.encrypt(webPushPayload, for: keys) }
+    let crypto = (cpuMicroseconds() - c0) / Double(n)
+    FileHandle.standardOutput.write(Data("crypto_us_per_req=\(String(format: "%.1f", crypto)) crypto_share=\(String(format: "%.2f", crypto / cpuPerRequest))\n".utf8))
+}
 exit(failed == 0 ? 0 : 1)
