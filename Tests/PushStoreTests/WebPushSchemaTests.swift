@@ -231,3 +231,21 @@ struct WebPushSchemaTests {
         }
     }
 }
+
+extension WebPushSchemaTests {
+    // What the worker's write-back records after a 404/410 to an endpoint nobody registered: the
+    // endpoint, invalid, without keys. It may never become a valid subscription without them.
+    @Test("an invalid endpoint may be recorded without keys; made valid again without keys it is refused")
+    func invalidRecordWithoutKeys() async throws {
+        try await TestDatabase.withConnection { c in
+            try await Self.register(c, ["webpush_keys": nil, "registered_at": nil, "invalidated_at": "2030-01-01T00:00:00Z",
+                                        "invalid_reason": "NotFound"])
+            let error = await #expect(throws: PGError.self) {
+                try await c.query("UPDATE pushq.devices SET registered_at = '2031-01-01T00:00:00Z' WHERE provider = 'webpush'")
+            }
+            #expect(error?.constraint == "devices_webpush_keys")
+            try await c.query("UPDATE pushq.devices SET registered_at = '2031-01-01T00:00:00Z', webpush_keys = $1 WHERE provider = 'webpush'",
+                              [Self.keys])
+        }
+    }
+}

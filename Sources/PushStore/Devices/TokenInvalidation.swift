@@ -2,12 +2,13 @@ import PushCore
 import PGClient
 
 /// A token to record as invalid in `pushq.devices`: an APNs token lower-case in its environment,
-/// an FCM token as given (case-sensitive) with environment `production`.
+/// an FCM token or a Web Push endpoint as given (byte for byte) with environment `production`.
 public struct TokenInvalidation: Sendable, Hashable {
     public var deviceToken: String
     /// The APNs environment; always `.production` for FCM.
     public var environment: APNsEnvironment
-    /// `Unregistered`, `ExpiredToken`, `BadDeviceToken` (APNs); `UNREGISTERED`, `INVALID_ARGUMENT` (FCM).
+    /// `Unregistered`, `ExpiredToken`, `BadDeviceToken` (APNs); `UNREGISTERED`, `INVALID_ARGUMENT` (FCM);
+    /// `NotFound`, `Gone` (Web Push).
     public var reason: String
     /// Milliseconds since the epoch; nil for "now" (database clock).
     public var atMilliseconds: Int64?
@@ -15,14 +16,14 @@ public struct TokenInvalidation: Sendable, Hashable {
 
     public init(deviceToken: String, environment: APNsEnvironment, reason: String, atMilliseconds: Int64?, provider: Provider = .apns) {
         self.deviceToken = deviceToken
-        self.environment = provider == .fcm ? .production : environment
+        self.environment = provider == .apns ? environment : .production
         self.reason = reason
         self.atMilliseconds = atMilliseconds
         self.provider = provider
     }
 
-    /// The token as `pushq.devices` keys it: lower-case for APNs, as given for FCM.
-    var storedToken: String { provider == .fcm ? deviceToken : deviceToken.lowercased() }
+    /// The token as `pushq.devices` keys it: lower-case for APNs, as given for FCM and Web Push.
+    var storedToken: String { provider == .apns ? deviceToken.lowercased() : deviceToken }
 }
 
 /// A token APNs throttled (429): other rows for it wait until `delay` seconds from now (APNs

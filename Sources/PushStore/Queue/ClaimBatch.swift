@@ -31,9 +31,12 @@ public struct RowCompletion: Sendable {
     public var apnsUniqueID: UUID?
     /// `fcm_message_name`: the `name` FCM answered a 200 with (`projects/…/messages/…`).
     public var messageName: String?
+    /// `webpush_location`: the `Location` a Web Push service answered a 201 with (the message's
+    /// resource). Written to Web Push rows only.
+    public var webpushLocation: String?
 
     public init(id: Int64, attempt: Int, lease: Int64, disposition: Disposition, httpStatus: Int?, apnsUniqueID: UUID?,
-                messageName: String? = nil) {
+                messageName: String? = nil, webpushLocation: String? = nil) {
         self.id = id
         self.attempt = attempt
         self.lease = lease
@@ -41,6 +44,7 @@ public struct RowCompletion: Sendable {
         self.httpStatus = httpStatus
         self.apnsUniqueID = apnsUniqueID
         self.messageName = messageName
+        self.webpushLocation = webpushLocation
     }
 
     /// The claim this answers.

@@ -4,7 +4,9 @@ import PGClient
 /// The conditions a claim adds to "due, of these credentials" (``ClaimRouting``): no endpoint
 /// held (``heldSQL(environment:)``) or the one endpoint a probe claims, a single row, rows to
 /// leave out. Written over `n`, with parameters numbered from `next`. A row's endpoint is its
-/// credential and channel: `fcm` for an FCM row, its environment (or the default) for an APNs row.
+/// credential and channel: `fcm` for an FCM row, its environment (or the default) for an APNs row,
+/// its endpoint's origin for a Web Push row (`WebPushOrigin`'s text: `https://` and the host
+/// lower-cased, `:port` unless 443; the row rules refuse a port with leading zeros).
 ///
 /// Filters are written so the planner can estimate them (no expressions over columns but the
 /// endpoint's): with a misjudged filter it sorts every waiting row instead of walking
@@ -36,6 +38,10 @@ struct ClaimFilter {
                 let environment = environmentParameter()
                 add(only.environment.rawValue) { "AND COALESCE(n.environment, \(environment)) = \($0)" }
             }
+            // A Web Push probe takes its origin's rows alone (a hold is per origin).
+            if only.provider == .webpush, only.origin != nil {
+                add(only.channel) { "AND \(Self.webPushOriginSQL) = \($0)" }
+            }
         } else {
             sql += (sql.isEmpty ? "" : " ") + Self.heldSQL(environment: environmentParameter())
         }
@@ -55,10 +61,18 @@ struct ClaimFilter {
     static func heldSQL(environment: String) -> String {
         """
         AND (NOT EXISTS (SELECT 1 FROM pushq.credential_pauses)
-             OR (COALESCE(n.credential, 'default'), CASE WHEN n.provider = 'fcm' THEN 'fcm' ELSE COALESCE(n.environment, \(environment)) END)
+             OR (COALESCE(n.credential, 'default'),
+                 CASE WHEN n.provider = 'fcm' THEN 'fcm'
+                      WHEN n.provider = 'webpush' THEN \(webPushOriginSQL)
+                      ELSE COALESCE(n.environment, \(environment)) END)
                 NOT IN (SELECT p.credential, p.environment FROM pushq.credential_pauses p))
         """
     }
+
+    /// The origin of Web Push row `n`'s endpoint, as `WebPushOrigin` writes it (the key of its
+    /// holds): `https://`, the host lower-cased, `:port` unless 443. Exact for what the row rules
+    /// admit (`https://host[:port]/path`, any case, no userinfo, no port with leading zeros).
+    static let webPushOriginSQL = "regexp_replace(lower(substring(n.device_token from '^[^/]*//[^/?]*')), ':443$', '')"
 
     private mutating func environmentParameter() -> String {
         if let environment { return environment }

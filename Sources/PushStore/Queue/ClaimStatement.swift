@@ -226,6 +226,14 @@ enum ClaimStatement {
                                     AND d.environment = COALESCE(n.environment, $4)
                                     AND d.provider = 'apns'
                                     AND pushq.token_is_invalid(d.registered_at, d.invalidated_at)) THEN 'failed'
+                        -- A Web Push subscription, like an FCM token, is registered in 'production'
+                        -- (devices_webpush_environment_default) and matched byte for byte.
+                        WHEN n.provider = 'webpush' AND EXISTS (
+                                 SELECT 1 FROM pushq.devices d
+                                  WHERE d.device_token = n.device_token
+                                    AND d.environment = 'production'
+                                    AND d.provider = 'webpush'
+                                    AND pushq.token_is_invalid(d.registered_at, d.invalidated_at)) THEN 'failed'
                         WHEN n.attempts - CASE WHEN n.status = 'sending' AND n.last_reason IS DISTINCT FROM 'LeaseExpired' THEN 1 ELSE 0 END
                              >= n.max_attempts THEN 'exhausted'
                         WHEN n.provider = 'apns' AND EXISTS (
@@ -287,7 +295,8 @@ enum ClaimStatement {
                       (extract(epoch FROM n.locked_until) * 1000000)::bigint AS lease,
                       n.lane, p.rank, p.ord, p.due_at,
                       CASE WHEN n.channel IS NOT NULL THEN (SELECT c.apns_channel_id FROM pushq.channels c WHERE c.name = n.channel) END AS channel_id,
-                      CASE WHEN n.channel IS NOT NULL THEN (SELECT c.message_storage_policy FROM pushq.channels c WHERE c.name = n.channel) END AS channel_storage_policy
+                      CASE WHEN n.channel IS NOT NULL THEN (SELECT c.message_storage_policy FROM pushq.channels c WHERE c.name = n.channel) END AS channel_storage_policy,
+                      CASE WHEN p.verdict = 'sending' THEN n.webpush_keys::text END AS webpush_keys
         ), tallied AS (
             -- Rows the claim ends as failed (a token found invalid, attempts used up), tallied.
             \(PGConnection.tallySQL(from: """
@@ -298,7 +307,7 @@ enum ClaimStatement {
         (SELECT * FROM claimed ORDER BY 20, 21, 1)
         UNION ALL
         -- A cap held back due rows: one row that says so (the worker claims again soon).
-        SELECT 0, 'budget', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+        SELECT 0, 'budget', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
          WHERE EXISTS (
                    SELECT 1 FROM queue q
                     WHERE q.budget IS NOT NULL

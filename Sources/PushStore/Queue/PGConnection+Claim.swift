@@ -87,7 +87,9 @@ extension PGConnection {
             // A broadcast whose channel row is gone (deleted by hand while the row was in flight)
             // has neither a token nor a channel id: it cannot be sent anywhere.
             let lostChannel = provider == .apns && deviceToken == nil && channelID == nil
-            let readable = provider == .fcm || (provider == .apns && pushType != nil && environment != nil && !lostChannel)
+            // A Web Push row needs its keys (the row rules see to it; checked again when its request is made).
+            let readable = provider == .fcm || (provider == .webpush && row.string(c.webpushKeys) != nil)
+                || (provider == .apns && pushType != nil && environment != nil && !lostChannel)
             if verdict == .send && !readable { verdict = .unreadable }
             batch.rows.append(ClaimedNotification(
                 id: try row.decode(Int64.self, c.id),
@@ -110,7 +112,8 @@ extension PGConnection {
                 lane: row.string(c.lane) ?? LaneStops.defaultLane,
                 rank: try row.decode(Int?.self, c.rank) ?? Int(PushRequest.defaultRank),
                 channelID: channelID,
-                channelStoragePolicy: try row.decode(Int?.self, c.channelStoragePolicy)))
+                channelStoragePolicy: try row.decode(Int?.self, c.channelStoragePolicy),
+                webpushKeys: row.string(c.webpushKeys)))
         }
         return batch
     }
@@ -119,7 +122,7 @@ extension PGConnection {
     /// once per row: a claim decodes up to hundreds of rows.
     private struct ClaimColumns {
         let id, verdict, deviceToken, payload, topic, pushType, priority, expiresAt, collapseID, apnsID, environment: PGColumn
-        let credential, attempts, maxAttempts, lastReason, provider, lease, lane, rank, channelID, channelStoragePolicy: PGColumn
+        let credential, attempts, maxAttempts, lastReason, provider, lease, lane, rank, channelID, channelStoragePolicy, webpushKeys: PGColumn
 
         init(_ rows: PGRows) throws(PGError) {
             id = try rows.column("id")
@@ -143,6 +146,7 @@ extension PGConnection {
             rank = try rows.column("rank")
             channelID = try rows.column("channel_id")
             channelStoragePolicy = try rows.column("channel_storage_policy")
+            webpushKeys = try rows.column("webpush_keys")
         }
     }
 

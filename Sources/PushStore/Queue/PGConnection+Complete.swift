@@ -112,13 +112,16 @@ extension PGConnection {
     /// Gives the rest of the write-back's transaction the server's nested-loop setting back.
     static let fencedUpdateEnd = "SET LOCAL enable_nestloop TO DEFAULT"
 
-    /// The parameters of ``completeSQL`` for `completions`, written back by `workerID`.
+    /// The parameters of ``completeSQL`` for `completions`, written back by `workerID`. `$10` is
+    /// the answer's own name for the message: FCM's message name, or a Web Push service's
+    /// `Location` (one array, so that the statement's parameters are those of every release: the
+    /// upgrade tests run an earlier worker's statement with them).
     static func completeParameters(_ completions: [RowCompletion], workerID: String) -> [(any PGParameter)?] {
         [
             completions.map(\.id), completions.map(\.attempt), completions.map(\.disposition.status.rawValue),
             completions.map(\.httpStatus), completions.map(\.disposition.reason), completions.map(\.apnsUniqueID),
             completions.map(\.disposition.retryDelay), completions.map(\.disposition.refundsAttempt), workerID,
-            completions.map(\.messageName), completions.map(\.lease),
+            completions.map { $0.messageName ?? $0.webpushLocation }, completions.map(\.lease),
         ]
     }
 
@@ -133,7 +136,8 @@ extension PGConnection {
                last_status = u.http,
                last_reason = u.reason,
                apns_unique_id = COALESCE(u.unique_id, n.apns_unique_id),
-               fcm_message_name = COALESCE(u.message_name, n.fcm_message_name),
+               fcm_message_name = CASE WHEN n.provider <> 'webpush' THEN COALESCE(u.message_name, n.fcm_message_name) END,
+               webpush_location = CASE WHEN n.provider = 'webpush' THEN COALESCE(u.message_name, n.webpush_location) END,
                sent_at = CASE WHEN u.status = 'sent' THEN now() ELSE n.sent_at END,
                finished_at = CASE WHEN u.status = 'retrying' AND (n.expires_at IS NULL OR n.expires_at > now() + u.delay * interval '1 second')
                                   THEN NULL ELSE now() END,

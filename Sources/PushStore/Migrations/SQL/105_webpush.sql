@@ -133,6 +133,9 @@ $_$;
 
 -- The registry's rules that know the providers: one expression, so that a registration that breaks
 -- nothing costs one evaluation; a rule breaks only when it is false (NULL passes, as in a CHECK).
+-- A Web Push subscription has its keys, except a row that only records an endpoint found invalid
+-- (the worker's write-back after a 404/410 to an endpoint never registered): without keys it
+-- stays invalid, so that enqueue_for_user never makes a row of it.
 CREATE FUNCTION pushq.devices_rules() RETURNS trigger
 LANGUAGE plpgsql AS $_$
 DECLARE
@@ -148,7 +151,9 @@ BEGIN
             THEN 'devices_webpush_endpoint'
         WHEN ((NEW.provider <> 'webpush') OR (NEW.environment = 'production')) IS FALSE
             THEN 'devices_webpush_environment_default'
-        WHEN ((NEW.provider <> 'webpush') OR COALESCE((jsonb_typeof(NEW.webpush_keys) = 'object') AND (jsonb_typeof(NEW.webpush_keys -> 'p256dh') = 'string') AND (jsonb_typeof(NEW.webpush_keys -> 'auth') = 'string') AND ((NEW.webpush_keys ->> 'p256dh') ~ '^B[A-P][A-Za-z0-9_-]*=*$') AND (length(rtrim(NEW.webpush_keys ->> 'p256dh', '=')) = 87) AND ((NEW.webpush_keys ->> 'auth') ~ '^[A-Za-z0-9_-]*=*$') AND (length(rtrim(NEW.webpush_keys ->> 'auth', '=')) = 22), false)) IS FALSE
+        WHEN ((NEW.provider <> 'webpush')
+              OR ((NEW.webpush_keys IS NULL) AND (NEW.invalidated_at IS NOT NULL) AND ((NEW.registered_at IS NULL) OR (NEW.registered_at < NEW.invalidated_at)))
+              OR COALESCE((jsonb_typeof(NEW.webpush_keys) = 'object') AND (jsonb_typeof(NEW.webpush_keys -> 'p256dh') = 'string') AND (jsonb_typeof(NEW.webpush_keys -> 'auth') = 'string') AND ((NEW.webpush_keys ->> 'p256dh') ~ '^B[A-P][A-Za-z0-9_-]*=*$') AND (length(rtrim(NEW.webpush_keys ->> 'p256dh', '=')) = 87) AND ((NEW.webpush_keys ->> 'auth') ~ '^[A-Za-z0-9_-]*=*$') AND (length(rtrim(NEW.webpush_keys ->> 'auth', '=')) = 22), false)) IS FALSE
             THEN 'devices_webpush_keys'
         WHEN ((NEW.provider = 'webpush') OR (NEW.webpush_keys IS NULL)) IS FALSE
             THEN 'devices_webpush_keys_provider'
@@ -162,7 +167,7 @@ END
 $_$;
 
 CREATE TRIGGER devices_rules
-    BEFORE INSERT OR UPDATE OF device_token, environment, provider, invalid_reason, webpush_keys ON pushq.devices
+    BEFORE INSERT OR UPDATE OF device_token, environment, provider, registered_at, invalidated_at, invalid_reason, webpush_keys ON pushq.devices
     FOR EACH ROW EXECUTE FUNCTION pushq.devices_rules();
 
 -- A Web Push row's keys are among the columns whose change is checked again.
