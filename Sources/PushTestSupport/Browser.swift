@@ -14,6 +14,12 @@ public enum Browser {
         case waitFor(String, timeoutSeconds: Double = 15)
         /// A PNG of the page at this size.
         case screenshot(path: String, width: Int, height: Int)
+        /// One DevTools protocol command to the page (`Browser.grantPermissions`,
+        /// `Page.addScriptToEvaluateOnNewDocument`…); its result is the step's, as JSON.
+        case cdp(String, [String: any Sendable] = [:])
+        /// Text delivered to the service worker registered for `scope` (a URL), as its push
+        /// service would after decryption; the step's result is its registration id.
+        case push(String, scope: String)
 
         var json: [String: Any] {
             switch self {
@@ -21,6 +27,8 @@ public enum Browser {
             case .eval(let js): return ["eval": js]
             case .waitFor(let js, let timeout): return ["waitFor": js, "timeout": timeout]
             case .screenshot(let path, let width, let height): return ["screenshot": path, "width": width, "height": height]
+            case .cdp(let method, let params): return ["cdp": method, "params": params]
+            case .push(let data, let scope): return ["push": data, "scope": scope]
             }
         }
     }
@@ -61,6 +69,8 @@ public enum Browser {
         switch value {
         case is NSNull: return nil
         case let s as String: return s
+        case let object as [String: Any]:
+            return (try? JSONSerialization.data(withJSONObject: object)).map { String(decoding: $0, as: UTF8.self) }
         default: return "\(value)"
         }
     }

@@ -143,6 +143,67 @@ struct ExamplesTests {
         }
     }
 
+    /// examples/js given a browser's subscription (the mock's, in the form of `PushSubscription.toJSON()`,
+    /// restricted to the worker's VAPID key as a browser's is): its Web Push row beside its APNs row, in one
+    /// transaction; a `pushq worker` with the `PUSHQ_WEBPUSH_*` settings sends both, and the mock decrypts
+    /// the Web Push message to the row's payload byte for byte, with the row's Topic and Urgency.
+    @Test("the js example with a browser's subscription enqueues a Web Push row beside its APNs row; both are sent")
+    func jsWebPush() async throws {
+        let example = try #require(Example.all.first { $0.name == "js" })
+        let node = try #require(Self.onPath(example.program), "node is not on PATH: run scripts/install-deps")
+        try #require(FileManager.default.fileExists(atPath: Example.nodeModules + "/pg/package.json"),
+                     "\(Example.nodeModules)/pg is missing: run scripts/install-deps")
+        let dir = ProcessTemporaryDirectory.path(prefix: "pushq-example-js-") + "/" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let vapid = dir + "/vapid.pem"
+        let made = try await ChildProcess.run(pushqBinary, ["webpush-key", "--generate", vapid])
+        #expect(made.termination == .exit(0), "pushq webpush-key: \(made.stderr)")
+        let applicationServerKey = made.stdout.trimmingCharacters(in: .newlines)
+        try await TestDatabase.withConnection { db in
+            try await withMock { mock, mockURL in
+                let subscription = try mock.makeWebPushSubscription(MockWebPushSubscriptionOptions(applicationServerKey: applicationServerKey))
+                let subscriptionFile = dir + "/subscription.json"
+                try subscription.toJSON().write(toFile: subscriptionFile, atomically: true, encoding: .utf8)
+                let url = Self.withoutTLS(try await databaseURL(db))
+                let log = dir + "/worker.log"
+                // Patient, as in exampleIsSent; the mock is on 127.0.0.1, so its origin is allowlisted.
+                let worker = try ChildProcess(pushqBinary, ["worker"], environment: workerEnvironment(
+                    databaseURL: url, apnsURL: mockURL, workerID: "example-js-webpush", extra: [
+                        "PUSHQ_APNS_REQUEST_TIMEOUT": "30", "PUSHQ_LEASE_SECONDS": "60",
+                        "PUSHQ_WEBPUSH_VAPID_KEY_FILE": vapid, "PUSHQ_WEBPUSH_VAPID_SUBJECT": "mailto:ops@example.com",
+                        "PUSHQ_WEBPUSH_ALLOWED_ORIGINS": mockURL,
+                    ]), stdout: .null, stderr: .file(log))
+                defer { worker.kill(SIGKILL) }  // a no-op once it has stopped below
+                let token = Fixtures.token(200, prefix: "e")
+                var env = ProcessInfo.processInfo.environment
+                env["PUSHQ_DATABASE_URL"] = url
+                for (k, v) in example.environment { env[k] = v }
+                let (termination, out, err) = try await ChildProcess.run(node, [Example.file("js/enqueue.js"), token, subscriptionFile], environment: env)
+                let workerLog = { (try? String(contentsOfFile: log, encoding: .utf8))?.suffix(3000) ?? "" }
+                #expect(termination == .exit(0), "js: \(termination)\n\(out)\(err)\nworker:\n\(workerLog())")
+                #expect(out.contains(": sent (HTTP 200)") && out.contains(": sent (HTTP 201)"), "js printed: \(out)\(err)")
+                worker.kill(SIGTERM)
+                #expect(await worker.wait() == .exit(0), "worker:\n\(workerLog())")
+
+                let rows = try await db.query("""
+                    SELECT provider, status, last_status, device_token, payload::text, created_at = (SELECT min(created_at) FROM pushq.notifications)
+                      FROM pushq.notifications ORDER BY id
+                    """)
+                #expect(rows.count == 2)
+                #expect(rows.string(0, 0) == "apns" && rows.string(0, 1) == "sent" && rows.string(0, 3) == token)
+                #expect(rows.string(1, 0) == "webpush" && rows.string(1, 1) == "sent" && rows.string(1, 2) == "201")
+                #expect(rows.string(1, 3) == subscription.endpoint, "the endpoint byte for byte")
+                #expect(rows.string(1, 5) == "t", "both rows from one transaction: created_at is its now()")
+                #expect(mock.requests().filter { $0.deviceToken == token }.count == 1)
+                let received = mock.webPushRequests().filter { $0.endpoint == subscription.endpoint }
+                #expect(received.count == 1, "Web Push requests for the subscription: \(received.count)")
+                #expect(received.first?.plaintextString == rows.string(1, 4), "decrypted to the row's payload byte for byte")
+                #expect(received.first?.topic == "order-1042" && received.first?.urgency == "high")
+                #expect(received.first?.vapidPublicKey == applicationServerKey)
+            }
+        }
+    }
+
     @Test("a listener whose connection is cut listens again and reads the outcome of the row that ended while it was away",
           arguments: Example.all.filter(\.listens))
     func listenerCatchesUp(_ example: Example) async throws {
