@@ -35,12 +35,15 @@ public enum LockWait {
         return false
     }
 
-    /// Runs `body` on a new producer session (statement_timeout 10 s): the error it threw, if
-    /// any, and how long it took. A producer held behind the migration's lock request until
-    /// the reader ends fails with the timeout.
+    /// Runs `body` on a new producer session: the error it threw, if any, and how long it took.
+    /// A statement that waits 3 s for a lock fails (`lock_timeout`, SQLSTATE 55P03): a migration
+    /// with lock-retry gives way after 1 s per try, so only one that holds its lock request
+    /// until the reader ends makes it fail. The server counts the wait, not the wall clock of
+    /// a busy machine (statement_timeout 10 s ends anything else that hangs).
     public static func produce(_ url: String, _ body: (PGConnection) async throws -> Void) async throws
         -> (error: (any Error)?, took: Duration) {
         let producer = try await PGConnection.connect(url, logger: TestDatabase.logger, statementTimeout: .seconds(10))
+        try await producer.execute("SET lock_timeout = '3s'")
         let start = ContinuousClock.now
         var failure: (any Error)?
         do { try await body(producer) } catch { failure = error }

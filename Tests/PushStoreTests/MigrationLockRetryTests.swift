@@ -63,7 +63,7 @@ struct MigrationLockRetryTests {
             async let applied = migrator.migrate(Migration.all + [migration], logger: logger)
             #expect(try await LockWait.untilWaiting(observer, on: "pushq.notifications"), "the migration waits for the lock")
             // Queued behind the migration's lock request, an INSERT goes on when that try gives way (500 ms);
-            // held until the reader ends (never, before this returns), its 10 s statement timeout would fail it.
+            // held until the reader ends (never, before this returns), its 3 s lock timeout would fail it.
             let producer = try await LockWait.produce(url) { producer in
                 try await producer.query("INSERT INTO pushq.notifications (device_token, payload) VALUES ($1, '{}')", [String(repeating: "e", count: 64)])
             }
@@ -76,7 +76,6 @@ struct MigrationLockRetryTests {
             }
             try await reader.execute("COMMIT")  // before any expectation can end the test: the migration waits for it
             #expect(producer.error == nil, "the INSERT waited behind the migration: \(String(describing: producer.error))")
-            #expect(producer.took < .seconds(5))
             #expect(unlimited, "the last try waits without a lock timeout")
             #expect(try await applied == [1000])
             let gaveWay = logs.entries.map { "\($0.message)" }.filter { $0.hasPrefix("migration gave way to a lock") }

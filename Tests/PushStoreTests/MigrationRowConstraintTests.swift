@@ -110,7 +110,6 @@ struct MigrationRowConstraintTests {
             #expect(await reader.inTransaction)
             try await reader.execute("COMMIT")  // before any expectation can end the test: the migration waits for it
             #expect(producer.error == nil, "the INSERT waited behind the migration: \(String(describing: producer.error))")
-            #expect(producer.took < .seconds(5))
             #expect(try await applied == Migration.all.map(\.version).filter { $0 >= 4 })
             #expect(try await observer.query("SELECT count(*) FROM pushq.notifications").decode(Int.self, 0, 0) == 1)
             for c in [migrator, reader, observer] { await c.close() }
