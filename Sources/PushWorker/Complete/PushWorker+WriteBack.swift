@@ -47,7 +47,7 @@ extension PushWorker {
             }
             batch.completions.append(RowCompletion(id: answer.tag, attempt: h.attempt, lease: h.lease, disposition: d, httpStatus: answer.status,
                                                    apnsUniqueID: answer.apns?.uniqueID.flatMap { UUID(uuidString: $0) },
-                                                   messageName: answer.fcm?.messageName))
+                                                   messageName: answer.fcm?.messageName, webpushLocation: answer.webPush?.location))
             switch d.status {
             case .sent: batch.sent += 1
             case .failed: batch.failed += 1
