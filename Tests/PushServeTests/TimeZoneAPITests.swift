@@ -46,7 +46,7 @@ struct TimeZoneAPITests {
 
     // 2030-12-01 09:00 local: 03:30Z in Kolkata (+05:30), 19:00Z the day before in Kiritimati (+14),
     // 09:00Z for a device without a zone (UTC, whatever the server's TimeZone).
-    @Test("the fan-out's local_time: each device's row at that local time in its zone (UTC without one), its zone and user_ref copied")
+    @Test("the fan-out's local_time: each device's row at that local time in its zone (else UTC), its zone and user_ref copied")
     func fanOutLocalTime() async throws {
         try await ServeHarness.with { serve, db in
             try await db.query("""

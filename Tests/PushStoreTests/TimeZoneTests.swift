@@ -17,7 +17,7 @@ struct TimeZoneTests {
     }
 
     // Half-hour (Asia/Kolkata, +05:30) and +14 h (Pacific/Kiritimati) zones are names like the others.
-    @Test("a device's and a notification's time_zone is an IANA name; an unknown one is refused at INSERT and UPDATE, naming the column")
+    @Test("time_zone of devices and notifications: an IANA name; an unknown one refused at INSERT and UPDATE, naming the column")
     func unknownRefused() async throws {
         try await TestDatabase.withConnection { c in
             try await c.query("""
@@ -75,7 +75,7 @@ struct TimeZoneTests {
     // 2030-12-01 09:00 local is 03:30Z in Kolkata (+05:30), 19:00Z on November 30 in Kiritimati (+14),
     // 12:30Z in St. John's (-03:30), 14:00Z in New York (EST) and 09:00Z without a zone: UTC, though
     // the session's TimeZone is Chatham's (+13:45). On 2030-07-01 New York is on EDT: 13:00Z.
-    @Test("enqueue_for_user(local_time =>): each row at that local time in its device's zone, UTC without one, whatever the session's TimeZone")
+    @Test("enqueue_for_user's local_time: each row at that local time in its device's zone (else UTC), whatever the session zone")
     func localTime() async throws {
         try await TestDatabase.withConnection { c in
             try await c.query("""
@@ -137,7 +137,7 @@ struct TimeZoneTests {
     // PushCore's ZoneRules (what the worker will use) and PostgreSQL's AT TIME ZONE (what the claim
     // will use) read the same tzdata: their offsets agree every ~3 days from 2020 to 2045 (after 2037
     // through the files' footer rules) and a second either side of each transition.
-    @Test("PushCore's ZoneRules and PostgreSQL give the same UTC offsets: half-hour, 45-minute and +14 h zones, both DST changes, after 2037")
+    @Test("ZoneRules and PostgreSQL give the same offsets: half-hour, 45-minute and +14 h zones, both DST changes, after 2037")
     func rulesAgreeWithPostgreSQL() async throws {
         try await TestDatabase.withConnection { c in
             for name in ["Asia/Kolkata", "Asia/Kathmandu", "Pacific/Kiritimati", "Pacific/Chatham", "Australia/Lord_Howe", "America/St_Johns",
@@ -195,7 +195,7 @@ struct TimeZoneTests {
     // Rows as a 0.4.0 producer writes them, and the 0.4.0 worker's statements (this release's claim and
     // write-back name none of the new columns), on a populated table: the columns are added in the
     // catalog only (the tables' files are the same files), every row is kept.
-    @Test("migration 106 on a populated table: catalog only, every row kept, 0.4.0 producers' INSERTs and enqueue_for_user calls work")
+    @Test("migration 106 on a populated table: catalog only, every row kept, 0.4.0 producers' INSERTs and enqueue_for_user work")
     func olderProducersAndWorkers() async throws {
         try await TestDatabase.with(migrated: false) { url in
             let c = try await PGConnection.connect(url, logger: TestDatabase.logger)
