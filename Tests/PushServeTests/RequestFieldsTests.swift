@@ -23,7 +23,9 @@ struct RequestFieldsTests {
     @Test("the notification's fields are exactly the columns producers write; the device's the registry's")
     func fields() {
         #expect(Set(RequestFields.notification.kinds.keys) == Set(NotificationInsert.writableColumns.map(\.name)))
-        #expect(Set(RequestFields.device.kinds.keys) == Set(DeviceRegistration.writableColumns))
+        // A PushSubscription's endpoint, keys and expirationTime stand for device_token (provider webpush) and webpush_keys.
+        #expect(Set(RequestFields.device.kinds.keys).union(["webpush_keys"])
+                == Set(DeviceRegistration.writableColumns).union(["endpoint", "keys", "expirationTime"]))
         #expect(Set(RequestFields.fanOut.kinds.keys) == Set(PGConnection.enqueueForUserArguments))
     }
 }

@@ -143,7 +143,7 @@ extension RequestFields {
         "provider": .text, "device_token": .text, "channel": .text, "payload": .json, "push_type": .text, "topic": .text,
         "priority": .integer(-32_768...32_767), "expires_at": .time, "collapse_id": .text, "apns_id": .uuid, "environment": .text,
         "credential": .text, "scheduled_at": .time, "max_attempts": .integer(-32_768...32_767), "metadata": .json, "lane": .text,
-        "dedupe_key": .text, "notify_channel": .text, "time_zone": .text, "user_ref": .text,
+        "dedupe_key": .text, "notify_channel": .text, "time_zone": .text, "user_ref": .text, "webpush_keys": .json,
     ], required: ["payload"])
 
     /// `POST /api/v1/users/{user_ref}/notifications`: the arguments of `pushq.enqueue_for_user`.
@@ -151,14 +151,16 @@ extension RequestFields {
         "payload": .json, "fcm_payload": .json, "topic": .text, "push_type": .text, "priority": .integer(-2_147_483_648...2_147_483_647),
         "expires_at": .time, "collapse_id": .text, "credential": .text, "scheduled_at": .time,
         "max_attempts": .integer(-2_147_483_648...2_147_483_647), "metadata": .json, "lane": .text, "dedupe_key": .text,
-        "notify_channel": .text, "local_time": .localTime,
+        "notify_channel": .text, "local_time": .localTime, "webpush_payload": .json,
     ], required: [])
 
-    /// `PUT /api/v1/devices`: a registration's columns.
+    /// `PUT /api/v1/devices`: a registration's columns, or a browser's `PushSubscription` as
+    /// `toJSON()` gives it (`endpoint`, `expirationTime`, `keys`) with them (``APIRoutes/webPushSubscription(_:)``).
     static let device = RequestFields(kinds: [
         "device_token": .text, "provider": .text, "environment": .text, "user_ref": .text, "topic": .text, "kind": .text,
         "activity_id": .text, "installation_id": .text, "time_zone": .text,
-    ], required: ["device_token"])
+        "endpoint": .text, "keys": .json, "expirationTime": .json,
+    ], required: [])
 
     /// `DELETE /api/v1/devices`: which registrations.
     static let deviceKey = RequestFields(kinds: ["device_token": .text, "provider": .text, "environment": .text], required: ["device_token"])

@@ -10,6 +10,7 @@ public struct DeviceRegistration: Sendable, Equatable {
     /// The columns a registration may give (docs/producers.md, "The device registry").
     public static let writableColumns = [
         "device_token", "provider", "environment", "user_ref", "topic", "kind", "activity_id", "installation_id", "time_zone",
+        "webpush_keys",
     ]
     /// The registry's key: on conflict with these, the registration refreshes the row.
     static let keyColumns: Set<String> = ["device_token", "provider", "environment"]
@@ -96,11 +97,11 @@ extension PGConnection {
     /// The optional arguments of `pushq.enqueue_for_user`, in its order.
     public static let enqueueForUserArguments = [
         "payload", "topic", "push_type", "priority", "expires_at", "collapse_id", "credential", "scheduled_at",
-        "max_attempts", "metadata", "fcm_payload", "lane", "dedupe_key", "notify_channel", "local_time",
+        "max_attempts", "metadata", "fcm_payload", "lane", "dedupe_key", "notify_channel", "local_time", "webpush_payload",
     ]
     /// Their types (named notation needs the parameter's type to pick the function).
     static let enqueueForUserTypes = [
         "payload": "json", "priority": "integer", "expires_at": "timestamptz", "scheduled_at": "timestamptz",
-        "max_attempts": "integer", "metadata": "jsonb", "fcm_payload": "json", "local_time": "timestamp",
+        "max_attempts": "integer", "metadata": "jsonb", "fcm_payload": "json", "local_time": "timestamp", "webpush_payload": "json",
     ]
 }

@@ -1,0 +1,113 @@
+import Foundation
+import PushServe
+import PushStore
+import PushTestSupport
+import Testing
+
+/// Web Push over the API (issue 47 item 3): `PUT /api/v1/devices` takes a browser's
+/// `PushSubscription` as `toJSON()` gives it, with a `user_ref`; bad input is a 400 naming the
+/// field; the per-user fan-out reaches a user's browsers with `webpush_payload`; a single Web Push
+/// row can be enqueued with its `webpush_keys`.
+@Suite("API: Web Push")
+struct WebPushAPITests {
+    static let p256dh = "BCVxsr7N_eNgVRqvHtD0zTZsEc6-VV-JvLexhqUzORcxaOzi6-AYWXvTBHm4bjyPjs7Vd8pZGH6SRpkNtoIAiw4"
+    static let auth = "BTBZMqHH6r4Tts7J_aSIgg"
+    static let endpoint = "https://fcm.googleapis.com/fcm/send/dY3-Qx:APA91bHr_kQ"
+
+    static func subscription(endpoint: String = endpoint, keys: String = #"{"p256dh":"\#(p256dh)","auth":"\#(auth)"}"#,
+                             extra: String = #","user_ref":"ann""#) -> String {
+        #"{"endpoint":"\#(endpoint)","expirationTime":null,"keys":\#(keys)\#(extra)}"#
+    }
+
+    @Test("PUT /devices takes a PushSubscription as the browser gives it: endpoint byte for byte, keys, user_ref; again refreshes it")
+    func registersSubscription() async throws {
+        try await ServeHarness.with { serve, db in
+            let put = try await serve.call("PUT", "/api/v1/devices", key: "devices", json: Self.subscription())
+            #expect(put.status == 201, "\(put.body)")
+            let row = try await db.query("""
+                SELECT provider, device_token, environment, user_ref, webpush_keys ->> 'p256dh', webpush_keys ->> 'auth' FROM pushq.devices
+                """)
+            #expect(row.count == 1 && row.string(0, 0) == "webpush" && row.string(0, 1) == Self.endpoint && row.string(0, 2) == "production")
+            #expect(row.string(0, 3) == "ann" && row.string(0, 4) == Self.p256dh && row.string(0, 5) == Self.auth)
+            // Invalidated (a 410), then subscribed again: registered anew, valid.
+            try await db.query("UPDATE pushq.devices SET invalidated_at = now(), invalid_reason = 'Gone'")
+            let again = try await serve.call("PUT", "/api/v1/devices", key: "devices", json: Self.subscription())
+            #expect(again.status == 200, "\(again.body)")
+            let valid = try await db.query("SELECT NOT pushq.token_is_invalid(registered_at, invalidated_at) FROM pushq.devices")
+            #expect(valid.string(0, 0) == "t")
+        }
+    }
+
+    struct Bad: Sendable, CustomTestStringConvertible {
+        var label: String
+        var body: String
+        var field: String
+        var testDescription: String { label }
+    }
+
+    static let bad: [Bad] = [
+        Bad(label: "http endpoint", body: subscription(endpoint: "http://push.example.com/x"), field: "endpoint"),
+        Bad(label: "userinfo", body: subscription(endpoint: "https://a:b@push.example.com/x"), field: "endpoint"),
+        Bad(label: "keys missing", body: #"{"endpoint":"\#(endpoint)","user_ref":"ann"}"#, field: "keys"),
+        Bad(label: "keys a string", body: subscription(keys: #""abc""#), field: "keys"),
+        Bad(label: "p256dh missing", body: subscription(keys: #"{"auth":"\#(auth)"}"#), field: "keys.p256dh"),
+        Bad(label: "p256dh short", body: subscription(keys: #"{"p256dh":"BCVx","auth":"\#(auth)"}"#), field: "keys.p256dh"),
+        Bad(label: "auth of 15 bytes", body: subscription(keys: #"{"p256dh":"\#(p256dh)","auth":"BTBZMqHH6r4Tts7J_aSI"}"#), field: "keys.auth"),
+        Bad(label: "another provider", body: subscription(extra: #","provider":"fcm""#), field: "provider"),
+        Bad(label: "endpoint and device_token", body: subscription(extra: #","device_token":"x""#), field: "device_token"),
+        Bad(label: "expirationTime a string", body: #"{"endpoint":"\#(endpoint)","expirationTime":"soon","keys":{"p256dh":"\#(p256dh)","auth":"\#(auth)"}}"#,
+            field: "expirationTime"),
+        Bad(label: "keys without an endpoint", body: #"{"keys":{"p256dh":"\#(p256dh)","auth":"\#(auth)"}}"#, field: "endpoint"),
+        Bad(label: "neither endpoint nor device_token", body: #"{"user_ref":"ann"}"#, field: "device_token"),
+        Bad(label: "a development subscription", body: subscription(extra: #","environment":"development""#), field: "environment"),
+    ]
+
+    @Test("a malformed PushSubscription is 400 invalid_field naming the field; nothing is registered", arguments: bad)
+    func refused(_ bad: Bad) async throws {
+        try await ServeHarness.with { serve, db in
+            let answer = try await serve.call("PUT", "/api/v1/devices", key: "devices", json: bad.body)
+            #expect(try answer.status == 400 && answer.error("field") == bad.field, "\(answer.body)")
+            #expect(!answer.body.contains("dY3-Qx"), "the endpoint's path is not repeated")
+            #expect(try await db.query("SELECT count(*) FROM pushq.devices").string(0, 0) == "0")
+        }
+    }
+
+    @Test("the fan-out reaches a user's browsers with webpush_payload, keys copied; without it, none of them")
+    func fanOut() async throws {
+        try await ServeHarness.with { serve, db in
+            #expect(try await serve.call("PUT", "/api/v1/devices", key: "devices", json: Self.subscription()).status == 201)
+            try await db.query("INSERT INTO pushq.devices (device_token, user_ref) VALUES (repeat('ab', 32), 'ann')")
+            let both = try await serve.call("POST", "/api/v1/users/ann/notifications", key: "enqueue", json: """
+                {"payload":{"aps":{"alert":"hi"}},"webpush_payload":{"web_push":8030,"notification":{"title":"hi","navigate":"https://example.com/"}},
+                 "priority":5,"dedupe_key":"k1"}
+                """)
+            #expect(both.status == 201, "\(both.body)")
+            let rows = try await db.query("""
+                SELECT provider, device_token, payload::text, priority, webpush_keys ->> 'auth', topic FROM pushq.notifications ORDER BY provider
+                """)
+            #expect(rows.count == 2 && rows.string(0, 0) == "apns" && rows.string(1, 0) == "webpush")
+            #expect(rows.string(1, 1) == Self.endpoint && rows.string(1, 2) == #"{"web_push":8030,"notification":{"title":"hi","navigate":"https://example.com/"}}"#)
+            #expect(rows.string(1, 3) == "5" && rows.string(1, 4) == Self.auth && rows.string(1, 5) == nil)
+            let apnsOnly = try await serve.call("POST", "/api/v1/users/ann/notifications", key: "enqueue", json: #"{"payload":{"aps":{}}}"#)
+            #expect(apnsOnly.status == 201)
+            #expect(try await db.query("SELECT count(*) FROM pushq.notifications WHERE provider = 'webpush'").string(0, 0) == "1")
+        }
+    }
+
+    @Test("POST /notifications takes one Web Push row with its webpush_keys; a bad Topic is 400 naming collapse_id")
+    func singleRow() async throws {
+        try await ServeHarness.with { serve, db in
+            let keys = #"{"p256dh":"\#(Self.p256dh)","auth":"\#(Self.auth)"}"#
+            let ok = try await serve.call("POST", "/api/v1/notifications", key: "enqueue", json: """
+                {"provider":"webpush","device_token":"\(Self.endpoint)","webpush_keys":\(keys),"payload":{"web_push":8030},"collapse_id":"news"}
+                """)
+            #expect(ok.status == 201, "\(ok.body)")
+            #expect(try await db.query("SELECT webpush_keys ->> 'p256dh' FROM pushq.notifications").string(0, 0) == Self.p256dh)
+            let bad = try await serve.call("POST", "/api/v1/notifications", key: "enqueue", json: """
+                {"provider":"webpush","device_token":"\(Self.endpoint)","webpush_keys":\(keys),"payload":{},"collapse_id":"news.1"}
+                """)
+            #expect(try bad.status == 400 && bad.error("field") == "collapse_id" && bad.error("constraint") == "notifications_webpush_topic",
+                    "\(bad.body)")
+        }
+    }
+}
