@@ -19,7 +19,7 @@ struct WebPushAPITests {
         #"{"endpoint":"\#(endpoint)","expirationTime":null,"keys":\#(keys)\#(extra)}"#
     }
 
-    @Test("PUT /devices takes a PushSubscription as the browser gives it: endpoint byte for byte, keys, user_ref; again refreshes it")
+    @Test("PUT /devices takes a PushSubscription as the browser gives it: endpoint byte for byte, keys, user_ref; again: refreshed")
     func registersSubscription() async throws {
         try await ServeHarness.with { serve, db in
             let put = try await serve.call("PUT", "/api/v1/devices", key: "devices", json: Self.subscription())
