@@ -19,29 +19,30 @@ struct ClaimRoutingTests {
         let routing = ClaimRouting([.fcm: ["android", "default"]], only: nil)
         #expect(routing.parameters.count == ClaimRouting.parameterCount)
         let pairs = Self.pairs(routing)
-        #expect(pairs.map(\.0) == [[], ["android", "default"]] && pairs.map(\.1) == [false, true])
-        let both = Self.pairs(ClaimRouting([.apns: ["a"], .fcm: ["default"]], only: nil))
-        #expect(both.map(\.0) == [["a"], ["default"]] && both.map(\.1) == [false, true])
+        #expect(pairs.map(\.0) == [[], ["android", "default"], []] && pairs.map(\.1) == [false, true, false])
+        let all = Self.pairs(ClaimRouting([.apns: ["a"], .fcm: ["default"], .webpush: ["w", "default"]], only: nil))
+        #expect(all.map(\.0) == [["a"], ["default"], ["w", "default"]] && all.map(\.1) == [false, true, true])
     }
 
     @Test("a probe claims its endpoint's credential of its provider alone, whatever the map")
     func probe() {
         let probe = Self.pairs(ClaimRouting([.apns: ["default", "b"], .fcm: ["f"]], only: .fcm("f")))
-        #expect(probe.map(\.0) == [[], ["f"]] && probe.map(\.1) == [false, false])
+        #expect(probe.map(\.0) == [[], ["f"], []] && probe.map(\.1) == [false, false, false])
         let apns = Self.pairs(ClaimRouting([.fcm: ["f"]], only: Endpoint(credential: "default", environment: .development)))
-        #expect(apns.map(\.0) == [["default"], []] && apns.map(\.1) == [true, false])
+        #expect(apns.map(\.0) == [["default"], [], []] && apns.map(\.1) == [true, false, false])
     }
 
-    @Test("the condition's text is the claim's of 0.3.0 and before: the statement and its plan are unchanged")
+    @Test("the condition's text is APNs' and FCM's branches as they were, then one branch for each provider added")
     func sameText() {
         // The text ClaimRouting.sql(from: 5) rendered when it was written out by hand for APNs
-        // and FCM: the claim statement embeds it, so the same text is the same statement. A
-        // provider added changes it (one more branch): ClaimPlanTests then judge the plan.
-        let before = """
+        // and FCM; Web Push's branch follows with its parameters after the claim's own ($13,
+        // $14). ClaimPlanTests judge the plan of the statement that embeds it.
+        let text = """
             AND ((n.provider = 'apns' AND (n.credential = ANY($5::text[]) OR (n.credential IS NULL AND $6)))
-                        OR (n.provider = 'fcm' AND (n.credential = ANY($7::text[]) OR (n.credential IS NULL AND $8))))
+                        OR (n.provider = 'fcm' AND (n.credential = ANY($7::text[]) OR (n.credential IS NULL AND $8)))
+                        OR (n.provider = 'webpush' AND (n.credential = ANY($13::text[]) OR (n.credential IS NULL AND $14))))
             """
-        #expect(ClaimRouting.sql(from: 5) == before)
+        #expect(ClaimRouting.sql(number: ClaimStatement.routingParameter) == text)
     }
 
     @Test("a provider added takes the next two parameters of the claim and moves no other one")

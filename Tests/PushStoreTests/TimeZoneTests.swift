@@ -166,13 +166,14 @@ struct TimeZoneTests {
     }
 
     // A producer's role that was granted EXECUTE on enqueue_for_user (PUBLIC's revoked) may call the new
-    // signature, and a role that was not still may not: 106 carries the function's privileges over.
+    // signature, and a role that was not still may not: from 0.4.0's function, 105 (Web Push) and 106
+    // each carry the function's privileges over to the signature they make.
     @Test("enqueue_for_user's privileges carry over to its new signature: a producer's role keeps EXECUTE, PUBLIC stays revoked")
     func enqueuePrivilegesKept() async throws {
         try await TestRoles.with(["producer", "stranger"]) { roles in
             try await TestDatabase.with(migrated: false) { url in
                 let c = try await PGConnection.connect(url, logger: TestDatabase.logger)
-                _ = try await c.migrate(Migration.all.filter { $0.version < PGConnection.timeZonesMigration }, logger: TestDatabase.logger)
+                _ = try await c.migrate(Migration.all.filter { $0.version <= SchemaHistory.releaseVersions.last! }, logger: TestDatabase.logger)
                 let old = try await c.query("""
                     SELECT p.oid::regprocedure::text FROM pg_proc p WHERE p.proname = 'enqueue_for_user' AND p.pronamespace = 'pushq'::regnamespace
                     """).string(0, 0) ?? ""

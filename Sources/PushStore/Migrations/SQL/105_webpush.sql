@@ -180,7 +180,12 @@ CREATE TRIGGER notifications_rules_update
     EXECUTE FUNCTION pushq.notifications_rules();
 
 -- enqueue_for_user: a user's Web Push subscriptions get webpush_payload (left out: none of them
--- gets a row), with their keys, the Urgency of `priority`, no APNs columns and no Topic.
+-- gets a row), with their keys, the Urgency of `priority`, no APNs columns and no Topic. The
+-- privileges on 0.4.0's function are granted on this one (a producer's role that may EXECUTE it
+-- still may).
+CREATE TEMPORARY TABLE enqueue_for_user_acl_0_4_0 ON COMMIT DROP AS
+SELECT proacl AS acl FROM pg_proc WHERE oid = 'pushq.enqueue_for_user(text, json, text, text, integer, timestamptz, text, text, timestamptz, integer, jsonb, json, text, text, text)'::regprocedure;
+
 DROP FUNCTION pushq.enqueue_for_user(text, json, text, text, integer, timestamptz, text, text, timestamptz, integer, jsonb, json, text, text, text);
 
 CREATE FUNCTION pushq.enqueue_for_user(
@@ -246,5 +251,22 @@ BEGIN
      ORDER BY d.provider, d.device_token, d.environment
     ON CONFLICT (dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING
     RETURNING id;
+END
+$$;
+
+DO $$
+DECLARE
+    acl aclitem[] := (SELECT a.acl FROM enqueue_for_user_acl_0_4_0 a);
+    grant_ record;
+BEGIN
+    IF acl IS NULL THEN
+        RETURN;  -- the default, as the new function's: the owner and PUBLIC may execute it
+    END IF;
+    REVOKE ALL ON FUNCTION pushq.enqueue_for_user(text, json, text, text, integer, timestamptz, text, text, timestamptz, integer, jsonb, json, text, text, text, json) FROM PUBLIC;
+    FOR grant_ IN SELECT e.grantee, e.is_grantable FROM aclexplode(acl) e WHERE e.privilege_type = 'EXECUTE' LOOP
+        EXECUTE format('GRANT EXECUTE ON FUNCTION pushq.enqueue_for_user(text, json, text, text, integer, timestamptz, text, text, timestamptz, integer, jsonb, json, text, text, text, json) TO %s%s',
+                       CASE WHEN grant_.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(grant_.grantee)) END,
+                       CASE WHEN grant_.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END);
+    END LOOP;
 END
 $$;
