@@ -82,24 +82,33 @@ struct RequestFields: Sendable {
         }
     }
 
+    /// The number written with `count` ASCII digits at `at` of `f`, nil if any is not a digit.
+    private static func number(_ f: [UInt8], _ at: Int, _ count: Int) -> Int? {
+        guard at + count <= f.count else { return nil }
+        var n = 0
+        for b in f[at..<(at + count)] {
+            guard (48...57).contains(b) else { return nil }
+            n = n * 10 + Int(b - 48)
+        }
+        return n
+    }
+
+    /// Whether `f` starts with `YYYY-MM-DDTHH:MM` (`T`, `t` or a space between), each field in
+    /// its range (a day past its month's end is left to PostgreSQL).
+    private static func startsWithDateAndMinute(_ f: [UInt8]) -> Bool {
+        guard f.count >= 16, f[4] == 45, f[7] == 45, [84, 116, 32].contains(f[10]), f[13] == 58, number(f, 0, 4) != nil,
+              let month = number(f, 5, 2), (1...12).contains(month), let day = number(f, 8, 2), (1...31).contains(day),
+              let hour = number(f, 11, 2), hour <= 23, let minute = number(f, 14, 2), minute <= 59 else { return false }
+        return true
+    }
+
     /// `2026-12-01T09:00`, `2026-12-01 09:00:00.5`: a date and a time of day without an offset,
     /// each field in its range (a day past its month's end is left to PostgreSQL).
     static func isLocalTime(_ text: String) -> Bool {
         let f = Array(text.utf8)
-        func number(_ at: Int, _ digits: Int) -> Int? {
-            guard at + digits <= f.count else { return nil }
-            var n = 0
-            for b in f[at..<(at + digits)] {
-                guard (48...57).contains(b) else { return nil }
-                n = n * 10 + Int(b - 48)
-            }
-            return n
-        }
-        guard f.count >= 16, f[4] == 45, f[7] == 45, [84, 116, 32].contains(f[10]), f[13] == 58,
-              number(0, 4) != nil, let month = number(5, 2), (1...12).contains(month), let day = number(8, 2), (1...31).contains(day),
-              let hour = number(11, 2), hour <= 23, let minute = number(14, 2), minute <= 59 else { return false }
+        guard startsWithDateAndMinute(f) else { return false }
         if f.count == 16 { return true }
-        guard f.count >= 19, f[16] == 58, let second = number(17, 2), second <= 59 else { return false }
+        guard f.count >= 19, f[16] == 58, let second = number(f, 17, 2), second <= 59 else { return false }
         if f.count == 19 { return true }
         guard f[19] == 46, (21...28).contains(f.count) else { return false }
         return f[20...].allSatisfy { (48...57).contains($0) }
@@ -109,19 +118,7 @@ struct RequestFields: Sendable {
     /// its month's end is left to PostgreSQL), an offset of at most 15:59.
     static func isRFC3339(_ text: String) -> Bool {
         let f = Array(text.utf8)
-        func number(_ at: Int, _ digits: Int) -> Int? {
-            guard at + digits <= f.count else { return nil }
-            var n = 0
-            for b in f[at..<(at + digits)] {
-                guard (48...57).contains(b) else { return nil }
-                n = n * 10 + Int(b - 48)
-            }
-            return n
-        }
-        guard f.count >= 20, f[4] == 45, f[7] == 45, [84, 116, 32].contains(f[10]), f[13] == 58, f[16] == 58,
-              number(0, 4) != nil, let month = number(5, 2), (1...12).contains(month), let day = number(8, 2), (1...31).contains(day),
-              let hour = number(11, 2), hour <= 23, let minute = number(14, 2), minute <= 59, let second = number(17, 2), second <= 60
-        else { return false }
+        guard f.count >= 20, startsWithDateAndMinute(f), f[16] == 58, let second = number(f, 17, 2), second <= 60 else { return false }
         var i = 19
         if f[i] == 46 {
             let start = i + 1
@@ -132,7 +129,7 @@ struct RequestFields: Sendable {
         guard i < f.count else { return false }
         if f[i] == 90 || f[i] == 122 { return i + 1 == f.count }
         guard f[i] == 43 || f[i] == 45, i + 6 == f.count, f[i + 3] == 58,
-              let h = number(i + 1, 2), h <= 15, let m = number(i + 4, 2), m <= 59 else { return false }
+              let h = number(f, i + 1, 2), h <= 15, let m = number(f, i + 4, 2), m <= 59 else { return false }
         return true
     }
 }
