@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PushCore
 import PushServe
 import PushStore
 import PGClient
@@ -59,9 +60,13 @@ struct Status: AsyncParsableCommand {
         for h in outages { print("  " + describe(h)) }
         print("live workers" + (s.workers.isEmpty ? ": none" : ""))
         for w in s.workers {
-            let apns = w.credentials.filter { $0.provider != "fcm" }
-            let fcm = w.credentials.filter { $0.provider == "fcm" }
-            let served = apns.map { c in c.name + (c.topic.map { " (\($0))" } ?? "") } + fcm.map { $0.name + " (FCM)" }
+            // APNs credentials (provider nil: registered by a worker before FCM) with their topic,
+            // then each other provider's named by its service: "default (FCM)", "default (Web Push)".
+            let isAPNs = { (c: ServedCredential) in c.provider == nil || c.provider == Provider.apns.rawValue }
+            let apns = w.credentials.filter(isAPNs)
+            let others = w.credentials.filter { !isAPNs($0) }
+            let served = apns.map { c in c.name + (c.topic.map { " (\($0))" } ?? "") }
+                + others.map { c in c.name + " (\(c.provider.flatMap(Provider.init(rawValue:))?.serviceName ?? c.provider ?? ""))" }
             print("  \(w.id)  pushq \(w.version), up \(Int(-w.startedAt.timeIntervalSinceNow)) s, beat \(Int(w.heartbeatAge)) s ago, default environment \(apns.first?.environment ?? "none"), credentials: \(served.joined(separator: ", "))")
         }
         print("waiting for a credential no live worker serves" + (s.rowsWithoutWorker.isEmpty ? ": none" : ""))

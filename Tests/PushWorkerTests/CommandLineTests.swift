@@ -45,9 +45,15 @@ struct CommandLineTests {
                         INSERT INTO pushq.credential_pauses (credential, environment, kind, reason, message, paused_until)
                         VALUES ('elsewhere', 'production', 'outage', 'TransportConnectFailed', 'APNs is unreachable', now() + interval '40 seconds')
                         """)
+                    // Another worker's FCM and Web Push credentials, each named by its service.
+                    try await db.registerWorker(id: "other-worker", host: "h", pid: 1, version: "x", credentials: [
+                        ServedCredential(name: "android", environment: "production", topic: nil, provider: .fcm),
+                        ServedCredential(name: "default", environment: "production", topic: nil, provider: .webpush)])
                     let (_, live, _) = try await pushq(["status"], databaseURL: url)
+                    try await db.query("DELETE FROM pushq.workers WHERE id = 'other-worker'")
                     let liveLines = live.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
                     #expect(liveLines.contains { $0.hasPrefix("test-worker  pushq \(PushqVersion.current)") && $0.contains("credentials: default (\(Fixtures.topic))") }, "\(live)")
+                    #expect(liveLines.contains { $0.hasPrefix("other-worker") && $0.hasSuffix("credentials: android (FCM), default (Web Push)") }, "\(live)")
                     #expect(liveLines.contains { $0.hasPrefix("elsewhere") && $0.contains("1 (they expire at their expires_at") }, "\(live)")
                     #expect(liveLines.contains("endpoints down"), "\(live)")
                     #expect(liveLines.contains { $0.hasPrefix("elsewhere (production): TransportConnectFailed, next probe in") && $0.hasSuffix("APNs is unreachable") }, "\(live)")
