@@ -185,7 +185,8 @@ struct WebPushPageTests {
         var env = ProcessInfo.processInfo.environment
         env["VAPID_PUBLIC_KEY"] = publicKey
         env["PUSHQ_API_URL"] = "http://127.0.0.1:\(serve.port)"
-        env["PUSHQ_API_KEY"] = try #require(serve.keys["devices"])
+        let devicesKey: String = try #require(serve.keys["devices"])
+        env["PUSHQ_API_KEY"] = devicesKey
         env["HOST"] = "127.0.0.1"
         env["PORT"] = "0"
         let server = try ChildProcess(node, [repositoryRoot.appendingPathComponent("examples/js/web/server.js").path],

@@ -223,7 +223,7 @@ struct WebPushSchemaTests {
                 INSERT INTO pushq.devices (device_token, provider, user_ref) VALUES ('Fcm-Token', 'fcm', 'u1');
                 """)
             let r = try await c.query("SELECT provider, device_token, environment FROM pushq.devices ORDER BY provider, device_token")
-            let rows = try (0..<r.count).map { "\(try r.string($0, 0) ?? "")|\(try r.string($0, 1) ?? "")|\(try r.string($0, 2) ?? "")" }
+            let rows = (0..<r.count).map { "\(r.string($0, 0) ?? "")|\(r.string($0, 1) ?? "")|\(r.string($0, 2) ?? "")" }
             #expect(Set(rows) == [
                 "apns|\(String(repeating: "ab", count: 32))|production", "fcm|Fcm-Token|production",
                 "webpush|\(Self.endpoint)|production", "webpush|\(Self.endpoint)2|production", "webpush|\(upper)|production",
