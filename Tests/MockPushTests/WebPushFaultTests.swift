@@ -59,6 +59,10 @@ import Testing
             server.holdAnswers()
             let sent = Task { try Curl.one(port: port, request) }
             try await server.waitUntil(timeout: .seconds(30), "the held Web Push request") { $0.webPushRequests == 1 }
+            // The request is recorded, then its answer kept on the connection's event loop: the count
+            // can be read between the two, and keeping an answer is no event a waiter wakes on.
+            let deadline = ContinuousClock.now + .seconds(30)
+            while server.heldAnswerCount == 0, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
             #expect(server.heldAnswerCount == 1)
             server.releaseAnswers()
             let response = try await sent.value

@@ -49,8 +49,9 @@ public struct NotificationRecord: Sendable, Equatable {
     public static let names = [
         "id", "provider", "device_token", "channel", "payload", "push_type", "topic", "priority", "expires_at", "collapse_id",
         "apns_id", "environment", "credential", "scheduled_at", "max_attempts", "metadata", "lane", "dedupe_key", "notify_channel",
+        "webpush_keys", "time_zone", "user_ref",
         "status", "attempts", "locked_by", "locked_until", "last_status", "last_reason", "apns_unique_id", "fcm_message_name",
-        "sent_at", "finished_at", "created_at",
+        "webpush_location", "sent_at", "finished_at", "created_at",
     ]
 }
 
