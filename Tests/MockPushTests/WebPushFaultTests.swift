@@ -111,4 +111,25 @@ import Testing
             #expect(try Curl.one(port: port, garbage).status == 400)
         }
     }
+
+    /// The bench verifies a sample and reads the outcome from the counters (records are off there):
+    /// every request counted, the drawn ones split into decrypted and failed.
+    @Test func statsCountEveryRequestAndTheSampleDecryptedOrFailed() async throws {
+        try await withMock { server, port in
+            let target = try server.webPushTarget(port: port)
+            let body = Array(#"{"oneIn":2}"#.utf8)
+            #expect(try Curl.one(port: port, TestRequest(method: "POST", path: "/_mock/webpush/decrypt-sample", headers: [], body: body)).status == 200)
+            var garbage = try target.request()
+            garbage.body![garbage.body!.count - 1] ^= 1
+            // Drawn: the 1st (valid: decrypted) and the 3rd (garbage: DecryptionFailed); the others accepted undecrypted.
+            let result = try Curl.run(port: port, [try target.request(), garbage, garbage, try target.request()])
+            #expect(result.responses.map(\.status) == [201, 201, 400, 201])
+            let stats = server.stats()
+            #expect(stats.webPushRequests == 4)
+            #expect(stats.webPushDecrypted == 1)
+            #expect(stats.webPushDecryptionFailures == 1)
+            let json = try Curl.one(port: port, TestRequest(method: "GET", path: "/_mock/stats", headers: [], body: nil))
+            #expect(json.body.contains(#""webPushDecrypted":1"#) && json.body.contains(#""webPushDecryptionFailures":1"#))
+        }
+    }
 }

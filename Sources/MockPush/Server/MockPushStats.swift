@@ -52,6 +52,11 @@ public struct MockPushStats: Sendable, Hashable, Codable {
     /// their answers by HTTP status, counted when decided.
     public var webPushRequests: Int = 0
     public var webPushByStatus: [Int: Int] = [:]
+    /// Of ``webPushRequests``, the messages decrypted, and those whose decryption failed
+    /// (answered 400 `DecryptionFailed`): every message with a body, or the sample drawn under
+    /// `POST /_mock/webpush/decrypt-sample` (the bench reads these with records off).
+    public var webPushDecrypted: Int = 0
+    public var webPushDecryptionFailures: Int = 0
 
     public init() {}
 

@@ -40,6 +40,10 @@ extension MockConnectionHandler {
         var claims: MockVAPIDClaims?
         var plaintext: [UInt8]?
         var decrypted = false
+        var decryptionFailed = false
+
+        /// For the counters: true decrypted, false failed, nil not attempted.
+        var decryption: Bool? { decrypted ? true : decryptionFailed ? false : nil }
 
         mutating func refuse(_ status: Int, _ reason: String, _ message: String) {
             refusal = (status, reason, message)
@@ -81,7 +85,7 @@ extension MockConnectionHandler {
             let record = s.recordRequests ? Self.webPushRecord(
                 connectionID: connectionID, streamID: streamID, head: head, webHead: webHead, headers: headers, id: id,
                 verdict: verdict, body: bytes, answer: answer, location: location, received: received) : nil
-            let waiters = s.countWebPush(status: answer.decidedStatus, record: record)
+            let waiters = s.countWebPush(status: answer.decidedStatus, decrypted: verdict.decryption, record: record)
             return (answer, waiters, s.faults)
         }
         for waiter in waiters { waiter.notify(true) }
@@ -151,6 +155,7 @@ extension MockConnectionHandler {
         switch MockWebPushDecryptor.decrypt(body, receiver: entry.keys.privateKey, authSecret: entry.keys.authSecret) {
         case .failure(let failure):
             verdict.refuse(400, "DecryptionFailed", failure.description)
+            verdict.decryptionFailed = true
         case .success(let plaintext):
             verdict.plaintext = plaintext
             verdict.decrypted = true

@@ -110,11 +110,17 @@ struct MockWebPushState {
 }
 
 extension MockSharedState {
-    /// Counts one Web Push request and its decided status, keeps its record (under the same
-    /// switches and cap as APNs records), and returns the waiters whose condition now holds.
-    mutating func countWebPush(status: Int?, record: MockWebPushRecordedRequest?) -> [Waiter] {
+    /// Counts one Web Push request, its decided status and its decryption (nil: not attempted),
+    /// keeps its record (under the same switches and cap as APNs records), and returns the
+    /// waiters whose condition now holds.
+    mutating func countWebPush(status: Int?, decrypted: Bool?, record: MockWebPushRecordedRequest?) -> [Waiter] {
         stats.webPushRequests += 1
         if let status { stats.webPushByStatus[status, default: 0] += 1 }
+        switch decrypted {
+        case true?: stats.webPushDecrypted += 1
+        case false?: stats.webPushDecryptionFailures += 1
+        case nil: break
+        }
         if recordRequests, var record {
             if webPush.records.count < maxRecordedRequests {
                 record.sequenceNumber = stats.webPushRequests
