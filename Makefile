@@ -1,7 +1,7 @@
 # pushq — the two commands: `make run` and `make test`. See README.md.
 SHELL := /bin/bash
 
-.PHONY: run stop test test-pg18 deps build release bench bench-client bench-sql bench-e2e bench-latency bench-sag bench-prune bench-bounded bench-metrics bench-fcm bench-lanes bench-api bench-designs pg-start pg-stop clean
+.PHONY: run stop test test-pg18 deps build release bench bench-client bench-sql bench-e2e bench-latency bench-sag bench-prune bench-bounded bench-metrics bench-fcm bench-webpush bench-lanes bench-api bench-designs pg-start pg-stop clean
 
 ## run: install what is missing, build, start PostgreSQL and the mock APNs, send samples, show status, leave pushq serve running (the dashboard)
 run: deps
@@ -49,6 +49,9 @@ bench-metrics: deps
 	ONLY=metrics scripts/bench
 bench-fcm: deps
 	ONLY=fcm scripts/bench
+## bench-webpush: Web Push rows end to end beside as many APNs rows (webpush/apns), the worker's CPU per notification, the crypto share
+bench-webpush: deps
+	ONLY=webpush scripts/bench
 ## bench-lanes: a campaign beside transactional rows, cap accuracy, PostgreSQL CPU before/after (BEFORE_PUSHQ_BIN)
 bench-lanes: deps
 	ONLY="lanes cap cpu" scripts/bench

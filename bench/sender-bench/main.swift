@@ -10,6 +10,12 @@
 //        back to every message after. Adds crypto_us_per_req (the same encryption timed alone after
 //        the run, one thread, process CPU) and crypto_share (crypto_us_per_req / cpu_us_per_req).
 //        sender-bench --print-jwt KEY_FILE KEY_ID TEAM_ID
+//        sender-bench --webpush-crypto N
+// --webpush-crypto: the encryption alone, as a Web Push sender does it for each message (fresh key
+//        pair and salt, the subscription's point imported, ECDH, HKDF, AES-128-GCM) of the same
+//        198-byte payload, N times after 200 of warm-up, one thread, no mock: prints
+//        "crypto_us_per_req=C" (process CPU per message). scripts/bench's webpush part divides it by
+//        the worker's CPU per Web Push notification, measured in the same run.
 // --fcm: the same workload sent to FCM's messages:send at URL (the mock's), as a service account
 //        whose token_uri is URL/token; the access token is fetched before the clock starts.
 // prints: "requests=N ok=N failed=N seconds=S rate=R cpu_us_per_req=C" (same line as bench/curl-floor.c;
@@ -30,11 +36,31 @@ if args.count == 5, args[1] == "--print-jwt" {
     print(try manager.newest().value)
     exit(0)
 }
+let webPushPayload = Array(#"{"web_push":8030,"notification":{"title":"Hello","body":"A message of about two hundred bytes, as a typical notification carries, with a navigate URL.","navigate":"https://example.com/inbox/12345"}}"#.utf8)
+func cpuMicroseconds() -> Double {
+    var usage = rusage()
+    getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+    return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1e6 + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec)
+}
+/// CPU microseconds per encryption of `webPushPayload` for `keys`, over `n` after 200 of warm-up.
+func encryptionMicroseconds(_ n: Int, for keys: WebPushKeys) throws -> Double {
+    let encryptor = try WebPushEncryptor()
+    for _ in 0..<200 { _ = try encryptor.encrypt(webPushPayload, for: keys) }
+    let c0 = cpuMicroseconds()
+    for _ in 0..<n { _ = try encryptor.encrypt(webPushPayload, for: keys) }
+    return (cpuMicroseconds() - c0) / Double(n)
+}
+if args.count == 3, args[1] == "--webpush-crypto", let n = Int(args[2]), n > 0 {
+    // A subscription's keys as a browser makes them: a P-256 point and a 16-byte auth secret.
+    let keys = try WebPushKeys(p256dh: try WebPushKeyPair.generate().publicKey, auth: (0..<16).map { _ in UInt8.random(in: 0...255) })
+    print("crypto_us_per_req=\(String(format: "%.1f", try encryptionMicroseconds(n, for: keys)))")
+    exit(0)
+}
 let fcm = args.count == 11 && args[1] == "--fcm"
 let webPush = (args.count == 7 || args.count == 8) && args[1] == "--webpush"
 let shape = fcm ? Array(args[7...9]) : webPush ? Array(args[3...5]) : (args.count >= 9 ? Array(args[5...7]) : [])
 guard shape.count == 3, let connections = Int(shape[0]), let streams = Int(shape[1]), let total = Int(shape[2]) else {
-    FileHandle.standardError.write(Data("usage: sender-bench URL KEY_FILE KEY_ID TEAM_ID CONNECTIONS STREAMS TOTAL CAFILE [TOPIC]\n       sender-bench --fcm URL RSA_KEY_PEM PROJECT_ID CLIENT_EMAIL KEY_ID CONNECTIONS STREAMS TOTAL CAFILE\n       sender-bench --webpush URL CONNECTIONS STREAMS TOTAL CAFILE [SUBSCRIPTIONS]\n".utf8))
+    FileHandle.standardError.write(Data("usage: sender-bench URL KEY_FILE KEY_ID TEAM_ID CONNECTIONS STREAMS TOTAL CAFILE [TOPIC]\n       sender-bench --fcm URL RSA_KEY_PEM PROJECT_ID CLIENT_EMAIL KEY_ID CONNECTIONS STREAMS TOTAL CAFILE\n       sender-bench --webpush URL CONNECTIONS STREAMS TOTAL CAFILE [SUBSCRIPTIONS]\n       sender-bench --webpush-crypto N\n".utf8))
     exit(2)
 }
 let topic = !fcm && args.count > 9 ? args[9] : "com.example.pushq.test"
@@ -93,7 +119,6 @@ func mockControl(_ path: String, _ body: String, url: String, caFile: String) th
 
 let sender: any BenchSender
 let requests: [PushRequest]
-let webPushPayload = Array(#"{"web_push":8030,"notification":{"title":"Hello","body":"A message of about two hundred bytes, as a typical notification carries, with a navigate URL.","navigate":"https://example.com/inbox/12345"}}"#.utf8)
 var webPushKeys: WebPushKeys?
 if webPush {
     let url = args[2], caFile = args[6]
@@ -156,11 +181,6 @@ if webPush {
                            fields: .apns(headers))
     }
 }
-func cpuMicroseconds() -> Double {
-    var usage = rusage()
-    getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
-    return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1e6 + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec)
-}
 let cpuStart = cpuMicroseconds()
 try sender.start()
 let start = DispatchTime.now()
@@ -185,11 +205,7 @@ if webPush, let keys = webPushKeys {
     _ = try? mockControl("/_mock/webpush/decrypt-sample", #"{"oneIn":1}"#, url: args[2], caFile: args[6])
     // The encryption alone, as the sender's threads do it for each message (fresh key pair, ECDH,
     // HKDF, AES-128-GCM), one thread, process CPU.
-    let encryptor = try WebPushEncryptor()
-    let n = min(total, 5000)
-    let c0 = cpuMicroseconds()
-    for _ in 0..<n { _ = try encryptor.encrypt(webPushPayload, for: keys) }
-    let crypto = (cpuMicroseconds() - c0) / Double(n)
+    let crypto = try encryptionMicroseconds(min(total, 5000), for: keys)
     FileHandle.standardOutput.write(Data("crypto_us_per_req=\(String(format: "%.1f", crypto)) crypto_share=\(String(format: "%.2f", crypto / cpuPerRequest))\n".utf8))
 }
 exit(failed == 0 ? 0 : 1)
