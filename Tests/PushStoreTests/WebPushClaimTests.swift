@@ -120,4 +120,42 @@ struct WebPushClaimTests {
             #expect(try await claim(c).map(\.verdict) == [.send])
         }
     }
+    /// A Web Push 429 slows that subscription's other rows, matched byte for byte, and nothing else: neither the same
+    /// endpoint in another case, nor an APNs row whose token has the same text, nor an APNs throttle of that text a
+    /// Web Push row (a throttle is keyed as its provider matches the token, under the provider's name).
+    @Test("a Web Push throttle holds the exact endpoint's other rows, not another case, nor an APNs token of the same text")
+    func throttledExactly() async throws {
+        try await TestDatabase.withConnection { c in
+            let endpoint = WebPushSchemaTests.endpoint
+            let otherCase = endpoint.replacingOccurrences(of: "send", with: "SEND")
+            let apnsText = String(repeating: "ab", count: 32)
+            try await c.complete([], invalidations: [], throttles: [
+                TokenThrottle(deviceToken: endpoint, environment: .development, delaySeconds: 300, provider: .webpush),
+                TokenThrottle(deviceToken: apnsText.uppercased(), environment: .production, delaySeconds: 300, provider: .apns),
+            ], holds: [], resumed: [], workerID: "w1")
+            let keys = try await c.query("SELECT device_token, environment FROM pushq.token_throttles ORDER BY environment")
+            #expect(keys.string(0, 0) == apnsText && keys.string(0, 1) == "production", "an APNs token lower-case in its environment")
+            #expect(keys.string(1, 0) == endpoint && keys.string(1, 1) == "webpush", "an endpoint as given, under the provider's name")
+            try await WebPushSchemaTests.insert(c, [:])
+            try await WebPushSchemaTests.insert(c, ["device_token": otherCase])
+            try await c.execute("INSERT INTO pushq.notifications (device_token, payload) VALUES ('\(apnsText)', '{\"aps\":{}}')")
+            let rows = try await claim(c)
+            #expect(rows.count == 3)
+            #expect(rows.first { $0.deviceToken == endpoint }?.verdict == .throttled)
+            #expect(rows.first { $0.deviceToken == otherCase }?.verdict == .send)
+            #expect(rows.first { $0.provider == .apns }?.verdict == .throttled)
+            let waiting = try await c.query("""
+                SELECT count(*) FROM pushq.notifications
+                 WHERE device_token = $1 AND status = 'retrying' AND attempts = 0 AND scheduled_at > now() + interval '290 seconds'
+                """, [endpoint])
+            #expect(try waiting.decode(Int.self, 0, 0) == 1, "due again when the subscription's throttle ends")
+            // An APNs throttle of an endpoint's text does not slow the Web Push row.
+            try await c.execute("DELETE FROM pushq.token_throttles")
+            try await c.complete([], invalidations: [], throttles: [
+                TokenThrottle(deviceToken: otherCase, environment: .production, delaySeconds: 300, provider: .apns),
+            ], holds: [], resumed: [], workerID: "w1")
+            try await WebPushSchemaTests.insert(c, ["device_token": otherCase])
+            #expect(try await claim(c).map(\.verdict) == [.send])
+        }
+    }
 }

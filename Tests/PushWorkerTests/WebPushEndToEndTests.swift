@@ -188,12 +188,14 @@ struct WebPushEndToEndTests {
                     let b = try await Self.insert(db, slow), c = try await Self.insert(db, other)
                     #expect(try await eventually(timeout: .seconds(60)) { try await Self.status(db, c) == "sent" })
                     #expect(try await Self.status(db, a) != "sent")
-                    // The claim holds a throttled token's other rows for APNs only (ClaimStatement: `n.provider = 'apns'`
-                    // and the token lower-cased): b goes out at once. Recorded, to fail loudly once the claim does it.
-                    let bSent = try await eventually(timeout: .seconds(30)) { try await Self.status(db, b) == "sent" }
-                    withKnownIssue("a 429 slows its row, not yet the subscription's later rows (the claim's throttle check is APNs-only)") {
-                        #expect(!bSent)
-                    }
+                    // b was inserted before c and is due as soon: the claim that took c had taken b first and set it aside
+                    // (throttled: back to retrying, due when the subscription's throttle ends, attempt untouched).
+                    #expect(try await scalar(db, """
+                        SELECT count(*) FROM pushq.notifications
+                         WHERE id = \(b) AND status = 'retrying' AND attempts = 0
+                           AND scheduled_at >= '\(insertedAt)'::timestamptz + interval '120 seconds'
+                        """) == 1)
+                    #expect(mock.webPushRequests().filter { $0.endpoint == slow.endpoint }.count == 1, "one request to the slowed subscription")
                 }
             }
         }

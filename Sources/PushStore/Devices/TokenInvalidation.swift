@@ -23,21 +23,39 @@ public struct TokenInvalidation: Sendable, Hashable {
     }
 
     /// The token as `pushq.devices` keys it: lower-case for APNs, as given for FCM and Web Push.
-    var storedToken: String { provider == .apns ? deviceToken.lowercased() : deviceToken }
+    var storedToken: String { provider.storedToken(deviceToken) }
 }
 
-/// A token APNs throttled (429): other rows for it wait until `delay` seconds from now (APNs
-/// rows only: the claim never checks throttles for FCM rows).
+extension Provider {
+    /// A token as this provider matches it, in `pushq.devices` and `pushq.token_throttles`:
+    /// lower-case for APNs (hex, any case), byte for byte for FCM and Web Push (an endpoint URL's
+    /// path is case-sensitive).
+    func storedToken(_ token: String) -> String { self == .apns ? token.lowercased() : token }
+}
+
+/// A token its push service throttled (APNs `TooManyRequests`, a Web Push 429): the claim sets
+/// its other rows aside until `delay` seconds from now, whichever provider they go to.
+///
+/// `pushq.token_throttles` is keyed by (token, environment): an APNs token lower-case in its
+/// environment; any other provider's token as given, with the provider's name in `environment`
+/// (an endpoint cannot collide with an APNs token of the same text). The claim's check
+/// (`ClaimStatement.throttleMatch`) computes the same key from the row.
 public struct TokenThrottle: Sendable, Hashable {
     public var deviceToken: String
     public var environment: APNsEnvironment
     public var delaySeconds: Double
+    public var provider: Provider
 
-    public init(deviceToken: String, environment: APNsEnvironment, delaySeconds: Double) {
+    public init(deviceToken: String, environment: APNsEnvironment, delaySeconds: Double, provider: Provider = .apns) {
         self.deviceToken = deviceToken
         self.environment = environment
         self.delaySeconds = delaySeconds
+        self.provider = provider
     }
+
+    /// The row's key in `pushq.token_throttles`.
+    var storedToken: String { provider.storedToken(deviceToken) }
+    var storedEnvironment: String { provider == .apns ? environment.rawValue : provider.rawValue }
 }
 
 /// What one ``PGConnection/complete(_:invalidations:throttles:holds:resumed:workerID:)`` wrote.

@@ -45,6 +45,14 @@ enum ClaimStatement {
         index < providersBeforeOwn ? 5 + 2 * index : 13 + 2 * (index - providersBeforeOwn)
     }
 
+    /// Row `n`'s key in pushq.token_throttles (`t`), as ``TokenThrottle`` writes it: an APNs token
+    /// lower-case in its environment; another provider's token as given, under the provider's name.
+    /// Both sides are the row's own values, so the probe descends the primary key on both columns.
+    static let throttleMatch = """
+        t.device_token = CASE WHEN n.provider = 'apns' THEN lower(n.device_token) ELSE n.device_token END
+                                    AND t.environment = CASE WHEN n.provider = 'apns' THEN COALESCE(n.environment, $4) ELSE n.provider END
+        """
+
     /// The lanes that have entries in pushq.due (and one NULL): a loose scan of due_order, one
     /// index probe per lane. Opens the claim, the poison hunt's heads and the lane gauges.
     static let dueLanes = """
@@ -236,10 +244,11 @@ enum ClaimStatement {
                                     AND pushq.token_is_invalid(d.registered_at, d.invalidated_at)) THEN 'failed'
                         WHEN n.attempts - CASE WHEN n.status = 'sending' AND n.last_reason IS DISTINCT FROM 'LeaseExpired' THEN 1 ELSE 0 END
                              >= n.max_attempts THEN 'exhausted'
-                        WHEN n.provider = 'apns' AND EXISTS (
+                        -- Any provider's token: a throttle is kept as the provider matches the
+                        -- token (TokenThrottle), and this computes the same key from the row.
+                        WHEN EXISTS (
                                  SELECT 1 FROM pushq.token_throttles t
-                                  WHERE t.device_token = lower(n.device_token)
-                                    AND t.environment = COALESCE(n.environment, $4)
+                                  WHERE \(throttleMatch)
                                     AND t.until > now()) THEN 'throttled'
                         ELSE 'sending' END AS verdict
               FROM (SELECT id, rank, budget, ord, scheduled_at AS due_at FROM due) c
@@ -280,9 +289,7 @@ enum ClaimStatement {
                                                  WHEN 'sending' THEN CASE WHEN n.status = 'sending' THEN 'LeaseExpired' ELSE n.last_reason END
                                                  ELSE n.last_reason END,
                    scheduled_at = CASE WHEN p.verdict <> 'throttled' THEN n.scheduled_at
-                                       ELSE (SELECT max(t.until) FROM pushq.token_throttles t
-                                              WHERE t.device_token = lower(n.device_token)
-                                                AND t.environment = COALESCE(n.environment, $4)) END,
+                                       ELSE (SELECT max(t.until) FROM pushq.token_throttles t WHERE \(throttleMatch)) END,
                    finished_at  = CASE WHEN p.verdict IN ('sending', 'throttled') THEN NULL ELSE now() END
               FROM picked p
              WHERE n.id = p.id

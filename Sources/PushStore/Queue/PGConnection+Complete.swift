@@ -35,7 +35,7 @@ extension PGConnection {
         let invs = Array(latest.values)
         var longest: [String: TokenThrottle] = [:]
         for t in throttles {
-            let key = t.deviceToken.lowercased() + "/" + t.environment.rawValue
+            let key = t.storedToken + "/" + t.storedEnvironment
             if let old = longest[key], old.delaySeconds >= t.delaySeconds { continue }
             longest[key] = t
         }
@@ -56,7 +56,7 @@ extension PGConnection {
                                                  invs.map { $0.atMilliseconds }, invs.map { $0.reason }, invs.map { $0.provider.rawValue }])
             }
             if !thr.isEmpty {
-                try c.query(Self.throttleSQL, [thr.map { $0.deviceToken.lowercased() }, thr.map { $0.environment.rawValue },
+                try c.query(Self.throttleSQL, [thr.map(\.storedToken), thr.map(\.storedEnvironment),
                                                thr.map { $0.delaySeconds }])
             }
             for (h, seconds) in holds {

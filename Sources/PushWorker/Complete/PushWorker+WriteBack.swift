@@ -63,7 +63,8 @@ extension PushWorker {
                 batch.invalidationRows.append(answer.tag)
             }
             if d.throttlesToken {
-                batch.throttles.append(TokenThrottle(deviceToken: h.deviceToken, environment: h.endpoint.environment, delaySeconds: d.retryDelay))
+                batch.throttles.append(TokenThrottle(deviceToken: h.deviceToken, environment: h.endpoint.environment, delaySeconds: d.retryDelay,
+                                                     provider: h.endpoint.provider))
                 batch.throttleRows.append(answer.tag)
             }
         }
