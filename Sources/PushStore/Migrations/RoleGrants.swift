@@ -97,6 +97,7 @@ public enum RoleGrants {
         function("channel_active(text)", serve: false, worker: true),
         // `pushq migrate` (the owner) refreshes the zones.
         function("refresh_time_zones()", serve: false, worker: false),
+        function("carry_execute_grants(aclitem[], regprocedure)", serve: false, worker: false),
         // Producers' functions (docs/producers.md): neither role calls them.
         function("activity_payload(text, json, timestamp with time zone, timestamp with time zone, timestamp with time zone, json, double precision, text, json, boolean, text)", serve: false, worker: false),
         function("activity_rows(text, json, integer, timestamp with time zone, text, text, text, jsonb)", serve: false, worker: false),

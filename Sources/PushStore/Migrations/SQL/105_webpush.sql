@@ -254,19 +254,26 @@ BEGIN
 END
 $$;
 
-DO $$
+-- A function replaced by one with another signature keeps who may EXECUTE it: this grants the
+-- new one what the old one's ACL granted (a NULL ACL is the default, as the new function's: the
+-- owner and PUBLIC). Used again by every migration that changes a producer's function's arguments.
+CREATE FUNCTION pushq.carry_execute_grants(acl aclitem[], fn regprocedure) RETURNS void
+LANGUAGE plpgsql AS $$
 DECLARE
-    acl aclitem[] := (SELECT a.acl FROM enqueue_for_user_acl_0_4_0 a);
     grant_ record;
 BEGIN
     IF acl IS NULL THEN
-        RETURN;  -- the default, as the new function's: the owner and PUBLIC may execute it
+        RETURN;
     END IF;
-    REVOKE ALL ON FUNCTION pushq.enqueue_for_user(text, json, text, text, integer, timestamptz, text, text, timestamptz, integer, jsonb, json, text, text, text, json) FROM PUBLIC;
+    EXECUTE format('REVOKE ALL ON FUNCTION %s FROM PUBLIC', fn);
     FOR grant_ IN SELECT e.grantee, e.is_grantable FROM aclexplode(acl) e WHERE e.privilege_type = 'EXECUTE' LOOP
-        EXECUTE format('GRANT EXECUTE ON FUNCTION pushq.enqueue_for_user(text, json, text, text, integer, timestamptz, text, text, timestamptz, integer, jsonb, json, text, text, text, json) TO %s%s',
+        EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO %s%s', fn,
                        CASE WHEN grant_.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(grant_.grantee)) END,
                        CASE WHEN grant_.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END);
     END LOOP;
 END
 $$;
+REVOKE ALL ON FUNCTION pushq.carry_execute_grants(aclitem[], regprocedure) FROM PUBLIC;
+
+SELECT pushq.carry_execute_grants((SELECT a.acl FROM enqueue_for_user_acl_0_4_0 a),
+    'pushq.enqueue_for_user(text, json, text, text, integer, timestamptz, text, text, timestamptz, integer, jsonb, json, text, text, text, json)'::regprocedure);

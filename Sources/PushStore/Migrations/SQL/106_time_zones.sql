@@ -182,19 +182,5 @@ BEGIN
 END
 $$;
 
-DO $$
-DECLARE
-    acl aclitem[] := (SELECT a.acl FROM enqueue_for_user_acl a);
-    grant_ record;
-BEGIN
-    IF acl IS NULL THEN
-        RETURN;  -- the default, as the new function's: the owner and PUBLIC may execute it
-    END IF;
-    REVOKE ALL ON FUNCTION pushq.enqueue_for_user(text, json, text, text, integer, timestamptz, text, text, timestamptz, integer, jsonb, json, text, text, text, json, timestamp) FROM PUBLIC;
-    FOR grant_ IN SELECT e.grantee, e.is_grantable FROM aclexplode(acl) e WHERE e.privilege_type = 'EXECUTE' LOOP
-        EXECUTE format('GRANT EXECUTE ON FUNCTION pushq.enqueue_for_user(text, json, text, text, integer, timestamptz, text, text, timestamptz, integer, jsonb, json, text, text, text, json, timestamp) TO %s%s',
-                       CASE WHEN grant_.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(grant_.grantee)) END,
-                       CASE WHEN grant_.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END);
-    END LOOP;
-END
-$$;
+SELECT pushq.carry_execute_grants((SELECT a.acl FROM enqueue_for_user_acl a),
+    'pushq.enqueue_for_user(text, json, text, text, integer, timestamptz, text, text, timestamptz, integer, jsonb, json, text, text, text, json, timestamp)'::regprocedure);
