@@ -38,6 +38,37 @@ struct WebPushAPITests {
         }
     }
 
+    /// The auth secret is what lets anyone encrypt to the browser: stored for the worker, it never
+    /// leaves through the API. The answers keep `webpush_keys` with its `p256dh` alone; the other
+    /// columns as they are.
+    @Test("PUT /devices and GET /users/{u}/devices answer webpush_keys with p256dh alone, never the auth secret")
+    func answersWithoutAuthSecret() async throws {
+        try await ServeHarness.with { serve, db in
+            let put = try await serve.call("PUT", "/api/v1/devices", key: "devices", json: Self.subscription())
+            #expect(put.status == 201, "\(put.body)")
+            let again = try await serve.call("PUT", "/api/v1/devices", key: "devices", json: Self.subscription())
+            #expect(again.status == 200, "\(again.body)")
+            try await db.query("INSERT INTO pushq.devices (device_token, user_ref) VALUES (repeat('ab', 32), 'ann')")
+            let list = try await serve.call("GET", "/api/v1/users/ann/devices", key: "devices")
+            #expect(list.status == 200, "\(list.body)")
+            for answer in [put, again, list] {
+                #expect(!answer.body.contains(Self.auth) && !answer.body.contains(#""auth""#), "\(answer.body)")
+            }
+            for answer in [put, again] {
+                let keys = try #require(try answer.json["webpush_keys"] as? [String: Any], "\(answer.body)")
+                #expect(keys.count == 1 && keys["p256dh"] as? String == Self.p256dh)
+                #expect(try answer.json["device_token"] as? String == Self.endpoint && answer.json["user_ref"] as? String == "ann")
+            }
+            let devices = try #require(try list.json["devices"] as? [[String: Any]])
+            let browser = try #require(devices.first { $0["provider"] as? String == "webpush" })
+            #expect((browser["webpush_keys"] as? [String: Any])?.count == 1 && (browser["webpush_keys"] as? [String: Any])?["p256dh"] as? String == Self.p256dh)
+            let phone = try #require(devices.first { $0["provider"] as? String == "apns" })
+            #expect(phone["webpush_keys"] is NSNull, "an APNs device keeps webpush_keys null")
+            // Stored whole for the worker.
+            #expect(try await db.query("SELECT webpush_keys ->> 'auth' FROM pushq.devices WHERE provider = 'webpush'").string(0, 0) == Self.auth)
+        }
+    }
+
     struct Bad: Sendable, CustomTestStringConvertible {
         var label: String
         var body: String
