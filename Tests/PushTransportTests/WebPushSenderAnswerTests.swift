@@ -87,6 +87,39 @@ import Testing
         try await s.stop()
     }
 
+    /// A `p256dh` of the right shape (65 bytes, 0x04 first: what the row's constraint and
+    /// `WebPushKeys` check) that is not a point on P-256 is found only when the message is
+    /// encrypted, on the connection's thread: it is the subscription's fault, so the row ends as
+    /// the keys' other refusals do (`InvalidSubscriptionKeys`), nothing reaches the push service,
+    /// and a good message beside it goes out.
+    @Test("a p256dh off the curve ends failLocally(InvalidSubscriptionKeys) without a request; the message beside it is sent")
+    func offCurveKey() async throws {
+        let s = try await WebPushSetup.start()
+        do {
+            let good = try s.harness.server.makeWebPushSubscription()
+            let bad = try s.harness.server.makeWebPushSubscription()
+            var point = try #require(Base64URL.decode(bad.keys.p256dh))
+            // (x, y xor 1) is on P-256 only if y xor 1 = p - y: never for a key drawn at random.
+            point[64] ^= 1
+            let keys = try WebPushKeys(p256dh: Base64URL.encode(point), auth: bad.keys.auth)
+            let fields = WebPushFields(endpoint: try WebPushEndpoint.parse(bad.endpoint).get(), keys: keys, urgency: nil, topic: nil)
+            let offCurve = PushRequest(tag: 2, deviceToken: bad.endpoint, payload: webPushPayload(2), expiration: nil, fields: .webPush(fields))
+            try s.sender.submit([try webPushRequest(1, good), offCurve])
+            await s.collector.wait(for: 2)
+            let answers = s.byTag()
+            #expect(answers[1]?.status == 201)
+            let refused = try #require(answers[2])
+            #expect(refused.status == nil && refused.outcome == .failLocally("InvalidSubscriptionKeys"),
+                    "\(String(describing: refused.transportFailure))")
+            #expect(refused.transportFailure?.message.contains("p256dh") == true)
+            #expect(s.harness.server.webPushRequests().map(\.endpoint) == [good.endpoint])
+        } catch {
+            try await s.stop()
+            throw error
+        }
+        try await s.stop()
+    }
+
     /// TTL is the whole seconds left until `expires_at` when the request goes out (by the
     /// database's clock, 0 offset here); the bounds are generous: a busy machine may take
     /// seconds between building the request and sending it.

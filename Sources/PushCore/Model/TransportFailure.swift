@@ -34,11 +34,16 @@ public struct TransportFailure: Sendable, Hashable, Error, CustomStringConvertib
     public var code: Int32
     /// The library's message, e.g. `"Stream error in the HTTP/2 framing layer"`.
     public var message: String
+    /// For an ``Kind/invalidHeader`` found while the request was built from the row (a Web Push
+    /// `p256dh` that is not a point on P-256, found when the message is encrypted): the row's own
+    /// reason, `InvalidSubscriptionKeys`, recorded instead of `InvalidHeader`. Nil otherwise.
+    public var refusalReason: String?
 
-    public init(kind: Kind, code: Int32 = 0, message: String) {
+    public init(kind: Kind, code: Int32 = 0, message: String, refusalReason: String? = nil) {
         self.kind = kind
         self.code = code
         self.message = message
+        self.refusalReason = refusalReason
     }
 
     public var description: String { "\(kind.rawValue) (code \(code)): \(message)" }
@@ -53,7 +58,7 @@ public struct TransportFailure: Sendable, Hashable, Error, CustomStringConvertib
         case .clientCertificateExpired: return "ClientCertificateExpired"
         case .connectionLost: return "TransportConnectionLost"
         case .cancelled: return "TransportCancelled"
-        case .invalidHeader: return "InvalidHeader"
+        case .invalidHeader: return refusalReason ?? "InvalidHeader"
         case .signingFailed: return "ProviderTokenSigningFailed"
         case .other: return "TransportError"
         }

@@ -95,8 +95,9 @@ struct WebPushProvider: PushProvider {
         do {
             return .success(try encryptor.encrypt(request.payload, for: fields.keys))
         } catch let refusal as PushRequest.Refusal {
-            // A p256dh that is not a point on P-256: the subscription's fault, permanent.
-            return .failure(TransportFailure(kind: .invalidHeader, message: "\(refusal.reason): \(refusal.message)"))
+            // A p256dh that is not a point on P-256: the subscription's fault, permanent, and the
+            // row ends with the reason the keys' other checks give (InvalidSubscriptionKeys).
+            return .failure(TransportFailure(kind: .invalidHeader, message: refusal.message, refusalReason: refusal.reason))
         } catch {
             return .failure(TransportFailure(kind: .other, message: "Web Push encryption failed: \(error)"))
         }
