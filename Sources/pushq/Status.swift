@@ -40,6 +40,7 @@ struct Status: AsyncParsableCommand {
             let estimated = !s.finalCountsExact && !["queued", "sending", "retrying"].contains(name)
             print("  " + pad(name, 10) + (estimated ? "~" : "") + "\(s.counts[name, default: 0])")
         }
+        printProviders(s)
         print("oldest due row waiting: " + (s.oldestDueSeconds.map { "\($0) s" } ?? "none waiting"))
         printLanes(s.lanes)
         if !s.holders.isEmpty {
@@ -52,12 +53,15 @@ struct Status: AsyncParsableCommand {
         for r in s.reasons { print("  " + pad(r.status, 10) + pad(r.reason, 28) + "\(r.rows)") }
         print("invalid tokens" + (s.invalidTokens.isEmpty ? ": none" : ""))
         for t in s.invalidTokens { print("  " + pad(t.reason, 16) + "\(t.tokens)") }
-        let pauses = s.holds.filter { $0.held.kind != .outage }
-        let outages = s.holds.filter { $0.held.kind == .outage }
+        let pauses = s.otherHolds.filter { $0.held.kind != .outage }
+        let outages = s.otherHolds.filter { $0.held.kind == .outage }
         print("paused credentials" + (pauses.isEmpty ? ": none" : ""))
         for h in pauses { print("  " + describe(h)) }
         print("endpoints down" + (outages.isEmpty ? ": none" : ""))
         for h in outages { print("  " + describe(h)) }
+        let webPush = s.webPushHolds
+        print("Web Push holds (per origin)" + (webPush.isEmpty ? ": none" : ""))
+        for h in webPush { print("  " + describeWebPush(h)) }
         print("live workers" + (s.workers.isEmpty ? ": none" : ""))
         for w in s.workers {
             // APNs credentials (provider nil: registered by a worker before FCM) with their topic,
@@ -74,6 +78,19 @@ struct Status: AsyncParsableCommand {
             print("  " + pad(o.credential, 16) + "\(o.rows) (they expire at their expires_at; start a worker with this credential)")
         }
         printChannels(s.channels)
+    }
+
+    /// One line per provider that has rows: its rows by status (`~` before an estimate).
+    private func printProviders(_ s: QueueStatus) {
+        guard !s.providers.isEmpty else { return }
+        print("by provider")
+        for p in s.providers {
+            let figures = QueueStatus.statuses.map { name in
+                let estimated = !s.finalCountsExact && !["queued", "sending", "retrying"].contains(name)
+                return "\(name) " + (estimated ? "~" : "") + "\(p.counts[name, default: 0])"
+            }
+            print("  " + pad(p.provider.serviceName, 10) + figures.joined(separator: "  "))
+        }
     }
 
     /// One line per lane: rank, cap, pause, due rows, oldest due age, send rate.
@@ -105,6 +122,14 @@ struct Status: AsyncParsableCommand {
         let left = max(0, Int(h.nextProbe.timeIntervalSinceNow.rounded(.up)))
         let probe = h.held.probeDue ? "probe due" : "next probe in \(left) s"
         return "\(h.held.endpoint.credential) (\(h.held.endpoint.channel)): \(h.held.reason), \(probe) — \(h.message)"
+    }
+
+    /// A Web Push hold: its origin (where the push service is) first, then as the others.
+    private func describeWebPush(_ h: HoldReport) -> String {
+        let left = max(0, Int(h.nextProbe.timeIntervalSinceNow.rounded(.up)))
+        let probe = h.held.probeDue ? "probe due" : "next probe in \(left) s"
+        let origin = h.held.endpoint.origin?.description ?? "every origin"
+        return "Web Push hold: \(origin) — \(h.held.reason) (\(h.held.kind.rawValue), credential \(h.held.endpoint.credential)), \(probe) — \(h.message)"
     }
 
     func pad(_ s: String, _ width: Int) -> String {

@@ -1,4 +1,5 @@
 import Foundation
+import PushCore
 import PushStore
 
 /// `pushq status --json` and `GET /api/v1/status`: the same figures as `pushq status`'s text, with
@@ -10,6 +11,22 @@ public struct StatusJSON: Encodable, Sendable {
     struct Hold: Encodable, Sendable {
         var credential: String; var environment: String; var kind: String; var reason: String
         var message: String; var probe_due: Bool; var next_probe_seconds: Int
+        /// `apns`, `fcm` or `webpush`; a Web Push hold's `origin` (its `environment`), null for the others.
+        var provider: String; var origin: String?
+        enum CodingKeys: CodingKey { case credential, environment, kind, reason, message, probe_due, next_probe_seconds, provider, origin }
+        /// `origin` is null, not left out, when the hold has none.
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(credential, forKey: .credential)
+            try c.encode(environment, forKey: .environment)
+            try c.encode(kind, forKey: .kind)
+            try c.encode(reason, forKey: .reason)
+            try c.encode(message, forKey: .message)
+            try c.encode(probe_due, forKey: .probe_due)
+            try c.encode(next_probe_seconds, forKey: .next_probe_seconds)
+            try c.encode(provider, forKey: .provider)
+            try c.encode(origin, forKey: .origin)
+        }
     }
     struct Served: Encodable, Sendable {
         var name: String; var environment: String; var topic: String?; var provider: String
@@ -53,10 +70,12 @@ public struct StatusJSON: Encodable, Sendable {
     var rows_without_worker: [Orphans]
     var lanes: [Lane]
     var channels: Channels
+    /// Each provider with rows: its rows by status (the seven statuses, as `counts`).
+    var providers: [String: [String: Int]]
 
     enum CodingKeys: CodingKey {
         case counts, final_counts_exact, oldest_due_seconds, held_by_workers, failure_window_minutes
-        case failure_reasons, invalid_tokens, holds, workers, rows_without_worker, lanes, channels
+        case failure_reasons, invalid_tokens, holds, workers, rows_without_worker, lanes, channels, providers
     }
 
     /// Every key is always present: `oldest_due_seconds` is null when nothing waits.
@@ -74,6 +93,7 @@ public struct StatusJSON: Encodable, Sendable {
         try c.encode(rows_without_worker, forKey: .rows_without_worker)
         try c.encode(lanes, forKey: .lanes)
         try c.encode(channels, forKey: .channels)
+        try c.encode(providers, forKey: .providers)
     }
 
     public init(_ s: QueueStatus, minutes: Int) {
@@ -87,7 +107,8 @@ public struct StatusJSON: Encodable, Sendable {
         holds = s.holds.map { (h: HoldReport) -> Hold in
             Hold(credential: h.held.endpoint.credential, environment: h.held.endpoint.channel, kind: h.held.kind.rawValue,
                  reason: h.held.reason, message: h.message, probe_due: h.held.probeDue,
-                 next_probe_seconds: max(0, Int(h.nextProbe.timeIntervalSinceNow.rounded(.up))))
+                 next_probe_seconds: max(0, Int(h.nextProbe.timeIntervalSinceNow.rounded(.up))),
+                 provider: h.held.endpoint.provider.rawValue, origin: h.held.endpoint.origin?.description)
         }
         workers = s.workers.map { (w: WorkerRecord) -> Worker in
             let served: [Served] = w.credentials.map { Served(name: $0.name, environment: $0.environment, topic: $0.topic, provider: $0.provider ?? "apns") }
@@ -103,5 +124,6 @@ public struct StatusJSON: Encodable, Sendable {
                  sent_per_second: (l.sentPerSecond * 100).rounded() / 100)
         }
         channels = Channels(s.channels)
+        providers = Dictionary(s.providers.map { ($0.provider.rawValue, $0.counts) }, uniquingKeysWith: { a, _ in a })
     }
 }

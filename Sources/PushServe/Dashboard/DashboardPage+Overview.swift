@@ -28,8 +28,10 @@ extension DashboardPage {
             <p class="legend"><span class="sent">■ sent <strong id="hour-sent">\(totals.0)</strong></span><span class="failed">■ failed <strong id="hour-failed">\(totals.1)</strong></span><span class="invalidated">■ tokens invalidated <strong id="hour-invalidated">\(totals.2)</strong></span></p>
             \(MinuteChart.svg(series))</section>
             </div>
+            \(providers(status))
             <section><h2>Lanes</h2>\(lanes(status.lanes))</section>
-            <section><h2>Holds</h2>\(holds(status.holds))</section>
+            <section><h2>Holds</h2>\(holds(status.otherHolds, webPushHeld: !status.webPushHolds.isEmpty))</section>
+            \(webPushHolds(status.webPushHolds))
             <section><h2>Live workers</h2>\(workers(status.workers))\(withoutWorker(status.rowsWithoutWorker))</section>
             """)
     }
@@ -54,8 +56,11 @@ extension DashboardPage {
             """
     }
 
-    private func holds(_ holds: [HoldReport]) -> HTML {
-        guard !holds.isEmpty else { return "<p id=\"holds\">None: every endpoint is sending.</p>" }
+    /// The APNs and FCM holds (Web Push origins have their table, ``webPushHolds(_:)``).
+    private func holds(_ holds: [HoldReport], webPushHeld: Bool) -> HTML {
+        guard !holds.isEmpty else {
+            return webPushHeld ? "<p id=\"holds\">None but Web Push origins (below).</p>" : "<p id=\"holds\">None: every endpoint is sending.</p>"
+        }
         let rows = holds.map { h -> HTML in
             let e = h.held.endpoint
             let lift: HTML = canOperate ? confirmLink(.liftHold(credential: e.credential, environment: e.channel)) : ""
@@ -66,6 +71,36 @@ extension DashboardPage {
         }
         return """
             <table id="holds"><tr><th>kind</th><th>credential</th><th>environment</th><th>reason</th><th>message</th><th>next probe</th><th class="n">probes</th><th></th></tr>\(rows)</table>
+            """
+    }
+
+    /// Rows by provider and status, when more than one provider has rows or one other than APNs
+    /// does (else the counts above say it all).
+    private func providers(_ status: QueueStatus) -> HTML {
+        guard status.providers.count > 1 || status.providers.contains(where: { $0.provider != .apns }) else { return "" }
+        let header = QueueStatus.statuses.map { s -> HTML in "<th class=\"n\">\(s)</th>" }
+        let rows = status.providers.map { p -> HTML in
+            let cells = QueueStatus.statuses.map { s -> HTML in
+                "<td class=\"n\" id=\"provider-\(p.provider.rawValue)-\(s)\">\(p.counts[s] ?? 0)</td>"
+            }
+            return "<tr><th>\(p.provider.serviceName)</th>\(cells)</tr>"
+        }
+        return "<section><h2>Rows by provider</h2><table><tr><th>provider</th>\(header)</tr>\(rows)</table></section>"
+    }
+
+    /// Each held Web Push origin (where the push service is): shown only when there is one.
+    private func webPushHolds(_ holds: [HoldReport]) -> HTML {
+        guard !holds.isEmpty else { return "" }
+        let rows = holds.map { h -> HTML in
+            let e = h.held.endpoint
+            let lift: HTML = canOperate ? confirmLink(.liftHold(credential: e.credential, environment: e.channel)) : ""
+            return """
+                <tr><td>\(e.origin?.description ?? "every origin")</td><td>\(h.held.kind.rawValue)</td><td>\(e.credential)</td><td>\(h.held.reason)</td>\
+                <td>\(h.message)</td><td>\(DashboardFormat.time(h.nextProbe))</td><td class="n">\(h.held.failures)</td><td>\(lift)</td></tr>
+                """
+        }
+        return """
+            <section><h2>Web Push holds</h2><table id="webpush-holds"><tr><th>origin</th><th>kind</th><th>credential</th><th>reason</th><th>message</th><th>next probe</th><th class="n">probes</th><th></th></tr>\(rows)</table></section>
             """
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import PGClient
+import PushCore
 
 /// The state of the queue, as `pushq status` shows it.
 ///
@@ -29,6 +30,8 @@ public struct QueueStatus: Sendable {
     public var lanes: [LaneStatus]
     /// Broadcast channels and the reconciliations with Apple (``PGConnection/channelsStatus()``).
     public var channels: ChannelsStatus
+    /// The rows of each provider that has any, by status (``PGConnection/providerRows(throughIndex:sample:scale:)``).
+    public var providers: [ProviderRows] = []
 
     /// The statuses in the order they are shown.
     public static let statuses = ["queued", "sending", "retrying", "sent", "failed", "expired", "cancelled"]
@@ -75,14 +78,19 @@ extension PGConnection {
             let walk = min(QueueStatus.exactFinalLimit + 1 + open, QueueStatus.finalWalkLimit)
             let newest = try c.query(Self.finalSampleSQL, [walk])
             var sample: [String: Int] = [:]
+            var providerSample: [Provider: [String: Int]] = [:]
             var walked = 0
             for row in newest.rows {
                 let n = try row.decode(Int?.self, "rows") ?? 0
                 walked += n
-                if let s = try row.string("status"), !["queued", "sending", "retrying"].contains(s) { sample[s, default: 0] += n }
+                if let s = try row.string("status"), !["queued", "sending", "retrying"].contains(s) {
+                    sample[s, default: 0] += n
+                    if let p = Provider(rawValue: try row.string("provider") ?? "") { providerSample[p, default: [:]][s, default: 0] += n }
+                }
             }
             let sampled = sample.values.reduce(0, +)
             let exact = walked < walk
+            var scale: Double?
             if exact {
                 for (s, n) in sample { counts[s] = n }
             } else {
@@ -97,7 +105,9 @@ extension PGConnection {
                     """)
                 let total = max(sampled, (try live.rows.first?.decode(Int?.self, "rows") ?? 0) - open)
                 for (s, n) in sample { counts[s] = Int((Double(total) * Double(n) / Double(sampled)).rounded()) }
+                scale = sampled > 0 ? Double(total) / Double(sampled) : nil
             }
+            let providers = try c.providerRows(throughIndex: throughIndex, sample: providerSample, scale: scale)
             let oldest = try c.query(Self.oldestDueSQL)
             let held = try c.query(Self.holdersSQL(throughIndex))
             var holders: [(worker: String, rows: Int, lapsed: Int)] = []
@@ -115,10 +125,12 @@ extension PGConnection {
                 """)
             var invalid: [(reason: String, tokens: Int)] = []
             for row in inv.rows { invalid.append((try row.string("invalid_reason") ?? "", try row.decode(Int?.self, "tokens") ?? 0)) }
-            return QueueStatus(counts: counts, finalCountsExact: exact, oldestDueSeconds: try oldest.rows.first?.decode(Int?.self, "seconds"),
+            var status = QueueStatus(counts: counts, finalCountsExact: exact, oldestDueSeconds: try oldest.rows.first?.decode(Int?.self, "seconds"),
                                holders: holders, reasons: reasons, invalidTokens: invalid, holds: try c.holdReports(),
                                workers: try c.liveWorkers(), rowsWithoutWorker: try c.rowsWithoutWorker(), lanes: try c.laneStatus(),
                                channels: try c.channelsStatus())
+            status.providers = providers
+            return status
         }
     }
 
@@ -128,7 +140,7 @@ extension PGConnection {
     static var statusStatements: [(sql: String, parameters: [(any PGParameter)?])] {
         [(waitingCountsSQL, []), (sendingCountSQL(false), []), (finalSampleSQL, [QueueStatus.exactFinalLimit + 1]), (holdersSQL(false), []), (reasonsSQL, [60]),
          (oldestDueSQL, []), (rowsWithoutWorkerSQL, [workerLivenessSeconds]),
-         (laneGaugesSQL, [dueRowsCountLimit, unconfiguredLaneLimit])]
+         (laneGaugesSQL, [dueRowsCountLimit, unconfiguredLaneLimit]), (providerWaitingSQL, []), (providerSendingSQL(false), [])]
     }
 
     /// Seconds since the oldest due row was due: the least of each lane's first entry of
@@ -152,11 +164,11 @@ extension PGConnection {
         "SELECT 'sending' AS status, count(*) AS rows FROM pushq.notifications WHERE \(inFlightSQL(throughIndex))"
     }
 
-    /// The newest rows by `created_at`, at most `$1`, by status, through `notifications_created`.
+    /// The newest rows by `created_at`, at most `$1`, by status and provider, through `notifications_created`.
     static let finalSampleSQL = """
-        SELECT status, count(*) AS rows FROM (
-            SELECT status FROM pushq.notifications ORDER BY created_at DESC, id DESC LIMIT $1
-        ) newest GROUP BY status
+        SELECT status, provider, count(*) AS rows FROM (
+            SELECT status, provider FROM pushq.notifications ORDER BY created_at DESC, id DESC LIMIT $1
+        ) newest GROUP BY status, provider
         """
 
     /// The workers holding rows in flight (``inFlightSQL(_:)``), and how many of them lapsed.
