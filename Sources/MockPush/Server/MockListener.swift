@@ -1,4 +1,5 @@
 import NIOCore
+import NIOHTTP1
 import NIOHTTP2
 import NIOPosix
 import NIOSSL
@@ -21,15 +22,19 @@ final class MockListener: Sendable {
 
     let core: MockCore
     let role: Role
+    /// Speaks HTTP/1.1 only (a Web Push origin of ``MockPushServer/listenForWebPushOrigins(_:http1Only:)``):
+    /// its TLS offers ALPN `http/1.1`, and ``MockHTTP1Adapter`` stands where HTTP/2 would.
+    let http1Only: Bool
     /// The port to bind (0: an ephemeral one).
     private let configuredPort: Int
     private let tlsContext: NIOSSLContext
     let state = Mutex(MockListenerState())
 
-    init(core: MockCore, tlsContext: NIOSSLContext, role: Role = .push, port: Int) {
+    init(core: MockCore, tlsContext: NIOSSLContext, role: Role = .push, port: Int, http1Only: Bool = false) {
         self.core = core
         self.tlsContext = tlsContext
         self.role = role
+        self.http1Only = http1Only
         self.configuredPort = port
     }
 
@@ -128,6 +133,14 @@ final class MockListener: Sendable {
         }
         let configuration = core.configuration
         let (id, faults) = core.connectionOpened()
+        if http1Only {
+            let sync = channel.pipeline.syncOperations
+            try sync.addHandler(NIOSSLServerHandler(context: tlsContext))
+            try sync.configureHTTPServerPipeline(withPipeliningAssistance: true, withErrorHandling: true)
+            try sync.addHandler(MockHTTP1Adapter())
+            try sync.addHandler(MockConnectionHandler(core: core, listener: self, connectionID: id, faults: faults))
+            return
+        }
         var connection = NIOHTTP2Handler.ConnectionConfiguration()
         connection.initialSettings = [
             HTTP2Setting(

@@ -1,10 +1,12 @@
 import NIOSSL
 
-/// The server's TLS context: TLS 1.2+, ALPN `h2`, and optional client certificates
-/// verified against the configured CA.
+/// The server's TLS context: TLS 1.2+, ALPN `h2` (or `http/1.1` for an HTTP/1.1-only Web Push
+/// origin), and optional client certificates verified against the configured CA.
 enum MockTLS {
+    /// - Parameter applicationProtocols: what ALPN offers: `h2` for every listener but the
+    ///   HTTP/1.1-only Web Push origins (`http/1.1`).
     /// - Throws: `MockPushError.tlsSetupFailed` naming the file that could not be used.
-    static func makeContext(_ configuration: MockPushConfiguration) throws -> NIOSSLContext {
+    static func makeContext(_ configuration: MockPushConfiguration, applicationProtocols: [String] = ["h2"]) throws -> NIOSSLContext {
         let chain: [NIOSSLCertificate]
         let key: NIOSSLPrivateKey
         do {
@@ -22,7 +24,7 @@ enum MockTLS {
             privateKey: .privateKey(key)
         )
         tls.minimumTLSVersion = .tlsv12
-        tls.applicationProtocols = ["h2"]
+        tls.applicationProtocols = applicationProtocols
         if let caPath = configuration.clientCAPath {
             tls.certificateVerification = .optionalVerification
             tls.trustRoots = .file(caPath)

@@ -50,6 +50,9 @@ extension MockConnectionHandler {
         }
     }
 
+    /// Whether this connection speaks HTTP/1.1 (through ``MockHTTP1Adapter``).
+    var http1: Bool { listener.http1Only }
+
     func isWebPushPath(_ head: RequestHead) -> Bool {
         head.pathOnly.hasPrefix("/wp/")
     }
@@ -82,9 +85,10 @@ extension MockConnectionHandler {
                 answer = s.webPush.answer(subscriptionID: id, origin: origin)
             }
             let location = answer.kind == .normal ? messageLocation : answer.location
-            let record = s.recordRequests ? Self.webPushRecord(
+            var record = s.recordRequests ? Self.webPushRecord(
                 connectionID: connectionID, streamID: streamID, head: head, webHead: webHead, headers: headers, id: id,
                 verdict: verdict, body: bytes, answer: answer, location: location, received: received) : nil
+            record?.httpVersion = http1 ? "HTTP/1.1" : "HTTP/2"
             let waiters = s.countWebPush(status: answer.decidedStatus, decrypted: verdict.decryption, record: record)
             return (answer, waiters, s.faults)
         }

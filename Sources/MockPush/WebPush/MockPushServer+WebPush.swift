@@ -56,13 +56,16 @@ extension MockPushServer {
     /// ``MockWebPushSubscriptionOptions/origin``; ``MockPushStats/connectionsOpen`` and
     /// ``MockPushStats/connectionsOpenPeak`` count their connections too. They stop with ``stop()``.
     ///
+    /// - Parameter http1Only: each origin offers only HTTP/1.1 (ALPN `http/1.1`, one request at a
+    ///   time per connection), as a push service behind an HTTP/1.1 proxy: the same checks,
+    ///   decryption, rules and records (``MockWebPushRecordedRequest/httpVersion`` `HTTP/1.1`).
     /// - Returns: the new origins, in order.
     /// - Throws: `MockPushError` when TLS cannot be set up or a port cannot be bound.
-    public func listenForWebPushOrigins(_ count: Int) async throws -> [String] {
-        let tls = try MockTLS.makeContext(configuration)
+    public func listenForWebPushOrigins(_ count: Int, http1Only: Bool = false) async throws -> [String] {
+        let tls = try MockTLS.makeContext(configuration, applicationProtocols: http1Only ? ["http/1.1"] : ["h2"])
         var origins: [String] = []
         for _ in 0..<count {
-            let extra = MockListener(core: core, tlsContext: tls, port: 0)
+            let extra = MockListener(core: core, tlsContext: tls, port: 0, http1Only: http1Only)
             core.state.withLock { $0.webPush.extraListeners.append(extra) }
             let port = try await extra.start()
             let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host

@@ -47,6 +47,9 @@ public struct MockWebPushRecordedRequest: Sendable, Hashable, Codable {
     /// When the request was complete: CLOCK_MONOTONIC and CLOCK_REALTIME nanoseconds.
     public var receivedMonotonicNanoseconds: Int64
     public var receivedWallNanoseconds: Int64
+    /// `HTTP/2`, or `HTTP/1.1` at an HTTP/1.1-only origin (``MockPushServer/listenForWebPushOrigins(_:http1Only:)``),
+    /// whose requests get odd stream ids 1, 3, 5… per connection as HTTP/2's would.
+    public var httpVersion: String? = nil
 
     /// The first value of header `name` (lowercase).
     public func header(_ name: String) -> String? {
