@@ -168,16 +168,20 @@ extension MockConnectionHandler {
     }
 
     /// VAPID (RFC 8292): the claims, or why the authorization is refused. A connection keeps the
-    /// last authorization that verified, so a sender reusing its JWT costs one signature check;
-    /// the audience, the expiry and the subscription's key are checked on every request.
+    /// last authorization that verified, so a sender reusing its JWT costs one comparison (no
+    /// parsing, no signature check); the audience, the expiry and the subscription's key are
+    /// checked on every request.
     private func checkVAPID(_ authorization: String?, keys: MockWebPushSubscriptionKeys) -> Result<MockVAPIDClaims, MockWebPushDecryptor.Failure> {
-        guard let authorization, let (token, key) = MockWebPushVAPID.parameters(authorization) else {
+        guard let authorization else {
             return .failure(.init("no Authorization: vapid t=<JWT>, k=<key> header (RFC 8292 §3)"))
         }
         let claims: MockVAPIDClaims
         if let cached = lastVAPID, cached.authorization == authorization {
             claims = cached.claims
         } else {
+            guard let (token, key) = MockWebPushVAPID.parameters(authorization) else {
+                return .failure(.init("no Authorization: vapid t=<JWT>, k=<key> header (RFC 8292 §3)"))
+            }
             switch MockWebPushVAPID.verify(token: token, key: key) {
             case .failure(let failure): return .failure(failure)
             case .success(let verified):
