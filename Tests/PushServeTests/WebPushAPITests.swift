@@ -69,6 +69,25 @@ struct WebPushAPITests {
         }
     }
 
+    /// A read key sees a Web Push row through `GET /notifications/{id}` with every column, but its
+    /// `webpush_keys` with the `p256dh` alone.
+    @Test("GET /notifications/{id} answers a Web Push row's webpush_keys with p256dh alone, never the auth secret")
+    func notificationWithoutAuthSecret() async throws {
+        try await ServeHarness.with { serve, db in
+            let keys = #"{"p256dh":"\#(Self.p256dh)","auth":"\#(Self.auth)"}"#
+            let made = try await serve.call("POST", "/api/v1/notifications", key: "enqueue", json: """
+                {"provider":"webpush","device_token":"\(Self.endpoint)","webpush_keys":\(keys),"payload":{"web_push":8030}}
+                """)
+            #expect(made.status == 201, "\(made.body)")
+            let id = try #require(try made.json["id"] as? Int)
+            let row = try await serve.call("GET", "/api/v1/notifications/\(id)", key: "read")
+            #expect(row.status == 200 && !row.body.contains(Self.auth) && !row.body.contains(#""auth""#), "\(row.body)")
+            #expect(try (row.json["webpush_keys"] as? [String: Any])?.count == 1 && (row.json["webpush_keys"] as? [String: Any])?["p256dh"] as? String == Self.p256dh)
+            #expect(try row.json["device_token"] as? String == Self.endpoint && row.json["status"] as? String == "queued")
+            #expect(try await db.query("SELECT webpush_keys ->> 'auth' FROM pushq.notifications").string(0, 0) == Self.auth)
+        }
+    }
+
     struct Bad: Sendable, CustomTestStringConvertible {
         var label: String
         var body: String

@@ -55,6 +55,18 @@ struct WebPushDashboardTests {
         }
     }
 
+    /// A row's page shows every column; `webpush_keys` with its `p256dh` alone, never the auth secret.
+    @Test("a Web Push row's dashboard page shows webpush_keys with p256dh alone, never the auth secret")
+    func recordWithoutAuthSecret() async throws {
+        try await ServeHarness.with { serve, db in
+            try await Self.makeRowsAndHolds(db)
+            let id = try await db.query("SELECT min(id) FROM pushq.notifications WHERE provider = 'webpush'").string(0, 0) ?? ""
+            let page = try await serve.call("GET", "/dashboard/notifications/\(id)", key: "read", headers: ["Accept": "text/html"])
+            #expect(page.status == 200 && page.body.contains("webpush_keys") && page.body.contains("BCVxsr7N_eNgVRqvHtD0zTZsEc6"), "\(page.body)")
+            #expect(!page.body.contains("BTBZMqHH6r4Tts7J_aSIgg") && !page.body.contains("auth&quot;"), "\(page.body)")
+        }
+    }
+
     /// `GET /api/v1/status` is `pushq status --json`: `providers` and each hold's `provider` and `origin`.
     @Test("GET /api/v1/status: providers.webpush counts every status; a Web Push hold names its origin")
     func statusJSON() async throws {

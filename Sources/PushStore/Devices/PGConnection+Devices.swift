@@ -20,22 +20,25 @@ extension PGConnection {
     /// Most devices ``devices(userRef:limit:)`` returns.
     public static let userDevicesLimit = 1_000
 
-    /// A registration `alias` as the API answers it: every column, in the table's order, but
-    /// `webpush_keys` with its `p256dh` alone (null for other providers). The `auth` secret lets
-    /// anyone who holds it with the endpoint write to the browser: it is stored for the worker and
-    /// never leaves through the API.
-    static func deviceJSON(_ alias: String) -> String {
-        """
-        row_to_json(jsonb_populate_record(\(alias), jsonb_build_object('webpush_keys',
-            CASE WHEN \(alias).webpush_keys IS NOT NULL THEN jsonb_build_object('p256dh', \(alias).webpush_keys -> 'p256dh') END)))
-        """
+    /// A row `alias` of `pushq.devices` or `pushq.notifications` as the API answers it: every
+    /// column, in the table's order, but `webpush_keys` with its `p256dh` alone (null for other
+    /// providers). The `auth` secret is the subscription's, shared with the app server alone (RFC
+    /// 8291 §2): stored for the worker, it never leaves through the API or the dashboard.
+    static func rowJSONWithoutAuthSecret(_ alias: String) -> String {
+        "row_to_json(jsonb_populate_record(\(alias), jsonb_build_object('webpush_keys', \(webPushKeysWithoutAuthSecret(alias + ".")))))"
+    }
+
+    /// `webpush_keys` (of the row `prefix` names, e.g. `"d."`, or unqualified with `""`) with its
+    /// `p256dh` alone; NULL stays NULL.
+    static func webPushKeysWithoutAuthSecret(_ prefix: String) -> String {
+        "CASE WHEN \(prefix)webpush_keys IS NOT NULL THEN jsonb_build_object('p256dh', \(prefix)webpush_keys -> 'p256dh') END"
     }
 
     /// Registers a device, or refreshes its registration (`registered_at = now()`, which makes a
     /// token the provider invalidated valid again, and the given columns), in one upsert on
     /// `devices_pkey`.
     ///
-    /// - Returns: whether the row is new, and the row as a JSON object (``deviceJSON(_:)``: no auth secret).
+    /// - Returns: whether the row is new, and the row as a JSON object (``rowJSONWithoutAuthSecret(_:)``).
     /// - Throws: `PGError` naming the constraint the table refuses the registration with.
     public func registerDevice(_ device: DeviceRegistration) throws(PGError) -> (created: Bool, json: String) {
         let columns = DeviceRegistration.writableColumns.filter { device.values.keys.contains($0) }
@@ -45,7 +48,7 @@ extension PGConnection {
             INSERT INTO pushq.devices AS d (\(columns.joined(separator: ", ")))
             VALUES (\((1...max(1, columns.count)).map { "$\($0)" }.joined(separator: ", ")))
             ON CONFLICT ON CONSTRAINT devices_pkey DO UPDATE SET \(updates.joined(separator: ", "))
-            RETURNING d.xmax = 0 AS created, \(Self.deviceJSON("d"))::text AS row
+            RETURNING d.xmax = 0 AS created, \(Self.rowJSONWithoutAuthSecret("d"))::text AS row
             """, parameters)
         let row = try r.firstRow()
         return (try row.decode(Bool.self, "created"), try row.decode(String.self, "row"))
@@ -78,14 +81,14 @@ extension PGConnection {
         """
 
     /// The newest `limit` registrations of `userRef` (through `devices_user_ref`), as a JSON
-    /// array of row objects (``deviceJSON(_:)``: no auth secret), newest registration first.
+    /// array of row objects (``rowJSONWithoutAuthSecret(_:)``), newest registration first.
     public func devices(userRef: String, limit: Int) throws(PGError) -> String {
         let r = try query(Self.userDevicesSQL, [userRef, limit])
         return try r.rows.first?.string("devices") ?? "[]"
     }
 
     static let userDevicesSQL = """
-        SELECT COALESCE(json_agg(\(deviceJSON("d")) ORDER BY d.registered_at DESC NULLS LAST, d.device_token), '[]')::text AS devices FROM (
+        SELECT COALESCE(json_agg(\(rowJSONWithoutAuthSecret("d")) ORDER BY d.registered_at DESC NULLS LAST, d.device_token), '[]')::text AS devices FROM (
             SELECT * FROM pushq.devices WHERE user_ref = $1 ORDER BY registered_at DESC NULLS LAST, device_token LIMIT $2
         ) d
         """

@@ -33,7 +33,8 @@ extension PGConnection {
     }
 
     /// Every column of notification `id` as one JSON object (`row_to_json`: the payload and
-    /// metadata as JSON, times in ISO 8601), nil when there is no such row.
+    /// metadata as JSON, times in ISO 8601; `webpush_keys` without its auth secret,
+    /// ``rowJSONWithoutAuthSecret(_:)``), nil when there is no such row.
     public func notificationJSON(id: Int64) throws(PGError) -> String? {
         let r = try query(Self.notificationJSONSQL, [id])
         return r.count == 1 ? try r.firstRow().string("notification") : nil
@@ -64,5 +65,5 @@ extension PGConnection {
          WHERE id = $1 AND status IN ('queued', 'retrying') RETURNING id
         """
     static let statusByIDSQL = "SELECT status FROM pushq.notifications WHERE id = $1"
-    static let notificationJSONSQL = "SELECT row_to_json(n)::text AS notification FROM pushq.notifications n WHERE n.id = $1"
+    static let notificationJSONSQL = "SELECT \(rowJSONWithoutAuthSecret("n"))::text AS notification FROM pushq.notifications n WHERE n.id = $1"
 }

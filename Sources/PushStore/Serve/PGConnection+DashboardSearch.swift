@@ -137,7 +137,10 @@ extension PGConnection {
     }
 
     static let notificationRecordSQL =
-        "SELECT " + NotificationRecord.names.map { "\($0)::text" }.joined(separator: ", ") + " FROM pushq.notifications WHERE id = $1"
+        "SELECT " + NotificationRecord.names.map { name in
+            // The subscription's auth secret is the worker's alone (``rowJSONWithoutAuthSecret(_:)``).
+            name == "webpush_keys" ? "(\(webPushKeysWithoutAuthSecret("")))::text AS webpush_keys" : "\(name)::text"
+        }.joined(separator: ", ") + " FROM pushq.notifications WHERE id = $1"
 
     /// Rows of the tokens `$1`, newest first, `$2` at most: through `notifications_token_created`
     /// (every row, by the token's hash; the token itself checked on the rows it finds).
