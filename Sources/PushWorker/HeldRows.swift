@@ -18,6 +18,9 @@ extension PushWorker {
         var lane = "default"
         /// Its lane's rank at the claim (``ClaimedNotification/rank``).
         var rank = 100
+        /// A quiet lane's row: its window (``ClaimedNotification/quietWindow``) and the claim's
+        /// clock, for a give-back to decide whether its entry waits for the window's end.
+        var quiet: (window: QuietInstants, clock: QuietClock)?
     }
 }
 

@@ -67,13 +67,18 @@ public struct ClaimedNotification: Sendable, Equatable {
     /// A Web Push row's `webpush_keys` (jsonb as its text, `{"p256dh": …, "auth": …}`); nil for
     /// other providers' rows (and for a Web Push row without keys, which the mapping refuses).
     public var webpushKeys: String?
+    /// A row of a lane with quiet hours: the window where its recipient is that opens next after
+    /// the claim, as the server computed it (microseconds since 1970-01-01 UTC), which the worker
+    /// checks before the row starts (``QuietHours/dispatch(now:window:)``); nil for other lanes.
+    public var quietWindow: QuietInstants?
 
     public init(id: Int64, verdict: Verdict = .send, provider: Provider = .apns, deviceToken: String, payload: [UInt8],
                 topic: String? = nil, pushType: PushType = .alert, priority: Int? = nil, expiresAt: Int64? = nil,
                 collapseID: String? = nil, apnsID: String, environment: APNsEnvironment = .production,
                 credential: String = "default", attempts: Int = 1, lease: Int64 = 0, maxAttempts: Int = 1,
                 lastReason: String? = nil, lane: String = LaneStops.defaultLane, rank: Int = Int(PushRequest.defaultRank),
-                channelID: String? = nil, channelStoragePolicy: Int? = nil, webpushKeys: String? = nil) {
+                channelID: String? = nil, channelStoragePolicy: Int? = nil, webpushKeys: String? = nil,
+                quietWindow: QuietInstants? = nil) {
         self.id = id
         self.verdict = verdict
         self.provider = provider
@@ -96,6 +101,7 @@ public struct ClaimedNotification: Sendable, Equatable {
         self.channelID = channelID
         self.channelStoragePolicy = channelStoragePolicy
         self.webpushKeys = webpushKeys
+        self.quietWindow = quietWindow
     }
 
     /// The endpoint the row is sent through: its credential and channel; for Web Push its

@@ -115,5 +115,9 @@ extension Migration {
                   sql: String(decoding: PackageResources._04_release_0_4_0_after_workers_indexes_sql, as: UTF8.self)),
         Migration(version: 105, name: "webpush", sql: String(decoding: PackageResources._05_webpush_sql, as: UTF8.self)),
         Migration(version: 106, name: "time_zones", sql: String(decoding: PackageResources._06_time_zones_sql, as: UTF8.self)),
+        Migration(version: 107, name: "quiet_hours", sql: String(decoding: PackageResources._07_quiet_hours_sql, as: UTF8.self)),
+        Migration(version: 108, name: "due_held_index", sql: String(decoding: PackageResources._08_due_held_index_sql, as: UTF8.self)),
+        Migration(version: 109, name: "lane_quiet_hours",
+                  sql: String(decoding: PackageResources._09_lane_quiet_hours_sql, as: UTF8.self)),
     ]
 }

@@ -95,6 +95,11 @@ public enum RoleGrants {
         function("token_is_invalid(timestamp with time zone, timestamp with time zone)", serve: true, worker: true),
         function("topic_suffix(text)", serve: true, worker: false),
         function("channel_active(text)", serve: false, worker: true),
+        // Quiet hours (107): the claim reads each lane's rules and computes windows; `pushq status`
+        // and the dashboard read the rules.
+        function("lane_rules(text)", serve: true, worker: true),
+        function("quiet_window(timestamp with time zone, text, time without time zone, time without time zone)", serve: false, worker: true),
+        function("quiet_until(timestamp with time zone, text, time without time zone, time without time zone)", serve: false, worker: false),
         // `pushq migrate` (the owner) refreshes the zones.
         function("refresh_time_zones()", serve: false, worker: false),
         function("carry_execute_grants(aclitem[], regprocedure)", serve: false, worker: false),

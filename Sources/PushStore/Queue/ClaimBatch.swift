@@ -56,11 +56,16 @@ public struct RowClaim: Sendable, Hashable {
     public var id: Int64
     public var attempt: Int
     public var lease: Int64
+    /// For a give-back (``PGConnection/release(_:workerID:)``): the end of the quiet hours the row
+    /// waits for (microseconds since 1970-01-01 UTC), its entry of pushq.due held until then; nil:
+    /// due at once.
+    public var quietUntil: Int64?
 
-    public init(id: Int64, attempt: Int, lease: Int64) {
+    public init(id: Int64, attempt: Int, lease: Int64, quietUntil: Int64? = nil) {
         self.id = id
         self.attempt = attempt
         self.lease = lease
+        self.quietUntil = quietUntil
     }
 }
 

@@ -155,10 +155,12 @@ enum ClaimStatement {
                    COALESCE(l.rank, d.rank, 100) AS rank,
                    COALESCE(l.paused, d.paused, false) AS paused,
                    CASE WHEN l.name IS NOT NULL THEN l.max_per_second ELSE d.max_per_second END AS cap,
-                   'lane:' || COALESCE(l.name, 'default') AS budget
+                   'lane:' || COALESCE(l.name, 'default') AS budget,
+                   r.quiet_start, r.quiet_end, r.time_zone AS quiet_zone
               FROM waiting w
               LEFT JOIN pushq.lanes l ON l.name = w.lane
               LEFT JOIN pushq.lanes d ON d.name = 'default'
+              LEFT JOIN LATERAL pushq.lane_rules(COALESCE(l.name, 'default')) r ON true
              WHERE w.lane IS NOT NULL
         ), budgets AS MATERIALIZED (
             SELECT b.key,
@@ -170,8 +172,9 @@ enum ClaimStatement {
                     SELECT $10::text, $11::float8 WHERE $10::text IS NOT NULL) c ON c.key = b.key
                FOR UPDATE OF b SKIP LOCKED
         ), queue AS MATERIALIZED (
-            SELECT t.lane, t.rank, t.budget, t.quota, row_number() OVER (ORDER BY t.rank, t.turn, t.lane) AS ord
-              FROM (SELECT s.lane, s.rank,
+            SELECT t.lane, t.rank, t.budget, t.quota, row_number() OVER (ORDER BY t.rank, t.turn, t.lane) AS ord,
+                   t.quiet_start, t.quiet_end, t.quiet_zone
+              FROM (SELECT s.lane, s.rank, s.quiet_start, s.quiet_end, s.quiet_zone,
                            CASE WHEN s.cap IS NOT NULL THEN s.budget END AS budget,
                            CASE WHEN s.cap IS NULL THEN $1::int
                                 ELSE COALESCE(greatest(0, floor(b.available))::int, 0) END AS quota,
@@ -180,6 +183,45 @@ enum ClaimStatement {
                       LEFT JOIN budgets b ON b.key = s.budget
                      WHERE NOT s.paused AND ($12::int IS NULL OR s.rank < $12::int)) t
              ORDER BY ord
+        ), quiet_walk AS MATERIALIZED (
+            -- Only lanes with quiet hours (none: nothing is read here). Each one's due entries in
+            -- due order, each row locked as in `due` and read with its zone (one pushq.time_zones
+            -- no longer lists is none), at most the lane's share of the claim and 4 × $1 more:
+            -- those inside the window are moved out of the walk (`quieted`), so that a night's
+            -- backlog costs one move per row, not a check at every claim.
+            SELECT ql.lane, e.id, e.due_at, e.expires_at, COALESCE(e.zone, ql.quiet_zone, 'UTC') AS zone, ql.quiet_start, ql.quiet_end
+              FROM queue ql
+             CROSS JOIN LATERAL (
+                   SELECT d.id, d.due_at, d.expires_at, r.zone
+                     FROM pushq.due d
+                    CROSS JOIN LATERAL (
+                          SELECT z.name AS zone
+                            FROM pushq.notifications n
+                            LEFT JOIN pushq.time_zones z ON z.name = n.time_zone
+                           WHERE n.id = d.id
+                             \(dueClaimableSQL)
+                             FOR UPDATE OF n SKIP LOCKED) r
+                    WHERE d.lane = ql.lane AND d.due_at <= now()
+                    ORDER BY d.due_at, d.id
+                    LIMIT least(ql.quota, $1::int) + 4 * $1::int) e
+             WHERE ql.quiet_start IS NOT NULL
+             LIMIT 5 * \(sizeMarker)
+        ), quiet_rows AS MATERIALIZED (
+            -- The window of each zone (and lane window) once: pushq.quiet_window, computed by the
+            -- server. Inside: the entry waits for its end, unless its row has expired (the claim
+            -- ends it now).
+            SELECT w.lane, w.id, w.due_at, z.win,
+                   z.win @> now() AND (w.expires_at IS NULL OR w.expires_at > now()) AS inside
+              FROM quiet_walk w
+              JOIN (SELECT u.zone, u.quiet_start, u.quiet_end, pushq.quiet_window(now(), u.zone, u.quiet_start, u.quiet_end) AS win
+                      FROM (SELECT DISTINCT zone, quiet_start, quiet_end FROM quiet_walk) u) z
+                ON z.zone = w.zone AND z.quiet_start = w.quiet_start AND z.quiet_end = w.quiet_end
+        ), quieted AS (
+            -- Entries inside their window move to its end, marked held; their rows are not
+            -- written (status, attempts and scheduled_at stay).
+            UPDATE pushq.due d SET due_at = upper(r.win), held = 'quiet'
+              FROM quiet_rows r
+             WHERE r.inside AND d.id = r.id
         ), due AS MATERIALIZED (
             -- The outer LIMIT, a constant at least $1 (sizeBound), tells the planner the claim's
             -- size, also in a generic plan. The inner one is a parameter, or a subquery when a
@@ -187,13 +229,16 @@ enum ClaimStatement {
             -- it limits: the rest of the claim was then planned as joins that read the whole
             -- table (docs/performance.md, "A capped credential read the whole table").
             SELECT * FROM (
-            SELECT r.id, q.rank, q.budget, q.ord, r.scheduled_at
+            SELECT r.id, q.rank, q.budget, q.ord, r.scheduled_at, r.quiet
               FROM queue q
              CROSS JOIN LATERAL (
-                   SELECT d.id, d.due_at AS scheduled_at
+                   (SELECT d.id, d.due_at AS scheduled_at, NULL::tstzrange AS quiet
                      FROM pushq.due d
                     WHERE d.lane = q.lane
                       AND d.due_at <= now()
+                      -- A lane without quiet hours walks here (a one-time filter per lane); one
+                      -- with quiet hours takes the entries outside their window from quiet_rows.
+                      AND q.quiet_start IS NULL
                       -- The row, locked SKIP LOCKED, must still wait and be due, or be a lapsed
                       -- lease (checked again on its latest version once locked: one another
                       -- worker took or rescheduled meanwhile is skipped). The row's lock guards its entry too: every trigger
@@ -207,12 +252,18 @@ enum ClaimStatement {
                              \(dueClaimableSQL)
                              FOR UPDATE OF n SKIP LOCKED)
                     ORDER BY d.due_at, d.id
-                    LIMIT q.quota) r
+                    LIMIT q.quota)
+                   UNION ALL
+                   (SELECT w.id, w.due_at, w.win
+                      FROM quiet_rows w
+                     WHERE q.quiet_start IS NOT NULL AND w.lane = q.lane AND NOT w.inside
+                     ORDER BY w.due_at, w.id
+                     LIMIT q.quota)) r
              LIMIT CASE WHEN $10::text IS NULL THEN $1::int
                         ELSE least($1::int, COALESCE((SELECT greatest(0, floor(b.available))::int FROM budgets b WHERE b.key = $10::text), 0)) END
             ) capped LIMIT \(sizeMarker)
         ), picked AS MATERIALIZED (
-            SELECT n.id, c.rank, c.budget, c.ord, c.due_at,
+            SELECT n.id, c.rank, c.budget, c.ord, c.due_at, c.quiet,
                    -- A lease that ran out for the first time in a row: the attempt it counted is given
                    -- back (its worker may have died before sending); a second one in a row counts.
                    CASE WHEN n.status = 'sending' AND n.last_reason IS DISTINCT FROM 'LeaseExpired' THEN 1 ELSE 0 END AS refund,
@@ -251,7 +302,7 @@ enum ClaimStatement {
                                   WHERE \(throttleMatch)
                                     AND t.until > now()) THEN 'throttled'
                         ELSE 'sending' END AS verdict
-              FROM (SELECT id, rank, budget, ord, scheduled_at AS due_at FROM due) c
+              FROM (SELECT id, rank, budget, ord, scheduled_at AS due_at, quiet FROM due) c
               JOIN pushq.notifications n ON n.id = c.id
         ), taken AS (
             -- Every row taken from pushq.due leaves it, whatever its verdict: one that goes back
@@ -303,7 +354,11 @@ enum ClaimStatement {
                       n.lane, p.rank, p.ord, p.due_at,
                       CASE WHEN n.channel IS NOT NULL THEN (SELECT c.apns_channel_id FROM pushq.channels c WHERE c.name = n.channel) END AS channel_id,
                       CASE WHEN n.channel IS NOT NULL THEN (SELECT c.message_storage_policy FROM pushq.channels c WHERE c.name = n.channel) END AS channel_storage_policy,
-                      CASE WHEN p.verdict = 'sending' THEN n.webpush_keys::text END AS webpush_keys
+                      CASE WHEN p.verdict = 'sending' THEN n.webpush_keys::text END AS webpush_keys,
+                      -- A quiet lane's row: when its window next opens and closes where its
+                      -- recipient is (the worker gives it back unsent if it has not started by then).
+                      CASE WHEN p.verdict = 'sending' THEN (extract(epoch FROM lower(p.quiet)) * 1000000)::bigint END AS quiet_opens,
+                      CASE WHEN p.verdict = 'sending' THEN (extract(epoch FROM upper(p.quiet)) * 1000000)::bigint END AS quiet_closes
         ), tallied AS (
             -- Rows the claim ends as failed (a token found invalid, attempts used up), tallied.
             \(PGConnection.tallySQL(from: """
@@ -314,7 +369,7 @@ enum ClaimStatement {
         (SELECT * FROM claimed ORDER BY 20, 21, 1)
         UNION ALL
         -- A cap held back due rows: one row that says so (the worker claims again soon).
-        SELECT 0, 'budget', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+        SELECT 0, 'budget', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
          WHERE EXISTS (
                    SELECT 1 FROM queue q
                     WHERE q.budget IS NOT NULL

@@ -113,7 +113,9 @@ extension PGConnection {
                 rank: try row.decode(Int?.self, c.rank) ?? Int(PushRequest.defaultRank),
                 channelID: channelID,
                 channelStoragePolicy: try row.decode(Int?.self, c.channelStoragePolicy),
-                webpushKeys: row.string(c.webpushKeys)))
+                webpushKeys: row.string(c.webpushKeys),
+                quietWindow: QuietInstants(opens: try row.decode(Int64?.self, c.quietOpens),
+                                           closes: try row.decode(Int64?.self, c.quietCloses))))
         }
         return batch
     }
@@ -123,6 +125,7 @@ extension PGConnection {
     private struct ClaimColumns {
         let id, verdict, deviceToken, payload, topic, pushType, priority, expiresAt, collapseID, apnsID, environment: PGColumn
         let credential, attempts, maxAttempts, lastReason, provider, lease, lane, rank, channelID, channelStoragePolicy, webpushKeys: PGColumn
+        let quietOpens, quietCloses: PGColumn
 
         init(_ rows: PGRows) throws(PGError) {
             id = try rows.column("id")
@@ -147,6 +150,8 @@ extension PGConnection {
             channelID = try rows.column("channel_id")
             channelStoragePolicy = try rows.column("channel_storage_policy")
             webpushKeys = try rows.column("webpush_keys")
+            quietOpens = try rows.column("quiet_opens")
+            quietCloses = try rows.column("quiet_closes")
         }
     }
 

@@ -78,17 +78,38 @@ extension PGConnection {
     /// about to run out while the row waited for a stream, a sender that cannot be built): back
     /// to `queued` (or `retrying` if an earlier attempt was made), attempt refunded, lease
     /// dropped, due at once. Fenced like ``complete(_:invalidations:throttles:holds:resumed:workerID:)``.
+    /// A row with ``RowClaim/quietUntil`` (its lane's quiet hours began before it started) is
+    /// due at that instant instead, its entry of pushq.due held `quiet` (its `scheduled_at` stays).
     @discardableResult
     public func release(_ rows: [RowClaim], workerID: String) throws(PGError) -> Int {
         guard !rows.isEmpty else { return 0 }
-        return try typedTransaction(begin: Self.fencedUpdateBegin) { c throws(PGError) in try c.query("""
-            UPDATE pushq.notifications n
-               SET status = CASE WHEN n.attempts <= 1 THEN 'queued' ELSE 'retrying' END,
-                   attempts = n.attempts - 1, locked_by = NULL, locked_until = NULL
-              FROM unnest($1::bigint[], $2::integer[], $4::bigint[]) AS u(id, attempt, lease)
-             WHERE n.id = u.id AND n.id = ANY ($1::bigint[]) AND n.status = 'sending' AND n.locked_by = $3 AND n.attempts = u.attempt
-               AND (extract(epoch FROM n.locked_until) * 1000000)::bigint = u.lease
-            """, [rows.map(\.id), rows.map(\.attempt), workerID, rows.map(\.lease)]).affectedRows }
+        return try typedTransaction(begin: Self.fencedUpdateBegin) { c throws(PGError) in
+            let released = try c.query("""
+                UPDATE pushq.notifications n
+                   SET status = CASE WHEN n.attempts <= 1 THEN 'queued' ELSE 'retrying' END,
+                       attempts = n.attempts - 1, locked_by = NULL, locked_until = NULL
+                  FROM unnest($1::bigint[], $2::integer[], $4::bigint[]) AS u(id, attempt, lease)
+                 WHERE n.id = u.id AND n.id = ANY ($1::bigint[]) AND n.status = 'sending' AND n.locked_by = $3 AND n.attempts = u.attempt
+                   AND (extract(epoch FROM n.locked_until) * 1000000)::bigint = u.lease
+                RETURNING n.id
+                """, [rows.map(\.id), rows.map(\.attempt), workerID, rows.map(\.lease)])
+            let quiet = rows.filter { $0.quietUntil != nil }
+            if !quiet.isEmpty, released.count > 0 {
+                var ids = Set<Int64>()
+                for row in released.rows { if let id = try row.decode(Int64?.self, "id") { ids.insert(id) } }
+                let moved = quiet.filter { ids.contains($0.id) }
+                if !moved.isEmpty {
+                    // The entries the UPDATE's trigger just made (due at scheduled_at), by primary key.
+                    try c.execute(Self.fencedUpdateEnd)
+                    try c.query("""
+                        UPDATE pushq.due d SET due_at = timestamptz 'epoch' + u.until * interval '1 microsecond', held = 'quiet'
+                          FROM unnest($1::bigint[], $2::bigint[]) AS u(id, until)
+                         WHERE d.id = u.id AND d.id = ANY ($1::bigint[])
+                        """, [moved.map(\.id), moved.map { $0.quietUntil }])
+                }
+            }
+            return released.count
+        }
     }
 
     /// Opens the transaction of a fenced write-back (``completeSQL``, ``release(_:workerID:)``)

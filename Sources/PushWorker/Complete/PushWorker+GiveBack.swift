@@ -45,6 +45,17 @@ extension PushWorker {
     /// due at once; or, `cancelled` (their lane was cancelled), ends them `cancelled`, attempt
     /// refunded. Retried like a write-back; rows it cannot give back return with their lease.
     func giveBack(_ rows: [RowClaim], _ connection: PGConnection, cancelled: Bool = false) async {
+        // A quiet lane's row given back inside its window waits for the window's end.
+        let now = monotonicNanoseconds()
+        let rows = cancelled ? rows : state.withLock { s in
+            rows.map { r -> RowClaim in
+                guard let h = s.held[r.id], h.lease == r.lease, let quiet = h.quiet,
+                      case .wait(let until) = QuietHours.dispatch(now: quiet.clock.server(atMonotonic: now), window: quiet.window) else { return r }
+                var r = r
+                r.quietUntil = until
+                return r
+            }
+        }
         var failures = 0
         var settled = false
         let workerID = configuration.workerID
@@ -57,8 +68,15 @@ extension PushWorker {
             if cancelled {
                 logger.info("notifications of a cancelled lane ended cancelled unsent", metadata: ["notifications": "\(n)"])
             } else {
-                logger.warning("notifications given back unsent, attempts refunded: their lane was paused, they waited for a stream until their lease would run out (a slow provider, or few streams), or their sender cannot be built", metadata: [
-                    "notifications": "\(n)"])
+                let quiet = rows.filter { $0.quietUntil != nil }.count
+                if quiet < rows.count {
+                    logger.warning("notifications given back unsent, attempts refunded: their lane was paused, they waited for a stream until their lease would run out (a slow provider, or few streams), or their sender cannot be built", metadata: [
+                        "notifications": "\(n)"])
+                }
+                if quiet > 0 {
+                    logger.info("notifications given back unsent, attempts refunded: their lane's quiet hours began before they started; they wait for the window's end",
+                                metadata: ["notifications": "\(quiet)"])
+                }
                 state.withLock { $0.stats.released += n }
             }
         case .failure(let error):

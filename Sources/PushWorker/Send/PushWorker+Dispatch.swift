@@ -24,15 +24,21 @@ extension PushWorker {
         for row in rows where row.verdict == .send || row.verdict == .unreadable {
             // A Web Push row's endpoint carries its origin: one dead origin holds only its own rows.
             let key = row.endpoint
+            // A quiet lane's row must start before its window opens (the server's instants, read
+            // on this worker's monotonic clock); one that has not is given back (``giveBack(_:_:cancelled:)``).
+            let quiet = row.quietWindow.map {
+                (window: $0, clock: QuietClock(lease: row.lease, leaseSeconds: configuration.leaseSeconds, monotonic: claim.startedAt))
+            }
             held.append((row.id, Held(attempt: row.attempts, lease: row.lease, maxAttempts: row.maxAttempts, endpoint: key, deviceToken: row.deviceToken,
-                                      lastReason: row.lastReason, isProbe: probe, lane: row.lane, rank: row.rank)))
+                                      lastReason: row.lastReason, isProbe: probe, lane: row.lane, rank: row.rank, quiet: quiet)))
             let refusal: PushRequest.Refusal
             if row.verdict == .unreadable {
                 logger.error("a notification's push_type or environment is unknown to this version of pushq; ended failed/InvalidRow",
                              metadata: ["notification.id": "\(row.id)"])
                 refusal = PushRequest.Refusal(reason: "InvalidRow", message: "unknown push_type or environment")
             } else {
-                switch request(for: row, sendBy: claim.sendBy) {
+                let sendBy = quiet.map { QuietHours.startDeadline(sendBy: claim.sendBy, window: $0.window, clock: $0.clock) } ?? claim.sendBy
+                switch request(for: row, sendBy: sendBy) {
                 case .success(let request):
                     batches[key, default: []].append(request)
                     continue
