@@ -16,6 +16,7 @@
 //        198-byte payload, N times after 200 of warm-up, one thread, no mock: prints
 //        "crypto_us_per_req=C" (process CPU per message). scripts/bench's webpush part divides it by
 //        the worker's CPU per Web Push notification, measured in the same run.
+// APNs: APNS_PAYLOAD_BYTES=N pads the payload to N bytes (4 096 at most).
 // --fcm: the same workload sent to FCM's messages:send at URL (the mock's), as a service account
 //        whose token_uri is URL/token; the access token is fetched before the clock starts.
 // prints: "requests=N ok=N failed=N seconds=S rate=R cpu_us_per_req=C" (same line as bench/curl-floor.c;
@@ -172,7 +173,12 @@ if webPush {
     sender = try PushSender(configuration: configuration, apns: APNsConfiguration(baseURL: args[1], streamsPerConnection: streams),
                             credential: .token(manager), logger: logger,
                             onResults: { counter.add($0) })
-    let payload = Array(#"{"aps":{"alert":"bench"}}"#.utf8)
+    // APNS_PAYLOAD_BYTES=N: the payload padded to N bytes (at most APNs' 4 096), to see large bodies
+    // against HTTP/2's flow-control window as Web Push's encrypted ones are.
+    var payload = Array(#"{"aps":{"alert":"bench"}}"#.utf8)
+    if let size = ProcessInfo.processInfo.environment["APNS_PAYLOAD_BYTES"].flatMap({ Int($0) }), size > payload.count + 8 {
+        payload = Array((#"{"aps":{"alert":"bench"},"p":""# + String(repeating: "x", count: min(size, 4096) - payload.count - 7) + "\"}").utf8)
+    }
     requests = (0..<total).map { i in
         let hex = String(i, radix: 16)
         let headers = APNsHeaders(pushType: .alert, topic: topic, priority: 10,
