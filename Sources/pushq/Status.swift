@@ -7,7 +7,7 @@ import PGClient
 
 struct Status: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Show the queue: counts per status, oldest waiting row, lanes, recent failures, invalid tokens, paused credentials, endpoints down, live workers.",
+        abstract: "Show the queue: counts per status and per provider, oldest waiting row, lanes, recent failures, invalid tokens, paused credentials, endpoints down, Web Push holds per origin, live workers.",
         discussion: """
             Reads indexes only, never the whole table: rows that are not final are counted exactly, \
             final rows exactly up to 100000 and estimated above that (shown with ~). \
