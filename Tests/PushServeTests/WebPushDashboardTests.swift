@@ -1,6 +1,7 @@
 import Foundation
-import PushServe
-import PushStore
+import PushCore
+@testable import PushServe
+@testable import PushStore
 import PushTestSupport
 import Testing
 import PGClient
@@ -65,6 +66,22 @@ struct WebPushDashboardTests {
             #expect(page.status == 200 && page.body.contains("webpush_keys") && page.body.contains("BCVxsr7N_eNgVRqvHtD0zTZsEc6"), "\(page.body)")
             #expect(!page.body.contains("BTBZMqHH6r4Tts7J_aSIgg") && !page.body.contains("auth&quot;"), "\(page.body)")
         }
+    }
+
+    /// What a Web Push hold shows comes from the database (the credential, the reason, the
+    /// message): escaped as every page's text is.
+    @Test("the Web Push holds table and the rows by provider escape what the database holds")
+    func escapes() throws {
+        let h = DashboardPageTests.hostile
+        let origin = try WebPushOrigin.parse("https://push.example:8443").get()
+        var status = DashboardPageTests.status(hostile: h)
+        status.holds.append(HoldReport(held: HeldEndpoint(endpoint: .webPush(h, origin: origin), kind: .outage, reason: h), message: h,
+                                       nextProbe: Date()))
+        status.providers = [ProviderRows(provider: .webpush, counts: ["queued": 1])]
+        let html = DashboardPageTests.page.overview(status, series: MinuteSeries(minutes: []))
+        DashboardPageTests.expectInert(html)
+        #expect(html.rendered.contains("id=\"webpush-holds\"") && html.rendered.contains(">https://push.example:8443<"))
+        #expect(html.rendered.contains("id=\"provider-webpush-queued\">1<"))
     }
 
     /// `GET /api/v1/status` is `pushq status --json`: `providers` and each hold's `provider` and `origin`.
