@@ -109,7 +109,9 @@ struct Status: AsyncParsableCommand {
             }
             let oldest = pad("oldest \(Int(g.oldestDueAgeSeconds.rounded())) s", 16)
             let figures: String = pad("due \(due)", 14) + oldest + Self.figure(l.sentPerSecond) + "/s"
-            print("  " + pad(g.name, 16) + setting + figures)
+            // Rows waiting for the lane's quiet hours to end where their recipient is: not due.
+            let quiet = g.quietHours.map { "  quiet hours \($0): \(g.quietRows) waiting" } ?? (g.quietRows > 0 ? "  \(g.quietRows) waiting for quiet hours" : "")
+            print("  " + pad(g.name, 16) + setting + figures + quiet)
         }
     }
 

@@ -1,3 +1,4 @@
+import ChildProcess
 import Foundation
 import MockPush
 import PushCore
@@ -74,6 +75,50 @@ struct QuietHoursWorkerTests {
                 }
             }
             await db.close()
+        }
+    }
+
+    /// rows a worker's claim moved to the end of their lane's quiet hours are counted apart from due rows: in
+    /// pushq status (with the lane's window and zone), the dashboard's lanes and pushq_lane_quiet_rows
+    @Test("rows waiting for quiet hours: pushq status, the dashboard's lanes and pushq_lane_quiet_rows count them apart from due")
+    func visible() async throws {
+        typealias M = MetricsEndpointTests
+        try await TestDatabase.withConnection { db in
+            try await withMock({ $0.recordBodies = false }) { server, apnsURL in
+                // A window that opened an hour ago in Kolkata; three rows there, one in Kiritimati (outside).
+                try await db.query("""
+                    INSERT INTO pushq.lanes (name, quiet_start, quiet_end, time_zone)
+                    VALUES ('night', ((now() AT TIME ZONE 'Asia/Kolkata') - interval '1 hour')::time,
+                            ((now() AT TIME ZONE 'Asia/Kolkata') + interval '1 hour')::time, 'Asia/Kolkata')
+                    """)
+                try await db.query("""
+                    INSERT INTO pushq.notifications (device_token, payload, lane, time_zone)
+                    SELECT '7' || lpad(to_hex(g), 63, '0'), '{"aps":{}}', 'night', CASE WHEN g = 3 THEN 'Pacific/Kiritimati' END
+                      FROM generate_series(0, 3) g
+                    """)
+                let url = try await databaseURL(db)
+                let (worker, log, base) = try await M().startWorker(url, apnsURL, id: "quiet", extra: [:])
+                let text = try await M().poll(timeout: .seconds(60)) { () -> String? in
+                    let text = try await M().get(base + "/metrics").1
+                    return M.value(text, "pushq_lane_quiet_rows", ["lane": "night"]) == 3 ? text : nil
+                }
+                #expect(text != nil, "pushq_lane_quiet_rows{lane=\"night\"} never 3")
+                #expect(M.value(text ?? "", "pushq_lane_due_rows", ["lane": "night"]) == 0, "not due")
+                #expect(try await scalar(db, "SELECT count(*) FROM pushq.notifications WHERE lane = 'night' AND status = 'sent'") == 1)
+                #expect(server.stats().requests == 1)
+                worker.kill(SIGTERM)
+                #expect(await worker.wait() == .exit(0), "\((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
+
+                var env = ProcessInfo.processInfo.environment
+                env["PUSHQ_DATABASE_URL"] = url
+                let (ok, out, _) = try await ChildProcess.run(pushqBinary, ["status"], environment: env)
+                #expect(ok == .exit(0))
+                let line = out.split(separator: "\n").first { $0.hasPrefix("  night ") }.map(String.init) ?? ""
+                #expect(line.contains("due 0") && line.range(of: #"quiet hours \d\d:\d\d–\d\d:\d\d Asia/Kolkata: 3 waiting"#, options: .regularExpression) != nil,
+                        "\(out)")
+                let gauges = try await db.laneGauges().first { $0.name == "night" }
+                #expect(gauges?.quietRows == 3 && gauges?.dueRows == 0 && gauges?.quietHours?.hasSuffix(" Asia/Kolkata") == true)
+            }
         }
     }
 }

@@ -78,6 +78,13 @@ public struct LaneGauges: Sendable, Hashable {
     public var dueRows: Int
     /// Seconds since the `scheduled_at` of the lane's oldest due row; 0 when none is due.
     public var oldestDueAgeSeconds: Double
+    /// The lane's rows waiting for the end of its quiet hours where their recipient is (entries
+    /// of pushq.due held `quiet`, not yet due), counted up to ``PGConnection/dueRowsCountLimit``:
+    /// apart from ``dueRows``, which are rows that would go out now.
+    public var quietRows: Int = 0
+    /// The lane's quiet hours, `HH:MM–HH:MM` and the zone of its rows without one (`UTC` when it
+    /// names none), `default`'s for a lane without a row; nil when it has none.
+    public var quietHours: String?
 }
 
 extension PGConnection {
@@ -101,7 +108,8 @@ extension PGConnection {
             lanes.append(LaneGauges(name: try row.string("name") ?? "", configured: try row.decode(Bool?.self, "configured") ?? false,
                                     rank: try row.decode(Int?.self, "rank") ?? 100, maxPerSecond: try row.decode(Double?.self, "max_per_second"),
                                     paused: try row.decode(Bool?.self, "paused") ?? false, dueRows: try row.decode(Int?.self, "due_rows") ?? 0,
-                                    oldestDueAgeSeconds: max(0, try row.decode(Double?.self, "oldest_due_age") ?? 0)))
+                                    oldestDueAgeSeconds: max(0, try row.decode(Double?.self, "oldest_due_age") ?? 0),
+                                    quietRows: try row.decode(Int?.self, "quiet_rows") ?? 0, quietHours: try row.string("quiet_hours")))
         }
         return lanes
     }
@@ -125,7 +133,12 @@ extension PGConnection {
                     SELECT 1 FROM pushq.due d WHERE d.lane = l.name AND d.due_at <= now() LIMIT $1) due)::int8 AS due_rows,
                COALESCE(extract(epoch FROM now() - (
                     SELECT d.due_at FROM pushq.due d WHERE d.lane = l.name AND d.due_at <= now()
-                     ORDER BY d.due_at LIMIT 1))::float8, 0) AS oldest_due_age
+                     ORDER BY d.due_at LIMIT 1))::float8, 0) AS oldest_due_age,
+               -- Waiting for quiet hours to end (index due_held), and the lane's window (pushq.lane_rules).
+               (SELECT count(*) FROM (
+                    SELECT 1 FROM pushq.due d WHERE d.lane = l.name AND d.held IS NOT NULL AND d.due_at > now() LIMIT $1) quiet)::int8 AS quiet_rows,
+               (SELECT left(r.quiet_start::text, 5) || '–' || left(r.quiet_end::text, 5) || ' ' || COALESCE(r.time_zone, 'UTC')
+                  FROM pushq.lane_rules(CASE WHEN l.configured THEN l.name ELSE 'default' END) r) AS quiet_hours
           FROM shown l
          ORDER BY l.configured DESC, l.rank, l.name
         """

@@ -8,11 +8,14 @@ extension WorkerMetrics {
     struct LaneSeries {
         var due: Gauge
         var oldest: Gauge
+        /// Rows waiting for the lane's quiet hours to end (`pushq_lane_quiet_rows`).
+        var quiet: Gauge
         var settings: (rank: Gauge, cap: Gauge, paused: Gauge)?
 
         func destroy() {
             due.destroy()
             oldest.destroy()
+            quiet.destroy()
             settings?.rank.destroy()
             settings?.cap.destroy()
             settings?.paused.destroy()
@@ -53,17 +56,18 @@ extension WorkerMetrics {
                 s.laneGauges = [:]
                 return
             }
-            var other = (due: 0, oldest: 0.0)
+            var other = (due: 0, oldest: 0.0, quiet: 0)
             var seen: Set<String> = [MetricLabel.other]
             for lane in lanes {
                 guard lane.configured, lane.name != MetricLabel.other else {
-                    other = (other.due + lane.dueRows, max(other.oldest, lane.oldestDueAgeSeconds))
+                    other = (other.due + lane.dueRows, max(other.oldest, lane.oldestDueAgeSeconds), other.quiet + lane.quietRows)
                     continue
                 }
                 seen.insert(lane.name)
                 let series = laneSeries(lane.name, &s)
                 series.due.record(lane.dueRows)
                 series.oldest.record(lane.oldestDueAgeSeconds)
+                series.quiet.record(lane.quietRows)
                 series.settings?.rank.record(lane.rank)
                 series.settings?.cap.record(lane.maxPerSecond ?? 0)
                 series.settings?.paused.record(lane.paused ? 1 : 0)
@@ -71,6 +75,7 @@ extension WorkerMetrics {
             let series = laneSeries(MetricLabel.other, &s)
             series.due.record(other.due)
             series.oldest.record(other.oldest)
+            series.quiet.record(other.quiet)
             for (name, series) in s.laneGauges where !seen.contains(name) {
                 series.destroy()
                 s.laneGauges[name] = nil
@@ -82,7 +87,7 @@ extension WorkerMetrics {
         if let series = s.laneGauges[label] { return series }
         let dims = [("lane", label)]
         func gauge(_ metric: Metric) -> Gauge { Gauge(label: metric.name, dimensions: dims, factory: factory) }
-        let series = LaneSeries(due: gauge(Catalog.laneDueRows), oldest: gauge(Catalog.laneOldestDueAge),
+        let series = LaneSeries(due: gauge(Catalog.laneDueRows), oldest: gauge(Catalog.laneOldestDueAge), quiet: gauge(Catalog.laneQuietRows),
                                 settings: label == MetricLabel.other ? nil
                                     : (gauge(Catalog.laneRank), gauge(Catalog.laneMaxPerSecond), gauge(Catalog.lanePaused)))
         s.laneGauges[label] = series
