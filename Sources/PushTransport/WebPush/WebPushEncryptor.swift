@@ -45,13 +45,14 @@ public struct FreshWebPushEphemerals: WebPushEphemeralSource {
 /// big-endian), key id length 65 (1), the sender's public key (65) — then the ciphertext and its
 /// 16-byte tag.
 ///
-/// Owns the fetched HKDF and AES-128-GCM implementations (`EVP_KDF`, `EVP_CIPHER`), fetched once
-/// and freed in `deinit`, so that a message costs no algorithm look-up.
+/// Owns the fetched HMAC and AES-128-GCM implementations (`EVP_MAC`, `EVP_CIPHER`), fetched once
+/// and freed in `deinit`, so that a message costs no algorithm look-up; the P-256 work goes to
+/// ``P256``'s shared group.
 ///
 /// `@unchecked Sendable`: the fetched algorithms are immutable and reference-counted by OpenSSL;
 /// every message makes its own contexts, so any number of threads may encrypt at once.
 public final class WebPushEncryptor: @unchecked Sendable {
-    private let kdf: OpaquePointer
+    private let mac: OpaquePointer
     private let cipher: OpaquePointer
     /// Each message's key pair and salt.
     public let source: any WebPushEphemeralSource
@@ -60,23 +61,23 @@ public final class WebPushEncryptor: @unchecked Sendable {
     public static let recordSize: UInt32 = 4096
 
     /// - Parameter source: each message's key pair and salt; defaults to fresh ones.
-    /// - Throws: ``PushTransportError`` `.encryptionFailed` when OpenSSL has no HKDF or AES-128-GCM.
+    /// - Throws: ``PushTransportError`` `.encryptionFailed` when OpenSSL has no HMAC or AES-128-GCM.
     public init(source: any WebPushEphemeralSource = FreshWebPushEphemerals()) throws {
         ERR_clear_error()
-        guard let kdf = EVP_KDF_fetch(nil, "HKDF", nil) else {
-            throw PushTransportError(.encryptionFailed, "OpenSSL has no HKDF: " + openSSLErrorMessage(fallback: "EVP_KDF_fetch failed"))
+        guard let mac = EVP_MAC_fetch(nil, "HMAC", nil) else {
+            throw PushTransportError(.encryptionFailed, "OpenSSL has no HMAC: " + openSSLErrorMessage(fallback: "EVP_MAC_fetch failed"))
         }
         guard let cipher = EVP_CIPHER_fetch(nil, "AES-128-GCM", nil) else {
-            EVP_KDF_free(kdf)
+            EVP_MAC_free(mac)
             throw PushTransportError(.encryptionFailed, "OpenSSL has no AES-128-GCM: " + openSSLErrorMessage(fallback: "EVP_CIPHER_fetch failed"))
         }
-        self.kdf = kdf
+        self.mac = mac
         self.cipher = cipher
         self.source = source
     }
 
     deinit {
-        EVP_KDF_free(kdf)
+        EVP_MAC_free(mac)
         EVP_CIPHER_free(cipher)
     }
 
@@ -106,48 +107,50 @@ public final class WebPushEncryptor: @unchecked Sendable {
     }
 
     /// RFC 8291 §3.3–3.4: `IKM`, then `CEK` and `NONCE` (also read by the tests against Appendix A).
+    ///
+    /// HKDF-SHA256 (RFC 5869) written out as its HMACs, all on one HMAC context re-keyed per step:
+    /// every output here is at most one hash long, so expand is a single HMAC of `info ‖ 0x01`,
+    /// and `CEK` and `NONCE` share their extract (same `IKM`, same salt). Five HMACs, where
+    /// `EVP_KDF`'s HKDF made a context, parsed its parameters and extracted again for each of
+    /// the three outputs.
     func deriveKeys(ecdhSecret: [UInt8], auth: [UInt8], uaPublic: [UInt8], asPublic: [UInt8],
                     salt: [UInt8]) throws -> (ikm: [UInt8], cek: [UInt8], nonce: [UInt8]) {
-        let keyInfo = Array("WebPush: info".utf8) + [0] + uaPublic + asPublic
-        let ikm = try hkdf(key: ecdhSecret, salt: auth, info: keyInfo, length: 32)
-        let cek = try hkdf(key: ikm, salt: salt, info: Array("Content-Encoding: aes128gcm".utf8) + [0], length: 16)
-        let nonce = try hkdf(key: ikm, salt: salt, info: Array("Content-Encoding: nonce".utf8) + [0], length: 12)
-        return (ikm, cek, nonce)
+        ERR_clear_error()
+        guard let ctx = EVP_MAC_CTX_new(mac) else {
+            throw PushTransportError(.encryptionFailed, "EVP_MAC_CTX_new failed: " + openSSLErrorMessage(fallback: "out of memory"))
+        }
+        defer { EVP_MAC_CTX_free(ctx) }
+        var digest = Array("SHA256".utf8CString)
+        let set = digest.withUnsafeMutableBufferPointer { d in
+            var params = [OSSL_PARAM_construct_utf8_string(cName("digest"), d.baseAddress, 0), OSSL_PARAM_construct_end()]
+            return EVP_MAC_CTX_set_params(ctx, &params)
+        }
+        guard set == 1 else {
+            throw PushTransportError(.encryptionFailed, "HMAC-SHA256 set-up failed: " + openSSLErrorMessage(fallback: "EVP_MAC_CTX_set_params failed"))
+        }
+        func hmac(key: [UInt8], _ parts: [UInt8]...) throws -> [UInt8] {
+            var out = [UInt8](repeating: 0, count: 32)
+            var written = 0
+            var ok = EVP_MAC_init(ctx, key, key.count, nil) == 1
+            for part in parts where ok { ok = EVP_MAC_update(ctx, part, part.count) == 1 }
+            guard ok, EVP_MAC_final(ctx, &out, &written, 32) == 1, written == 32 else {
+                throw PushTransportError(.encryptionFailed, "HKDF failed: " + openSSLErrorMessage(fallback: "HMAC-SHA256 failed"))
+            }
+            return out
+        }
+        let one: [UInt8] = [1]
+        let ikm = try hmac(key: hmac(key: auth, ecdhSecret), Self.keyInfoLabel, uaPublic, asPublic, one)
+        let prk = try hmac(key: salt, ikm)
+        let cek = try hmac(key: prk, Self.cekInfo, one)
+        let nonce = try hmac(key: prk, Self.nonceInfo, one)
+        return (ikm, Array(cek[0..<16]), Array(nonce[0..<12]))
     }
 
-    /// HKDF-SHA256 (RFC 5869, extract then expand) of `length` bytes, by OpenSSL's `EVP_KDF`.
-    func hkdf(key: [UInt8], salt: [UInt8], info: [UInt8], length: Int) throws -> [UInt8] {
-        ERR_clear_error()
-        guard let ctx = EVP_KDF_CTX_new(kdf) else {
-            throw PushTransportError(.encryptionFailed, "EVP_KDF_CTX_new failed: " + openSSLErrorMessage(fallback: "out of memory"))
-        }
-        defer { EVP_KDF_CTX_free(ctx) }
-        var out = [UInt8](repeating: 0, count: length)
-        var digest = Array("SHA256".utf8CString)
-        // OSSL_PARAM keeps pointers to its name and its data: the names are static strings (a
-        // String argument would be a temporary C string, gone once the constructor returns) and
-        // the data arrays are pinned by the closures around the derive call.
-        let ok = key.withUnsafeBytes { k in
-            salt.withUnsafeBytes { s in
-                info.withUnsafeBytes { i in
-                    digest.withUnsafeMutableBufferPointer { d in
-                        var params = [
-                            OSSL_PARAM_construct_utf8_string(cName("digest"), d.baseAddress, 0),
-                            OSSL_PARAM_construct_octet_string(cName("key"), UnsafeMutableRawPointer(mutating: k.baseAddress), k.count),
-                            OSSL_PARAM_construct_octet_string(cName("salt"), UnsafeMutableRawPointer(mutating: s.baseAddress), s.count),
-                            OSSL_PARAM_construct_octet_string(cName("info"), UnsafeMutableRawPointer(mutating: i.baseAddress), i.count),
-                            OSSL_PARAM_construct_end(),
-                        ]
-                        return EVP_KDF_derive(ctx, &out, length, &params)
-                    }
-                }
-            }
-        }
-        guard ok == 1 else {
-            throw PushTransportError(.encryptionFailed, "HKDF failed: " + openSSLErrorMessage(fallback: "EVP_KDF_derive failed"))
-        }
-        return out
-    }
+    /// RFC 8291 §3.3's `key_info` up to the two public keys: `"WebPush: info" ‖ 0x00`.
+    static let keyInfoLabel = Array("WebPush: info".utf8) + [0]
+    /// RFC 8188 §2.2's `cek_info` and `nonce_info`.
+    static let cekInfo = Array("Content-Encoding: aes128gcm".utf8) + [0]
+    static let nonceInfo = Array("Content-Encoding: nonce".utf8) + [0]
 
     /// AES-128-GCM of `plaintext` under `key` and `nonce`, no associated data: ciphertext ‖ 16-byte tag.
     func seal(_ plaintext: [UInt8], key: [UInt8], nonce: [UInt8]) throws -> [UInt8] {
