@@ -12,6 +12,10 @@ import PGClient
 ///    skipped this time;
 /// 4. `queue`: the lanes not paused, lowest rank first, lanes of one rank in an order rotated
 ///    by `$9` every claim, each with its quota (its budget's whole tokens when capped);
+/// 4b. `quiet_walk`, `quiet_rows`, `quieted`: for lanes with quiet hours only (`pushq.lane_rules`,
+///    read in `settings`), their due entries walked once, each row's window computed by the server
+///    once per zone (`pushq.quiet_window`): entries inside it move to its end (`held = 'quiet'`, the
+///    row untouched), the others are what `due` takes for those lanes;
 /// 5. `due`: each lane's entries of pushq.due in due order, each entry's row checked and locked
 ///    `SKIP LOCKED` in a sub-select (it must still wait and be due, or be a lapsed lease that the
 ///    upkeep gave an entry again, ``PGConnection/recoverLapsedLeases(limit:)``: an entry a worker
