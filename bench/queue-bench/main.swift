@@ -85,10 +85,14 @@ case "wait":
         return user + system
     }
     let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
-    // Each probe is answered from the partial indexes notifications_due and notifications_lease.
+    // While pushq.due has an entry (every waiting row has one), a probe is one step from the end
+    // of due_order, whose newest entries are live. Only then is pushq.notifications read, for the
+    // rows still in flight: it has no index of status any more, so that read is a scan of the
+    // whole table, which every 50 ms took a fair share of a core from the drain it measures,
+    // more for wider rows (Web Push's), whose table has more pages.
     let probe = """
-        SELECT EXISTS (SELECT 1 FROM pushq.notifications WHERE status IN ('queued', 'retrying'))
-            OR EXISTS (SELECT 1 FROM pushq.notifications WHERE status = 'sending') AS open
+        SELECT EXISTS (SELECT 1 FROM pushq.due d ORDER BY d.lane DESC, d.due_at DESC, d.id DESC LIMIT 1)
+            OR EXISTS (SELECT 1 FROM pushq.notifications WHERE status IN ('queued', 'retrying', 'sending')) AS open
         """
     while try await c.query(probe).firstRow().string("open") == "t" {
         if ContinuousClock.now > deadline { fail("queue-bench wait: rows still open after \(timeout) s") }
