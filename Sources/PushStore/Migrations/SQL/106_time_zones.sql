@@ -54,7 +54,7 @@ ALTER TABLE pushq.notifications
 ALTER TABLE pushq.devices
     ADD COLUMN time_zone text;
 
--- The zone check of both tables (a rule breaks only for a name not in pushq.time_zones; the
+-- The zone check of every table with a time_zone (a rule breaks only for a name not in pushq.time_zones; the
 -- triggers call it only for a row that has one).
 CREATE FUNCTION pushq.time_zone_known() RETURNS trigger
 LANGUAGE plpgsql AS $_$
@@ -68,15 +68,10 @@ BEGIN
     SELECT z.name INTO spelled FROM pushq.time_zones z WHERE lower(z.name) = lower(NEW.time_zone) ORDER BY z.name LIMIT 1;
     hint := CASE WHEN spelled IS NOT NULL THEN format('The name is spelled %s.', spelled)
                  ELSE 'An IANA name as pg_timezone_names lists it, e.g. Europe/Paris or Asia/Kolkata (the names are in pushq.time_zones), or NULL for UTC.' END;
-    IF TG_TABLE_NAME = 'devices' THEN
-        RAISE EXCEPTION 'new row for relation "devices" violates check constraint "devices_time_zone_known": time_zone % is not a time zone pushq knows',
-                        quote_literal(left(NEW.time_zone, 100))
-            USING ERRCODE = 'check_violation', CONSTRAINT = 'devices_time_zone_known', TABLE = 'devices', SCHEMA = 'pushq',
-                  COLUMN = 'time_zone', HINT = hint;
-    END IF;
-    RAISE EXCEPTION 'new row for relation "notifications" violates check constraint "notifications_time_zone_known": time_zone % is not a time zone pushq knows',
-                    quote_literal(left(NEW.time_zone, 100))
-        USING ERRCODE = 'check_violation', CONSTRAINT = 'notifications_time_zone_known', TABLE = 'notifications', SCHEMA = 'pushq',
+    -- Named as the table's own check would be: <table>_time_zone_known, whichever table fires it.
+    RAISE EXCEPTION 'new row for relation "%" violates check constraint "%": time_zone % is not a time zone pushq knows',
+                    TG_TABLE_NAME, TG_TABLE_NAME || '_time_zone_known', quote_literal(left(NEW.time_zone, 100))
+        USING ERRCODE = 'check_violation', CONSTRAINT = TG_TABLE_NAME || '_time_zone_known', TABLE = TG_TABLE_NAME, SCHEMA = 'pushq',
               COLUMN = 'time_zone', HINT = hint;
 END
 $_$;

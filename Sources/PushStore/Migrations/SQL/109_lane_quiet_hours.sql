@@ -23,37 +23,6 @@ ALTER TABLE pushq.lanes
     ADD COLUMN time_zone text,
     ADD CONSTRAINT lanes_quiet_hours CHECK ((quiet_start IS NULL) = (quiet_end IS NULL) AND quiet_start <> quiet_end);
 
-CREATE OR REPLACE FUNCTION pushq.time_zone_known() RETURNS trigger
-LANGUAGE plpgsql AS $_$
-DECLARE
-    spelled text;
-    hint text;
-BEGIN
-    IF EXISTS (SELECT FROM pushq.time_zones z WHERE z.name = NEW.time_zone) THEN
-        RETURN NEW;
-    END IF;
-    SELECT z.name INTO spelled FROM pushq.time_zones z WHERE lower(z.name) = lower(NEW.time_zone) ORDER BY z.name LIMIT 1;
-    hint := CASE WHEN spelled IS NOT NULL THEN format('The name is spelled %s.', spelled)
-                 ELSE 'An IANA name as pg_timezone_names lists it, e.g. Europe/Paris or Asia/Kolkata (the names are in pushq.time_zones), or NULL for UTC.' END;
-    IF TG_TABLE_NAME = 'devices' THEN
-        RAISE EXCEPTION 'new row for relation "devices" violates check constraint "devices_time_zone_known": time_zone % is not a time zone pushq knows',
-                        quote_literal(left(NEW.time_zone, 100))
-            USING ERRCODE = 'check_violation', CONSTRAINT = 'devices_time_zone_known', TABLE = 'devices', SCHEMA = 'pushq',
-                  COLUMN = 'time_zone', HINT = hint;
-    END IF;
-    IF TG_TABLE_NAME = 'lanes' THEN
-        RAISE EXCEPTION 'new row for relation "lanes" violates check constraint "lanes_time_zone_known": time_zone % is not a time zone pushq knows',
-                        quote_literal(left(NEW.time_zone, 100))
-            USING ERRCODE = 'check_violation', CONSTRAINT = 'lanes_time_zone_known', TABLE = 'lanes', SCHEMA = 'pushq',
-                  COLUMN = 'time_zone', HINT = hint;
-    END IF;
-    RAISE EXCEPTION 'new row for relation "notifications" violates check constraint "notifications_time_zone_known": time_zone % is not a time zone pushq knows',
-                    quote_literal(left(NEW.time_zone, 100))
-        USING ERRCODE = 'check_violation', CONSTRAINT = 'notifications_time_zone_known', TABLE = 'notifications', SCHEMA = 'pushq',
-              COLUMN = 'time_zone', HINT = hint;
-END
-$_$;
-
 CREATE TRIGGER lanes_time_zone
     BEFORE INSERT OR UPDATE OF time_zone ON pushq.lanes
     FOR EACH ROW WHEN (NEW.time_zone IS NOT NULL) EXECUTE FUNCTION pushq.time_zone_known();
