@@ -12,7 +12,7 @@ import PGClient
 struct QuietHoursDashboardTests {
     /// a lane whose window opened an hour ago in Kolkata: its row waits (not due), the lanes table says
     /// "HH:MM–HH:MM Asia/Kolkata (1 waiting)"
-    @Test("the lanes table shows a lane's quiet hours and zone, and its rows waiting for them apart from due rows")
+    @Test("the lanes table and the status JSON show a lane's quiet hours and zone, and its rows waiting for them apart from due")
     func lanesTable() async throws {
         try await ServeHarness.with { serve, db in
             try await db.query("""
@@ -28,6 +28,14 @@ struct QuietHoursDashboardTests {
             #expect(page.body.contains("id=\"lane-due-night\">0<"))
             #expect(page.body.range(of: #"id="lane-quiet-night">\d\d:\d\d–\d\d:\d\d Asia/Kolkata \(1 waiting\)<"#, options: .regularExpression) != nil,
                     "\(page.body.components(separatedBy: "lane-quiet-night").dropFirst().first?.prefix(80) ?? "no quiet hours cell")")
+            // GET /api/v1/status (as pushq status --json): the lane's quiet_rows and quiet_hours.
+            let status = try await serve.call("GET", "/api/v1/status", key: "read")
+            let json = try JSONSerialization.jsonObject(with: Data(status.body.utf8)) as? [String: Any]
+            let lane = (json?["lanes"] as? [[String: Any]])?.first { $0["name"] as? String == "night" }
+            #expect(lane?["quiet_rows"] as? Int == 1 && lane?["due_rows"] as? Int == 0, "\(String(describing: lane))")
+            #expect((lane?["quiet_hours"] as? String)?.hasSuffix(" Asia/Kolkata") == true)
+            let plain = (json?["lanes"] as? [[String: Any]])?.first { $0["name"] as? String == "default" }
+            #expect(plain?["quiet_hours"] is NSNull && plain?["quiet_rows"] as? Int == 0)
         }
     }
 }

@@ -48,6 +48,8 @@ public struct StatusJSON: Encodable, Sendable {
     struct Lane: Encodable, Sendable {
         var name: String; var configured: Bool; var rank: Int; var max_per_second: Nullable<Double>; var paused: Bool
         var due_rows: Int; var oldest_due_seconds: Double; var sent_per_second: Double
+        /// Rows waiting for the lane's quiet hours to end (not due), and the hours (null: none).
+        var quiet_rows: Int; var quiet_hours: Nullable<String>
     }
     /// An optional value encoded as null, not left out, when it is nil.
     struct Nullable<Value: Encodable & Sendable>: Encodable, Sendable {
@@ -121,7 +123,8 @@ public struct StatusJSON: Encodable, Sendable {
         lanes = s.lanes.map { (l: LaneStatus) -> Lane in
             Lane(name: l.gauges.name, configured: l.gauges.configured, rank: l.gauges.rank, max_per_second: Nullable(value: l.gauges.maxPerSecond),
                  paused: l.gauges.paused, due_rows: l.gauges.dueRows, oldest_due_seconds: (l.gauges.oldestDueAgeSeconds * 10).rounded() / 10,
-                 sent_per_second: (l.sentPerSecond * 100).rounded() / 100)
+                 sent_per_second: (l.sentPerSecond * 100).rounded() / 100,
+                 quiet_rows: l.gauges.quietRows, quiet_hours: Nullable(value: l.gauges.quietHours))
         }
         channels = Channels(s.channels)
         providers = Dictionary(s.providers.map { ($0.provider.rawValue, $0.counts) }, uniquingKeysWith: { a, _ in a })
