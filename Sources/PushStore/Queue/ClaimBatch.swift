@@ -81,6 +81,13 @@ public struct ClaimBatch: Sendable, RandomAccessCollection {
     /// The verdict of the statement's extra row saying ``heldBackByCap``.
     static let budgetVerdict = "budget"
 
+    /// A quiet lane's walk moved as many entries to their window's end as it reads: more may be
+    /// due behind them (other zones' rows among them), so the worker claims again at once.
+    public var movedQuiet = false
+
+    /// The verdict of the statement's extra row saying ``movedQuiet``.
+    static let quietVerdict = "quiet"
+
     public init() {}
 
     public var startIndex: Int { rows.startIndex }

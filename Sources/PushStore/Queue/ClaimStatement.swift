@@ -189,22 +189,24 @@ enum ClaimStatement {
              ORDER BY ord
         ), quiet_walk AS MATERIALIZED (
             -- Only lanes with quiet hours (none: nothing is read here). Each one's due entries in
-            -- due order, each row locked as in `due` and read with its zone (one pushq.time_zones
-            -- no longer lists is none), at most the lane's share of the claim and 4 × $1 more:
-            -- those inside the window are moved out of the walk (`quieted`), so that a night's
-            -- backlog costs one move per row, not a check at every claim.
+            -- due order, each row read with its zone (one pushq.time_zones no longer lists is
+            -- none) and its expiry, at most the lane's share of the claim and 4 × $1 more: those
+            -- inside the window are moved out of the walk (`quieted`), so that a night's backlog
+            -- costs one move per row, not a check at every claim. Nothing is locked here: only the
+            -- entries moved (`quieted`) and the rows taken (`due`) are. (OFFSET 0: the row's
+            -- sub-select stays a probe per entry, never a join that reads the lane's backlog whole.)
             SELECT ql.lane, e.id, e.due_at, e.expires_at, COALESCE(e.zone, ql.quiet_zone, 'UTC') AS zone, ql.quiet_start, ql.quiet_end
               FROM queue ql
              CROSS JOIN LATERAL (
-                   SELECT d.id, d.due_at, d.expires_at, r.zone
+                   SELECT d.id, d.due_at, r.expires_at, r.zone
                      FROM pushq.due d
                     CROSS JOIN LATERAL (
-                          SELECT z.name AS zone
+                          SELECT z.name AS zone, n.expires_at
                             FROM pushq.notifications n
                             LEFT JOIN pushq.time_zones z ON z.name = n.time_zone
                            WHERE n.id = d.id
                              \(dueClaimableSQL)
-                             FOR UPDATE OF n SKIP LOCKED) r
+                          OFFSET 0) r
                     WHERE d.lane = ql.lane AND d.due_at <= now()
                     ORDER BY d.due_at, d.id
                     LIMIT least(ql.quota, $1::int) + 4 * $1::int) e
@@ -212,20 +214,34 @@ enum ClaimStatement {
              LIMIT 5 * \(sizeMarker)
         ), quiet_rows AS MATERIALIZED (
             -- The window of each zone (and lane window) once: pushq.quiet_window, computed by the
-            -- server. Inside: the entry waits for its end, unless its row has expired (the claim
-            -- ends it now).
-            SELECT w.lane, w.id, w.due_at, z.win,
+            -- server (OFFSET 0 keeps the per-zone subquery from being pulled up into the join,
+            -- which called the function for every walked row). Inside: the entry waits for its
+            -- end, unless its row has expired (the claim ends it now).
+            SELECT w.lane, w.id, w.due_at, w.expires_at, z.win,
                    z.win @> now() AND (w.expires_at IS NULL OR w.expires_at > now()) AS inside
               FROM quiet_walk w
               JOIN (SELECT u.zone, u.quiet_start, u.quiet_end, pushq.quiet_window(now(), u.zone, u.quiet_start, u.quiet_end) AS win
-                      FROM (SELECT DISTINCT zone, quiet_start, quiet_end FROM quiet_walk) u) z
+                      FROM (SELECT DISTINCT zone, quiet_start, quiet_end FROM quiet_walk) u
+                    OFFSET 0) z
                 ON z.zone = w.zone AND z.quiet_start = w.quiet_start AND z.quiet_end = w.quiet_end
         ), quieted AS (
-            -- Entries inside their window move to its end, marked held; their rows are not
-            -- written (status, attempts and scheduled_at stay).
-            UPDATE pushq.due d SET due_at = upper(r.win), held = 'quiet'
-              FROM quiet_rows r
-             WHERE r.inside AND d.id = r.id
+            -- Entries inside their window move to its end, marked held, with their row's expiry
+            -- (a lapsed lease's entry has none, and the expiry sweep walks due_expiry); their rows
+            -- are not written (status, attempts and scheduled_at stay). The entry's own lock
+            -- guards the move: each entry is locked SKIP LOCKED and checked again on its latest
+            -- version (still due). An entry another claim is taking is locked by that claim's
+            -- delete (skipped here, or, locked here first, deleted by it after this commits: the
+            -- row goes, as that claim judged it outside); a producer's change to the row rewrites
+            -- or deletes the entry under the entry's lock (skipped, or no longer due and passed
+            -- over, or deleted: not moved).
+            UPDATE pushq.due d SET due_at = upper(m.win), held = 'quiet', expires_at = m.expires_at
+              FROM (SELECT l.id, r.win, r.expires_at
+                      FROM quiet_rows r
+                      JOIN pushq.due l ON l.id = r.id
+                     WHERE r.inside AND l.due_at <= now()
+                       FOR UPDATE OF l SKIP LOCKED) m
+             WHERE d.id = m.id
+            RETURNING d.id, d.lane
         ), due AS MATERIALIZED (
             -- The outer LIMIT, a constant at least $1 (sizeBound), tells the planner the claim's
             -- size, also in a generic plan. The inner one is a parameter, or a subquery when a
@@ -258,10 +274,19 @@ enum ClaimStatement {
                     ORDER BY d.due_at, d.id
                     LIMIT q.quota)
                    UNION ALL
+                   -- Its rows taken are locked here, as above, in due order until the quota (the
+                   -- ordered subquery, fenced by OFFSET 0, is read row by row up to the LIMIT).
                    (SELECT w.id, w.due_at, w.win
-                      FROM quiet_rows w
-                     WHERE q.quiet_start IS NOT NULL AND w.lane = q.lane AND NOT w.inside
-                     ORDER BY w.due_at, w.id
+                      FROM (SELECT w.id, w.due_at, w.win
+                              FROM quiet_rows w
+                             WHERE q.quiet_start IS NOT NULL AND w.lane = q.lane AND NOT w.inside
+                             ORDER BY w.due_at, w.id
+                            OFFSET 0) w
+                     WHERE EXISTS (
+                           SELECT 1 FROM pushq.notifications n
+                            WHERE n.id = w.id
+                              \(dueClaimableSQL)
+                              FOR UPDATE OF n SKIP LOCKED)
                      LIMIT q.quota)) r
              LIMIT CASE WHEN $10::text IS NULL THEN $1::int
                         ELSE least($1::int, COALESCE((SELECT greatest(0, floor(b.available))::int FROM budgets b WHERE b.key = $10::text), 0)) END
@@ -301,7 +326,8 @@ enum ClaimStatement {
                              >= n.max_attempts THEN 'exhausted'
                         -- Any provider's token: a throttle is kept as the provider matches the
                         -- token (TokenThrottle), and this computes the same key from the row.
-                        WHEN EXISTS (
+                        -- Not FCM's: its 429 never throttles a token (Disposition.throttlesToken).
+                        WHEN n.provider <> 'fcm' AND EXISTS (
                                  SELECT 1 FROM pushq.token_throttles t
                                   WHERE \(throttleMatch)
                                     AND t.until > now()) THEN 'throttled'
@@ -383,5 +409,14 @@ enum ClaimStatement {
                 AND (SELECT count(*) FROM due) < $1
                 AND (SELECT count(*) FROM due) >= COALESCE((SELECT floor(b.available) FROM budgets b WHERE b.key = $10::text), 0)
                 AND EXISTS (SELECT 1 FROM queue q WHERE EXISTS (\(dueBeyondSQL(lane: "q.lane")))))
+        UNION ALL
+        -- A quiet lane's walk moved entries and read as many as it may: more may be due behind
+        -- them (other zones' rows among them), so the worker claims again at once.
+        SELECT 0, 'quiet', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+         WHERE EXISTS (SELECT 1 FROM quieted)
+           AND ((SELECT count(*) FROM quiet_walk) >= 5 * \(sizeMarker)
+                OR EXISTS (SELECT 1 FROM queue q
+                            WHERE q.quiet_start IS NOT NULL
+                              AND (SELECT count(*) FROM quiet_walk w WHERE w.lane = q.lane) >= least(q.quota, $1::int) + 4 * $1::int))
         """
 }

@@ -147,16 +147,24 @@ extension PGConnection {
             WITH gone AS MATERIALIZED (
                 -- Each entry's row checked and locked SKIP LOCKED in the walk (a sub-select with a
                 -- lock is never made a join): entries whose row cannot expire now (gone, in flight,
-                -- expiry moved) are passed over, not counted against the limit.
+                -- expiry moved) are passed over, not counted against the limit. A lapsed lease
+                -- (`sending`, its lease over: the claim's own rule) expires too: a quiet lane's
+                -- claim may have moved its entry to the window's end, with the row's expiry.
                 SELECT d.id FROM pushq.due d
                  WHERE d.expires_at <= now()
                    AND EXISTS (SELECT 1 FROM pushq.notifications n
-                                WHERE n.id = d.id AND n.status IN ('queued', 'retrying') AND n.expires_at <= now()
+                                WHERE n.id = d.id AND n.expires_at <= now()
+                                  AND (n.status IN ('queued', 'retrying') OR (n.status = 'sending' AND n.locked_until < now()))
                                   FOR UPDATE SKIP LOCKED)
                  ORDER BY d.expires_at
                  LIMIT $1
+            ), dropped AS (
+                -- A lapsed lease's entry: notifications_due_ended deletes only a waiting row's.
+                DELETE FROM pushq.due d WHERE d.id = ANY (ARRAY(SELECT g.id FROM gone g))
             ), ended AS (
-                UPDATE pushq.notifications n SET status = 'expired', finished_at = now()
+                -- As the claim ends an expired lapsed lease: lease cleared, a first lapse's attempt refunded.
+                UPDATE pushq.notifications n SET status = 'expired', finished_at = now(), locked_by = NULL, locked_until = NULL,
+                       attempts = n.attempts - CASE WHEN n.status = 'sending' AND n.last_reason IS DISTINCT FROM 'LeaseExpired' THEN 1 ELSE 0 END
                  WHERE n.id = ANY (ARRAY(SELECT g.id FROM gone g))
                 RETURNING COALESCE(n.credential, 'default') AS credential,
                           CASE WHEN n.provider = 'fcm' THEN 'fcm' ELSE n.environment END AS environment, n.last_reason
