@@ -94,6 +94,28 @@ struct FixedEphemerals: WebPushEphemeralSource {
         #expect(senderKeys.count == 64)
     }
 
+    /// A private key is a scalar in 1…n−1 (SEC 1 §3.2.1). n + 1 is 256 bits and would act as 1
+    /// (its public key G), so it is refused rather than taken modulo n.
+    @Test("a private key is a scalar in 1 ... n-1: 0, n and n + 1 are refused invalidKey; n - 1 is taken, its public key -G")
+    func privateKeyRange() throws {
+        let n: [UInt8] = [0xff, 0xff, 0xff, 0xff, 0x00, 0x00, 0x00, 0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+                          0xbc, 0xe6, 0xfa, 0xad, 0xa7, 0x17, 0x9e, 0x84, 0xf3, 0xb9, 0xca, 0xc2, 0xfc, 0x63, 0x25, 0x51]
+        var nPlusOne = n
+        nPlusOne[31] += 1
+        var nMinusOne = n
+        nMinusOne[31] -= 1
+        for scalar in [[UInt8](repeating: 0, count: 32), n, nPlusOne] {
+            let error = try #require(throws: PushTransportError.self) { try WebPushKeyPair(privateKey: scalar) }
+            #expect(error.code == .invalidKey)
+        }
+        var one = [UInt8](repeating: 0, count: 32)
+        one[31] = 1
+        let g = try WebPushKeyPair(privateKey: one).publicKey
+        let minusG = try WebPushKeyPair(privateKey: nMinusOne).publicKey
+        // (n − 1)·G = −G: the same x, y negated (p − y).
+        #expect(minusG[0] == 0x04 && Array(minusG[1..<33]) == Array(g[1..<33]) && Array(minusG[33..<65]) != Array(g[33..<65]))
+    }
+
     @Test("3 994 bytes are refused PayloadTooLarge, never truncated; a point off the curve is the subscription's fault")
     func refusals() throws {
         let encryptor = try WebPushEncryptor()
