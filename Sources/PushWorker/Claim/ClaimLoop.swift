@@ -66,6 +66,9 @@ struct ClaimLoop {
                 worker.dispatch(claimed)
                 took += claimed.rows.count
                 if claimed.rows.count >= limit { drained = false }
+                // Entries moved to their quiet window's end, as many as the walk reads: rows
+                // behind them (other zones') may be due now, so this is not the queue drained.
+                if claimed.movedQuiet { drained = false }
                 heldBackByCap = heldBackByCap || claimed.heldBackByCap
             }
             turn.rotation &+= 1

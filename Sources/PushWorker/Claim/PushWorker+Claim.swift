@@ -31,6 +31,8 @@ struct Claim: Sendable {
     var startedAt: Int64
     /// A cap held back rows that were due: claim again soon.
     var heldBackByCap = false
+    /// A quiet lane's walk moved as many entries as it reads: more may be due, claim again at once.
+    var movedQuiet = false
 }
 
 extension PushWorker {
@@ -45,7 +47,7 @@ extension PushWorker {
                                    only: scope.only, row: row, excluding: excluding,
                                    rotation: scope.rotation, budget: scope.budget, belowRank: scope.belowRank)
         return Claim(rows: rows.rows, sendBy: startedAt + Int64(configuration.sendWindowSeconds * 1e9), startedAt: startedAt,
-                     heldBackByCap: rows.heldBackByCap)
+                     heldBackByCap: rows.heldBackByCap, movedQuiet: rows.movedQuiet)
     }
 
     /// What the claim loop's statements are for, in its log lines.
