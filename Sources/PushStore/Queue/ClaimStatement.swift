@@ -232,13 +232,13 @@ enum ClaimStatement {
             -- version (still due). An entry another claim is taking is locked by that claim's
             -- delete (skipped here, or, locked here first, deleted by it after this commits: the
             -- row goes, as that claim judged it outside); a producer's change to the row rewrites
-            -- or deletes the entry under the entry's lock (skipped, or no longer due and passed
-            -- over, or deleted: not moved).
+            -- or deletes the entry under the entry's lock (skipped, or no longer due or of another
+            -- lane and passed over, or deleted: not moved).
             UPDATE pushq.due d SET due_at = upper(m.win), held = 'quiet', expires_at = m.expires_at
               FROM (SELECT l.id, r.win, r.expires_at
                       FROM quiet_rows r
                       JOIN pushq.due l ON l.id = r.id
-                     WHERE r.inside AND l.due_at <= now()
+                     WHERE r.inside AND l.due_at <= now() AND l.lane = r.lane
                        FOR UPDATE OF l SKIP LOCKED) m
              WHERE d.id = m.id
             RETURNING d.id, d.lane
