@@ -33,6 +33,34 @@ struct QuietHoursReviewTests {
             """, [n, zone])
     }
 
+    /// The walk locks nothing, so the move is guarded by the entry's own lock: an entry another
+    /// claim is taking (its row locked, its entry deleted, not yet committed) is skipped — neither
+    /// waited for (the claim would hang: statement_timeout turns that into a failure) nor moved —
+    /// and moved by the next claim once that claim rolled back.
+    @Test("an entry another claim is taking is skipped by the move, neither waited for nor moved")
+    func moveSkipsEntryBeingTaken() async throws {
+        try await TestDatabase.with { url in
+            let c = try await PGConnection.connect(url, logger: TestDatabase.logger)
+            let other = try await PGConnection.connect(url, logger: TestDatabase.logger)
+            try await QuietHoursClaimTests.quietLane(c, zone: "UTC")
+            let ids = try await c.query("""
+                INSERT INTO pushq.notifications (device_token, payload, lane) VALUES ($1, '{}', 'quiet'), ($2, '{}', 'quiet') RETURNING id
+                """, [Self.token(1), Self.token(2)]).rows.map { try $0.decode(Int64.self, "id") }
+            try await other.execute("BEGIN")
+            try await other.query("SELECT 1 FROM pushq.notifications WHERE id = $1 FOR UPDATE", [ids[0]])
+            try await other.query("DELETE FROM pushq.due WHERE id = $1", [ids[0]])
+            try await c.execute("SET statement_timeout = '20s'")
+            #expect(try await Self.claim(c, limit: 10).rows.filter { $0.id != 0 }.isEmpty)
+            let held = try await c.query("SELECT string_agg(id::text || ':' || COALESCE(held, '-'), ',' ORDER BY id) FROM pushq.due").string(0, 0)
+            #expect(held == "\(ids[0]):-,\(ids[1]):quiet")
+            try await other.execute("ROLLBACK")
+            _ = try await Self.claim(c, limit: 10)
+            #expect(try await c.query("SELECT count(*) FROM pushq.due WHERE held = 'quiet'").decode(Int.self, 0, 0) == 2)
+            await other.close()
+            await c.close()
+        }
+    }
+
     /// One claim of 100 over 500 rows of one zone inside its window: pushq.quiet_window runs once
     /// (one zone, one window), not once or twice per walked row (the planner pulled the per-zone
     /// subquery up into the join).
