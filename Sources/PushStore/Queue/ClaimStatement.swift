@@ -26,7 +26,9 @@ import PGClient
 /// 6. `picked`: each row's verdict; `spent`: the budgets less the rows that go out; `leased`:
 ///    one row of pushq.leases for the rows that go out (their ids and the lease's end);
 /// 7. the UPDATE of the rows, and one more row (`id` 0, verdict `budget`) when a cap held
-///    back rows that are due, so that the worker claims again soon rather than at its poll.
+///    back rows that are due, so that the worker claims again soon rather than at its poll; and
+///    one (verdict `quiet`) when a quiet lane's walk moved entries and read all it may, so that
+///    the worker claims again at once (rows behind them may be due).
 enum ClaimStatement {
     /// Seconds of a cap a bucket may hold: a lane idle for a while sends at most this much
     /// more than its cap at once. Small, so that any 10-second window stays within 3% of the cap.
