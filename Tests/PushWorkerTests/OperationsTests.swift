@@ -192,6 +192,20 @@ struct OperationsTests {
         }
     }
 
+    /// docs/status.md: every key is always present; what has no value is null, not left out.
+    @Test("pushq status --json: with nothing waiting, oldest_due_seconds is null, not left out")
+    func statusJSONNull() async throws {
+        try await TestDatabase.withConnection { db in
+            let url = try await databaseURL(db)
+            try await insert(db, 2, "sent", ago: 60)
+            let (status, out, err) = try await pushq(["status", "--json"], databaseURL: url)
+            #expect(status == .exit(0), "\(err)")
+            let object = try JSONSerialization.jsonObject(with: Data(out.utf8)) as? [String: Any]
+            #expect(object?.keys.contains("oldest_due_seconds") == true && object?["oldest_due_seconds"] is NSNull, "\(out)")
+            #expect((object?["counts"] as? [String: Int])?["sent"] == 2, "\(out)")
+        }
+    }
+
     /// PUSHQ_LOG_FORMAT=json: every line of a running worker is one JSON object with time, level, label,
     /// message, metadata; PUSHQ_LOG_LEVEL sets the level; the database password never shows
     @Test("PUSHQ_LOG_FORMAT=json: every line is one JSON object; PUSHQ_LOG_LEVEL sets the level; the password never shows")
