@@ -1,7 +1,7 @@
 # pushq — the two commands: `make run` and `make test`. See README.md.
 SHELL := /bin/bash
 
-.PHONY: run stop test test-pg18 deps build release bench bench-client bench-sql bench-e2e bench-latency bench-sag bench-prune bench-bounded bench-metrics bench-fcm bench-webpush bench-lanes bench-api bench-designs pg-start pg-stop clean
+.PHONY: run stop test test-pg18 deps build release bench bench-client bench-sql bench-e2e bench-latency bench-sag bench-prune bench-bounded bench-metrics bench-fcm bench-webpush bench-lanes bench-quiet bench-caps bench-tenants bench-api bench-designs pg-start pg-stop clean
 
 ## run: install what is missing, build, start PostgreSQL and the mock APNs, send samples, show status, leave pushq serve running (the dashboard)
 run: deps
@@ -55,6 +55,16 @@ bench-webpush: deps
 ## bench-lanes: a campaign beside transactional rows, cap accuracy, PostgreSQL CPU before/after (BEFORE_PUSHQ_BIN)
 bench-lanes: deps
 	ONLY="lanes cap cpu" scripts/bench
+
+## bench-quiet: a lane's quiet hours ending under a 100 000-row backlog (nothing sent before; the drain after) beside the same rows in a plain lane
+bench-quiet: deps
+	ONLY=quiet scripts/bench
+## bench-caps: a lane capped per recipient (3 per hour, skip) beside the same rows uncapped: rows/s, PostgreSQL CPU per notification, the cap checked
+bench-caps: deps
+	ONLY=caps scripts/bench
+## bench-tenants: tenant B's trickle beside tenant A's 200 000-row campaign in one lane: B's latency, A's rate with / without
+bench-tenants: deps
+	ONLY=tenants scripts/bench
 
 ## bench-api: POST /api/v1/notifications (1 000 rows per request) against plain INSERT of the same rows
 bench-api: deps

@@ -4,10 +4,11 @@
 //          The SQL ceiling: claims and completes every due row with the worker's own statements
 //          (PGConnection.claim / complete: FOR UPDATE SKIP LOCKED claim, fenced unnest update),
 //          no HTTP. Prints "rows=N seconds=S rate=R".
-//        queue-bench latency URL COUNT GAP_MS
+//        queue-bench latency URL COUNT GAP_MS [TENANT [LANE]]
 //          Inserts COUNT single rows, the i-th at start + i × GAP_MS (a steady rate however long
 //          each INSERT takes); prints "APNS_ID WALL_NS" per row, the wall clock read just before
-//          each INSERT (scripts/bench joins them with the mock's records).
+//          each INSERT (scripts/bench joins them with the mock's records). With TENANT (and
+//          LANE), each row carries that tenant (and lane): the `tenants` part's trickle.
 //        queue-bench wait URL TIMEOUT_S
 //          Returns when no row is queued, sending or retrying (exit 2 after TIMEOUT_S). One
 //          connection and an index probe every 50 ms: waiting must not take CPU from the
@@ -62,14 +63,27 @@ case "sql":
     let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
     print("rows=\(total) seconds=\(String(format: "%.3f", seconds)) rate=\(Int(Double(total) / seconds))")
 case "latency":
-    guard args.count == 5, let count = Int(args[3]), let gap = Int(args[4]) else { fail("usage: queue-bench latency URL COUNT GAP_MS") }
+    guard (5...7).contains(args.count), let count = Int(args[3]), let gap = Int(args[4]) else {
+        fail("usage: queue-bench latency URL COUNT GAP_MS [TENANT [LANE]]")
+    }
+    let tenant: String? = args.count > 5 ? args[5] : nil
+    let lane: String? = args.count > 6 ? args[6] : nil
     let c = try await PGConnection.connect(args[2], logger: logger)
+    var columns = "device_token, payload", values = "$1, '{\"aps\":{\"alert\":\"latency\"}}'"
+    var extra: [(any PGParameter)?] = []
+    for (column, value) in [("tenant", tenant), ("lane", lane)] {
+        guard let value else { continue }
+        extra.append(value)
+        columns += ", " + column; values += ", $\(extra.count + 1)"
+    }
+    let insert = "INSERT INTO pushq.notifications (\(columns)) VALUES (\(values)) RETURNING apns_id"
     let start = ContinuousClock.now
     for i in 0..<count {
         let hex = String(i, radix: 16)
         let token = "c" + String(repeating: "0", count: 63 - hex.count) + hex
         let before = wallNanoseconds()
-        let r = try await c.query("INSERT INTO pushq.notifications (device_token, payload) VALUES ($1, '{\"aps\":{\"alert\":\"latency\"}}') RETURNING apns_id", [token])
+        let parameters: [(any PGParameter)?] = [token] + extra
+        let r = try await c.query(insert, parameters)
         print("\(try r.firstRow().string("apns_id") ?? "") \(before)")
         try await Task.sleep(until: start + .milliseconds(gap * (i + 1)), clock: .continuous)
     }
@@ -100,5 +114,5 @@ case "wait":
     }
     print(backendTicks())
 default:
-    fail("usage: queue-bench sql URL BATCH | queue-bench latency URL COUNT GAP_MS | queue-bench wait URL TIMEOUT_S")
+    fail("usage: queue-bench sql URL BATCH | queue-bench latency URL COUNT GAP_MS [TENANT [LANE]] | queue-bench wait URL TIMEOUT_S")
 }
