@@ -119,7 +119,7 @@ public enum RoleGrants {
         "channels_changed", "channels_status", "devices_activity_tokens", "devices_lowercase_token", "devices_rules",
         "due_ended", "due_inserted", "due_waiting", "lanes_budget", "notifications_channel",
         "notifications_rules", "notify_enqueued", "notify_final", "notify_lanes_changed", "retire_ended_activity_token",
-        "time_zone_known",
+        "time_zone_known", "tenant_shape", "due_tenant",
     ]
 
     /// The idempotent `GRANT` statements that let `role` run as `use`, one a line, after a

@@ -98,13 +98,13 @@ extension PGConnection {
                FOR UPDATE SKIP LOCKED
         ), lapsed AS MATERIALIZED (
             -- By primary key (an array: the planner never answers it by reading the table whole).
-            SELECT n.id, n.lane, n.locked_until FROM pushq.notifications n
+            SELECT n.id, n.lane, n.locked_until, n.tenant FROM pushq.notifications n
              WHERE n.id = ANY (ARRAY(SELECT i FROM ended e, unnest(e.ids) i))
                AND n.status = 'sending' AND n.locked_until < now()
         ), previous AS MATERIALIZED (
             -- Rows of 0.3.0 workers, which write no lease row. Read only while
             -- notifications_lease exists (a constant test, evaluated before the scan).
-            SELECT n.id, n.lane, n.locked_until FROM pushq.notifications n
+            SELECT n.id, n.lane, n.locked_until, n.tenant FROM pushq.notifications n
              WHERE to_regclass('pushq.notifications_lease') IS NOT NULL
                AND n.status = 'sending' AND n.locked_until < now()
                AND NOT EXISTS (SELECT 1 FROM pushq.due d WHERE d.id = n.id)
@@ -116,11 +116,12 @@ extension PGConnection {
             -- is older than the row's lease, keeps it (the sweep rechecks on the entry's latest
             -- version).
             -- Its `retrying` is NULL: the row is in flight.
-            INSERT INTO pushq.due AS d (id, lane, due_at)
-            SELECT id, lane, locked_until FROM lapsed
+            INSERT INTO pushq.due AS d (id, lane, due_at, tenant)
+            SELECT id, lane, locked_until, tenant FROM lapsed
             UNION
-            SELECT id, lane, locked_until FROM previous
-            ON CONFLICT (id) DO UPDATE SET lane = EXCLUDED.lane, due_at = greatest(d.due_at, EXCLUDED.due_at), retrying = NULL
+            SELECT id, lane, locked_until, tenant FROM previous
+            ON CONFLICT (id) DO UPDATE SET lane = EXCLUDED.lane, due_at = greatest(d.due_at, EXCLUDED.due_at), retrying = NULL,
+                                           tenant = EXCLUDED.tenant
              WHERE d.due_at < EXCLUDED.due_at OR d.retrying IS NOT NULL
             RETURNING 1
         ), held AS MATERIALIZED (
