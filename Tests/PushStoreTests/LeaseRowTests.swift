@@ -230,11 +230,11 @@ struct LeaseRowTests {
             #expect(try await c.workerFloor() == 0, "no gated migration applied yet")
             let gated = Migration.all.filter { (try? MigrationGate(of: $0)) != nil }.map(\.version)
             #expect(try await c.migrate(logger: TestDatabase.logger) == gated)
-            // 0.4.0's gated parts need 0.4.0's required schema; 109 (lane quiet hours) needs workers that know it.
+            // 0.4.0's gated parts need 0.4.0's required schema; 113 (frequency caps) needs workers that know it.
             let release = Migration.requiredVersion(of: Migration.all.filter { $0.version <= SchemaHistory.releaseVersions.last! })
-            #expect(try await c.workerFloor() == 109, "each recorded the schema its workers must know")
+            #expect(try await c.workerFloor() == 113, "each recorded the schema its workers must know")
             let floors = try await c.query("SELECT min(workers_know), max(workers_know) FROM pushq.schema_migrations WHERE workers_know IS NOT NULL")
-            #expect(floors.string(0, 0) == "\(release)" && floors.string(0, 1) == "109")
+            #expect(floors.string(0, 0) == "\(release)" && floors.string(0, 1) == "113")
             #expect(try await c.query("SELECT to_regclass('pushq.notifications_lease') IS NULL").decode(Bool.self, 0, 0) == true)
             let leases = try await c.query("SELECT worker, array_length(ids, 1) FROM pushq.leases ORDER BY worker")
             #expect(leases.count == 2 && leases.string(0, 0) == "old" && leases.string(0, 1) == "1" && leases.string(1, 0) == "w1",

@@ -74,11 +74,11 @@ struct MigrationGateTests {
                 """, [Migration.latestVersion - 1, Migration.latestVersion])
             try await c.query("UPDATE pushq.workers SET heartbeat_at = now() - interval '31 seconds' WHERE id = 'gone'")
 
-            // The highest gate applied: 109's (lane quiet hours need workers that enforce them), above
+            // The highest gate applied: 113's (frequency caps need workers that count them), above
             // 0.4.0's gated parts, which need workers of 0.4.0.
             let floor = Migration.all.compactMap { try? MigrationGate(of: $0)?.workersKnow }.max()
             let applied = try await c.workerFloor()
-            #expect(floor == 109 && applied == floor, "the gated parts need workers that know them")
+            #expect(floor == 113 && applied == floor, "the gated parts need workers that know them")
             #expect(try await c.migrate(all, logger: TestDatabase.logger) == [next + 1], "the one that is not gated applies")
             #expect(try await c.schemaVersion() == next + 1)
             let (gate, after1, gatedAfter1) = (try await exists("gate_test"), try await exists("after_gate_test"), try await exists("gated_after_test"))

@@ -316,7 +316,10 @@ struct QuietHoursClaimTests {
             try await c.query("""
                 INSERT INTO pushq.workers (id, host, pid, version, credentials, schema_known) VALUES ('old', 'host-a', 11, '0.4.0', '[]', 104)
                 """)
-            #expect(try await c.migrate(logger: TestDatabase.logger) == [])
+            // Later migrations that are not gated (this release's workers need them) apply; the gated wait.
+            var ungated: [Int] = []
+            for m in Migration.all where m.version > 109 && (try? MigrationGate(of: m)) == nil { ungated.append(m.version) }
+            #expect(try await c.migrate(logger: TestDatabase.logger) == ungated)
             let wait = try await c.migrationWait()
             #expect(wait?.version == 109 && wait?.workers.map(\.id) == ["old"])
             let refused = await #expect(throws: PGError.self) {
@@ -328,8 +331,8 @@ struct QuietHoursClaimTests {
             #expect(try await Self.claim(c).rows.count == 1)
 
             try await c.query("DELETE FROM pushq.workers WHERE id = 'old'")
-            #expect(try await c.migrate(logger: TestDatabase.logger) == [109])
-            #expect(try await c.workerFloor() == 109 && 104 < 109, "a worker knowing 104 (0.4.0) refuses to start on it")
+            #expect(try await c.migrate(logger: TestDatabase.logger).first == 109)
+            #expect(try await c.workerFloor() >= 109 && 104 < 109, "a worker knowing 104 (0.4.0) refuses to start on it")
             try await c.query("INSERT INTO pushq.lanes (name, quiet_start, quiet_end, time_zone) VALUES ('marketing', '21:00', '08:00', 'Asia/Kolkata')")
             await c.close()
         }

@@ -12,7 +12,22 @@ import PGClient
 struct WriteBackPlanTests {
     /// The node types of an `EXPLAIN (FORMAT JSON)` plan.
     static func nodeTypes(_ plan: Any) -> [String] {
-        ClaimPlanTests.nodes(plan).compactMap { $0["Node Type"] as? String }
+        nodes(plan).compactMap { $0["Node Type"] as? String }
+    }
+
+    /// Every node of the plan but the frequency caps' unreserve (`CTE unreserved`): a lateral probe
+    /// of recipient_sends' primary key per row not sent, a nested loop by design (one descent per
+    /// row, never a pair of scans), checked apart in ``noNestedLoop()``.
+    static func nodes(_ plan: Any) -> [[String: Any]] {
+        if let list = plan as? [Any] { return list.flatMap(nodes) }
+        guard let node = plan as? [String: Any], node["Subplan Name"] as? String != "CTE unreserved" else { return [] }
+        return [node] + node.values.flatMap(nodes)
+    }
+
+    /// The unreserve's nodes (``nodes(_:)`` leaves them out).
+    static func unreserveNodes(_ plan: Any) -> [[String: Any]] {
+        let step = ClaimPlanTests.nodes(plan).first { $0["Subplan Name"] as? String == "CTE unreserved" }
+        return step.map { ClaimPlanTests.nodes($0) } ?? []
     }
 
     /// A table of 100 000 rows, analysed while none was `sending`, whose lease index still
@@ -80,9 +95,13 @@ struct WriteBackPlanTests {
                 let types = Self.nodeTypes(try await plan(c, batch, begin: PGConnection.fencedUpdateBegin))
                 #expect(!types.contains("Nested Loop"), "\(batch.count) rows: \(types)")
                 #expect(types.contains("Hash Join") || types.contains("Merge Join"), "\(batch.count) rows: \(types)")
-                let scans = ClaimPlanTests.nodes(try await plan(c, batch, begin: PGConnection.fencedUpdateBegin))
+                let fenced = try await plan(c, batch, begin: PGConnection.fencedUpdateBegin)
+                let scans = ClaimPlanTests.nodes(fenced)
                     .filter { $0["Relation Name"] as? String == "notifications" }.compactMap { $0["Node Type"] as? String }
                 #expect(!scans.isEmpty && !scans.contains("Seq Scan"), "the rows by primary key, not the whole table: \(scans)")
+                let probes = Self.unreserveNodes(fenced).filter { $0["Relation Name"] as? String == "recipient_sends" }
+                #expect(probes.contains { $0["Index Name"] as? String == "recipient_sends_pkey" } && !probes.contains { $0["Node Type"] as? String == "Seq Scan" && $0["Alias"] as? String == "e" },
+                        "reservations by primary key: \(probes.map { $0["Node Type"] ?? "?" })")
             }
             let write = try await c.complete(completions, invalidations: [], holds: [], resumed: [], workerID: "w1")
             #expect(write.updated == 1000)

@@ -52,8 +52,8 @@ struct StartupTests {
     func laterReleasesGatedSchemaStopsTheWorker() async throws {
         try await TestDatabase.with { url in
             let c = try await PGConnection.connect(url, logger: quietLogger)
-            // This release's gated part (109, lane quiet hours) needs workers that know it: this one does.
-            #expect(try await c.workerFloor() == 109, "109's gate: workers that enforce quiet hours")
+            // This release's gated parts (109 lane quiet hours, 113 frequency caps) need workers that know them: this one does.
+            #expect(try await c.workerFloor() == 113, "113's gate: workers that count frequency caps")
             let later = Migration.latestVersion + 1
             try await c.query("INSERT INTO pushq.schema_migrations (version, name, workers_know) VALUES ($1, 'later_gated', $1)", [later])
             #expect(try await c.workerFloor() == later)

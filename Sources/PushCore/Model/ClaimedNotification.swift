@@ -17,6 +17,10 @@ public struct ClaimedNotification: Sendable, Equatable {
         /// Its token is throttled (429): back to `retrying` until the throttle ends, attempt
         /// not counted. Not to be sent now.
         case throttled
+        /// Its lane caps sends per recipient (`pushq.lanes.recipient_cap`, `over_cap = 'skip'`) and
+        /// its recipient had reached the cap: now `cancelled`/`FrequencyCapped` (final), attempts
+        /// untouched. Not to be sent.
+        case capped
         /// Now `sending`, held by this worker, but its `provider`, or an APNs row's `push_type` or
         /// `environment`, is one this worker does not know (a value added to the schema after this
         /// version, or a check constraint dropped), or a broadcast's channel row is gone: not to be

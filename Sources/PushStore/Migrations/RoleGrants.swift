@@ -84,6 +84,8 @@ public enum RoleGrants {
         table("schema_migrations", serve: ["SELECT"], worker: ["SELECT"]),
         // Every role reads it (GRANT … TO PUBLIC in migration 106): an INSERT with a time_zone reads it.
         table("time_zones", serve: ["SELECT"], worker: ["SELECT"]),
+        // Frequency caps (112): the claim reserves, the write-back, the give-back and the upkeep delete.
+        table("recipient_sends", serve: [], worker: ["SELECT", "INSERT", "DELETE"]),
 
         sequence("notifications_id_seq", serve: true, worker: false),
         sequence("audit_log_id_seq", serve: true, worker: false),
@@ -100,6 +102,10 @@ public enum RoleGrants {
         function("lane_rules(text)", serve: true, worker: true),
         function("quiet_window(timestamp with time zone, text, time without time zone, time without time zone)", serve: false, worker: true),
         function("quiet_until(timestamp with time zone, text, time without time zone, time without time zone)", serve: false, worker: false),
+        // Frequency caps (112): the claim reads each lane's cap and keys recipients; `pushq status` and
+        // the dashboard read the caps.
+        function("lane_caps(text)", serve: true, worker: true),
+        function("recipient_key(text, text, text)", serve: false, worker: true),
         // `pushq migrate` (the owner) refreshes the zones.
         function("refresh_time_zones()", serve: false, worker: false),
         function("carry_execute_grants(aclitem[], regprocedure)", serve: false, worker: false),

@@ -3,7 +3,8 @@ import PushCore
 
 extension ClaimedNotification.Verdict {
     /// The claim statement's `verdict` column (``ClaimStatement``): `sending`, `expired`,
-    /// `failed` (its token is invalid), `exhausted` or `throttled`; nil for any other text.
+    /// `failed` (its token is invalid), `exhausted`, `throttled` or `capped` (over its recipient's
+    /// frequency cap); nil for any other text.
     init?(claimText: String) {
         switch claimText {
         case "sending": self = .send
@@ -11,6 +12,7 @@ extension ClaimedNotification.Verdict {
         case "failed": self = .tokenInvalidated
         case "exhausted": self = .exhausted
         case "throttled": self = .throttled
+        case "capped": self = .capped
         default: return nil
         }
     }
@@ -87,6 +89,13 @@ public struct ClaimBatch: Sendable, RandomAccessCollection {
 
     /// The verdict of the statement's extra row saying ``movedQuiet``.
     static let quietVerdict = "quiet"
+
+    /// Rows over their recipient's frequency cap (`over_cap = 'defer'`) were held until the window
+    /// has room, and other rows are due behind them: the worker claims again at once.
+    public var deferredByCap = false
+
+    /// The verdict of the statement's extra row saying ``deferredByCap``.
+    static let capVerdict = "cap"
 
     public init() {}
 

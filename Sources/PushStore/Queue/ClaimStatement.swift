@@ -189,58 +189,6 @@ enum ClaimStatement {
                       LEFT JOIN budgets b ON b.key = s.budget
                      WHERE NOT s.paused AND ($12::int IS NULL OR s.rank < $12::int)) t
              ORDER BY ord
-        ), tenant_walk AS MATERIALIZED (
-            -- Only lanes with an entry that has a tenant (one probe of due_tenant per lane; none:
-            -- nothing more is read here, and the lane is walked below as it always was). For each
-            -- such lane: its tenants with an entry due now (a loose scan of due_tenant, one probe
-            -- per tenant, at most 5 × the claim's size of them; NULL is one tenant of its own),
-            -- numbered from a start that moves on by the lane's share every claim (`turn`: 0 for the
-            -- tenant at $9 × share, so that claim after claim they take their turns), and each tenant's first entries in due order (`rank`), at most its part of the
-            -- lane's walk (`per`: the lane's share of the claim, or quiet_walk's bound for a quiet
-            -- lane, divided among the tenants). Unlocked and unchecked (due_tenant's columns only):
-            -- `due` and quiet_walk check and lock the rows they take, in (rank, turn) order.
-            SELECT t.lane, e.id, e.due_at, e.rank, t.turn, t.per
-              FROM (SELECT s.lane, s.tenant,
-                           mod(row_number() OVER (PARTITION BY s.lane ORDER BY s.tenant NULLS LAST) - 1 + count(*) OVER (PARTITION BY s.lane)
-                               - mod($9::int::bigint * s.share, count(*) OVER (PARTITION BY s.lane)), count(*) OVER (PARTITION BY s.lane)) AS turn,
-                           ceil(s.walk::numeric / count(*) OVER (PARTITION BY s.lane))::bigint AS per
-                      FROM (SELECT ln.lane, n.tenant, least(ln.quota, $1::int) AS share,
-                                   least(ln.quota, $1::int) + CASE WHEN ln.quiet_start IS NULL THEN 0 ELSE 4 * $1::int END AS walk
-                              FROM queue ln
-                             CROSS JOIN LATERAL (
-                                   WITH RECURSIVE tenants(tenant) AS (
-                                       (SELECT d.tenant FROM pushq.due d WHERE d.lane = ln.lane AND d.tenant IS NOT NULL ORDER BY d.tenant LIMIT 1)
-                                       UNION ALL
-                                       SELECT (SELECT d.tenant FROM pushq.due d WHERE d.lane = ln.lane AND d.tenant > u.tenant ORDER BY d.tenant LIMIT 1)
-                                         FROM tenants u
-                                        WHERE u.tenant IS NOT NULL
-                                   )
-                                   (SELECT u.tenant FROM tenants u WHERE u.tenant IS NOT NULL LIMIT 5 * \(sizeMarker))
-                                   UNION ALL
-                                   SELECT NULL::text) n
-                             -- (Each probe in due_tenant's order and fenced by OFFSET 0: never a join that
-                             -- reads pushq.due whole, nor a scan of the table that stops at its first match.)
-                             WHERE ln.quota > 0
-                               AND EXISTS (SELECT 1 FROM pushq.due d WHERE d.lane = ln.lane AND d.tenant IS NOT NULL
-                                            ORDER BY d.lane, d.tenant OFFSET 0 LIMIT 1)
-                               AND CASE WHEN n.tenant IS NULL
-                                        THEN EXISTS (SELECT 1 FROM pushq.due d WHERE d.lane = ln.lane AND d.tenant IS NULL AND d.due_at <= now()
-                                                      ORDER BY d.lane, d.tenant, d.due_at OFFSET 0 LIMIT 1)
-                                        ELSE EXISTS (SELECT 1 FROM pushq.due d WHERE d.lane = ln.lane AND d.tenant = n.tenant AND d.due_at <= now()
-                                                      ORDER BY d.lane, d.tenant, d.due_at OFFSET 0 LIMIT 1) END) s) t
-             CROSS JOIN LATERAL (
-                   (SELECT d.id, d.due_at, row_number() OVER (ORDER BY d.lane, d.tenant, d.due_at, d.id) AS rank
-                      FROM pushq.due d
-                     WHERE t.tenant IS NOT NULL AND d.lane = t.lane AND d.tenant = t.tenant AND d.due_at <= now()
-                     ORDER BY d.lane, d.tenant, d.due_at, d.id
-                     LIMIT t.per)
-                   UNION ALL
-                   -- (due_tenant's own order, the lane and tenant being one: due order, read from it.)
-                   (SELECT d.id, d.due_at, row_number() OVER (ORDER BY d.lane, d.tenant, d.due_at, d.id) AS rank
-                      FROM pushq.due d
-                     WHERE t.tenant IS NULL AND d.lane = t.lane AND d.tenant IS NULL AND d.due_at <= now()
-                     ORDER BY d.lane, d.tenant, d.due_at, d.id
-                     LIMIT t.per)) e
         ), quiet_walk AS MATERIALIZED (
             -- Only lanes with quiet hours (none: nothing is read here). Each one's due entries in
             -- due order, each row read with its zone (one pushq.time_zones no longer lists is
@@ -249,12 +197,10 @@ enum ClaimStatement {
             -- costs one move per row, not a check at every claim. Nothing is locked here: only the
             -- entries moved (`quieted`) and the rows taken (`due`) are. (OFFSET 0: the row's
             -- sub-select stays a probe per entry, never a join that reads the lane's backlog whole.)
-            -- A lane with tenants walks tenant_walk's entries instead (each tenant's part, in turn).
-            SELECT ql.lane, e.id, e.due_at, e.expires_at, COALESCE(e.zone, ql.quiet_zone, 'UTC') AS zone, ql.quiet_start, ql.quiet_end,
-                   e.rank, e.turn, e.per
+            SELECT ql.lane, e.id, e.due_at, e.expires_at, COALESCE(e.zone, ql.quiet_zone, 'UTC') AS zone, ql.quiet_start, ql.quiet_end
               FROM queue ql
              CROSS JOIN LATERAL (
-                   (SELECT d.id, d.due_at, r.expires_at, r.zone, NULL::bigint AS rank, NULL::bigint AS turn, NULL::bigint AS per
+                   SELECT d.id, d.due_at, r.expires_at, r.zone
                      FROM pushq.due d
                     CROSS JOIN LATERAL (
                           SELECT z.name AS zone, n.expires_at
@@ -264,20 +210,8 @@ enum ClaimStatement {
                              \(dueClaimableSQL)
                           OFFSET 0) r
                     WHERE d.lane = ql.lane AND d.due_at <= now()
-                      AND NOT EXISTS (SELECT 1 FROM tenant_walk t WHERE t.lane = ql.lane)
                     ORDER BY d.due_at, d.id
-                    LIMIT least(ql.quota, $1::int) + 4 * $1::int)
-                   UNION ALL
-                   SELECT t.id, t.due_at, r.expires_at, r.zone, t.rank, t.turn, t.per
-                     FROM tenant_walk t
-                    CROSS JOIN LATERAL (
-                          SELECT z.name AS zone, n.expires_at
-                            FROM pushq.notifications n
-                            LEFT JOIN pushq.time_zones z ON z.name = n.time_zone
-                           WHERE n.id = t.id
-                             \(dueClaimableSQL)
-                          OFFSET 0) r
-                    WHERE t.lane = ql.lane) e
+                    LIMIT least(ql.quota, $1::int) + 4 * $1::int) e
              WHERE ql.quiet_start IS NOT NULL
              LIMIT 5 * \(sizeMarker)
         ), quiet_rows AS MATERIALIZED (
@@ -285,7 +219,7 @@ enum ClaimStatement {
             -- server (OFFSET 0 keeps the per-zone subquery from being pulled up into the join,
             -- which called the function for every walked row). Inside: the entry waits for its
             -- end, unless its row has expired (the claim ends it now).
-            SELECT w.lane, w.id, w.due_at, w.expires_at, z.win, w.rank, w.turn,
+            SELECT w.lane, w.id, w.due_at, w.expires_at, z.win,
                    z.win @> now() AND (w.expires_at IS NULL OR w.expires_at > now()) AS inside
               FROM quiet_walk w
               JOIN (SELECT u.zone, u.quiet_start, u.quiet_end, pushq.quiet_window(now(), u.zone, u.quiet_start, u.quiet_end) AS win
@@ -319,25 +253,7 @@ enum ClaimStatement {
             SELECT * FROM (
             SELECT r.id, q.rank, q.budget, q.ord, r.scheduled_at, r.quiet
               FROM queue q
-             CROSS JOIN LATERAL (SELECT * FROM (
-                   -- A lane with tenants (without quiet hours): first its walked entries in turn
-                   -- (rank, then tenant from the rotated start), each row locked as below, up to the
-                   -- quota (the ordered subquery, fenced by OFFSET 0, is read row by row up to the
-                   -- LIMIT); when the tenants' parts leave room, the walk below fills it. A lane
-                   -- without tenants has no entry in tenant_walk: nothing is read here.
-                   (SELECT w.id, w.due_at AS scheduled_at, NULL::tstzrange AS quiet
-                      FROM (SELECT w.id, w.due_at
-                              FROM tenant_walk w
-                             WHERE q.quiet_start IS NULL AND w.lane = q.lane
-                             ORDER BY w.rank, w.turn
-                            OFFSET 0) w
-                     WHERE EXISTS (
-                           SELECT 1 FROM pushq.notifications n
-                            WHERE n.id = w.id
-                              \(dueClaimableSQL)
-                              FOR UPDATE OF n SKIP LOCKED)
-                     LIMIT q.quota)
-                   UNION ALL
+             CROSS JOIN LATERAL (
                    (SELECT d.id, d.due_at AS scheduled_at, NULL::tstzrange AS quiet
                      FROM pushq.due d
                     WHERE d.lane = q.lane
@@ -345,10 +261,6 @@ enum ClaimStatement {
                       -- A lane without quiet hours walks here (a one-time filter per lane); one
                       -- with quiet hours takes the entries outside their window from quiet_rows.
                       AND q.quiet_start IS NULL
-                      -- A lane with tenants: the entries its walk read are passed over (taken above,
-                      -- or not to be taken now); an empty array for lanes without. (An array, read
-                      -- once: NOT IN took seconds, NOT EXISTS became an anti join that read the lane.)
-                      AND d.id <> ALL (ARRAY(SELECT t.id FROM tenant_walk t))
                       -- The row, locked SKIP LOCKED, must still wait and be due, or be a lapsed
                       -- lease (checked again on its latest version once locked: one another
                       -- worker took or rescheduled meanwhile is skipped). The row's lock guards its entry too: every trigger
@@ -370,21 +282,19 @@ enum ClaimStatement {
                       FROM (SELECT w.id, w.due_at, w.win
                               FROM quiet_rows w
                              WHERE q.quiet_start IS NOT NULL AND w.lane = q.lane AND NOT w.inside
-                             -- A lane with tenants: in turn (rank, tenant); without: rank is NULL.
-                             ORDER BY w.rank, w.turn, w.due_at, w.id
+                             ORDER BY w.due_at, w.id
                             OFFSET 0) w
                      WHERE EXISTS (
                            SELECT 1 FROM pushq.notifications n
                             WHERE n.id = w.id
                               \(dueClaimableSQL)
                               FOR UPDATE OF n SKIP LOCKED)
-                     LIMIT q.quota)) r0
-             LIMIT q.quota) r
+                     LIMIT q.quota)) r
              LIMIT CASE WHEN $10::text IS NULL THEN $1::int
                         ELSE least($1::int, COALESCE((SELECT greatest(0, floor(b.available))::int FROM budgets b WHERE b.key = $10::text), 0)) END
             ) capped LIMIT \(sizeMarker)
-        ), picked AS MATERIALIZED (
-            SELECT n.id, c.rank, c.budget, c.ord, c.due_at, c.quiet,
+        ), judged AS MATERIALIZED (
+            SELECT n.id, c.rank, c.budget, c.ord, c.due_at, c.quiet, n.status = 'sending' AS lapsed,
                    -- A lease that ran out for the first time in a row: the attempt it counted is given
                    -- back (its worker may have died before sending); a second one in a row counts.
                    CASE WHEN n.status = 'sending' AND n.last_reason IS DISTINCT FROM 'LeaseExpired' THEN 1 ELSE 0 END AS refund,
@@ -426,12 +336,79 @@ enum ClaimStatement {
                         ELSE 'sending' END AS verdict
               FROM (SELECT id, rank, budget, ord, scheduled_at AS due_at, quiet FROM due) c
               JOIN pushq.notifications n ON n.id = c.id
+        ), cap_lanes AS MATERIALIZED (
+            -- The lanes of this claim's rows that cap sends per recipient (pushq.lane_caps: the
+            -- lane's row of pushq.lanes, or default's for a lane without one).
+            SELECT q.ord, q.lane, k.recipient_cap AS cap, k.recipient_window AS win, k.over_cap
+              FROM queue q
+             CROSS JOIN LATERAL pushq.lane_caps(COALESCE((SELECT l.name FROM pushq.lanes l WHERE l.name = q.lane), 'default')) k
+             WHERE q.ord IN (SELECT j.ord FROM judged j)
+        ), cap_rows AS MATERIALIZED (
+            -- The rows of capped lanes that would go out, each with its recipient
+            -- (pushq.recipient_key, the row read again by primary key). A one-time filter: when no
+            -- lane of this claim has a cap, this and every cap step below run no node at all. The
+            -- cap comes after the other verdicts: an expired, invalid or throttled row never takes
+            -- a recipient's place.
+            SELECT j.id, k.lane, k.cap, k.win, k.over_cap, j.due_at, j.lapsed,
+                   pushq.recipient_key(cn.user_ref, cn.provider, cn.device_token) AS recipient
+              FROM judged j
+              JOIN cap_lanes k ON k.ord = j.ord
+              JOIN pushq.notifications cn ON cn.id = j.id
+             WHERE j.verdict = 'sending'
+               AND EXISTS (SELECT 1 FROM cap_lanes)
+        ), cap_verdicts AS MATERIALIZED (
+            -- `sends`: the recipient's reservations inside the window, oldest first, at most `cap`
+            -- of them (a range of recipient_sends' primary key, one lateral probe per row: a join
+            -- of two CTEs was planned as a nested loop of every pair). `pos`: their number plus the
+            -- row's rank among this claim's rows of its recipient (due order). Within the cap the
+            -- row goes (`reserved`); over it, 'capped' (skip), or 'deferred' until the window has
+            -- room for it: the (pos - cap)-th of the sends counted and this claim's (at now()),
+            -- plus the window (a whole window more per cap beyond). Exact because claims take
+            -- turns (claimBegin's lock): each sees every earlier claim's reservations. A lapsed
+            -- lease (reserved when first claimed, and kept: its worker may have sent it) and a row
+            -- without a recipient (a broadcast) go uncounted.
+            SELECT c.id, c.lane, c.recipient, c.pos,
+                   CASE WHEN c.pos IS NULL OR c.pos <= c.cap THEN 'sending'
+                        WHEN c.over_cap = 'defer' THEN 'deferred' ELSE 'capped' END AS verdict,
+                   CASE WHEN c.pos > c.cap
+                        THEN (c.sends || array_fill(now(), ARRAY[greatest(0, c.cap - cardinality(c.sends))]))[(c.pos - c.cap - 1) % c.cap + 1]
+                             + c.win * ((c.pos - c.cap - 1) / c.cap + 1) END AS until
+              FROM (SELECT r.id, r.lane, r.recipient, r.cap, r.win, r.over_cap, k.sends,
+                           CASE WHEN NOT r.lapsed AND r.recipient IS NOT NULL
+                                THEN cardinality(k.sends) + row_number() OVER (PARTITION BY r.lane, r.recipient, NOT r.lapsed AND r.recipient IS NOT NULL
+                                                                              ORDER BY r.due_at, r.id) END AS pos
+                      FROM cap_rows r
+                     CROSS JOIN LATERAL (
+                           SELECT COALESCE(array_agg(x.sent_at ORDER BY x.sent_at), '{}') AS sends
+                             FROM (SELECT e.sent_at FROM pushq.recipient_sends e
+                                    WHERE e.lane = r.lane AND e.recipient = r.recipient AND e.sent_at > now() - r.win
+                                      AND NOT r.lapsed
+                                    ORDER BY e.sent_at LIMIT r.cap) x) k) c
+        ), picked AS MATERIALIZED (
+            -- Each row's verdict: judged's, or the cap's for a row of a capped lane.
+            SELECT j.id, j.rank, j.budget, j.ord, j.due_at, j.quiet, j.refund,
+                   COALESCE(v.verdict, j.verdict) AS verdict, v.until AS cap_until
+              FROM judged j
+              LEFT JOIN cap_verdicts v ON v.id = j.id
+        ), reserved AS (
+            -- A row of a capped lane that goes out reserves its place in its recipient's window.
+            INSERT INTO pushq.recipient_sends (lane, recipient, sent_at, id)
+            SELECT v.lane, v.recipient, now(), v.id FROM cap_verdicts v WHERE v.verdict = 'sending' AND v.pos IS NOT NULL
+            ON CONFLICT DO NOTHING
+        ), cap_held AS (
+            -- A deferred row's entry stays, moved to when the window has room and held 'cap'
+            -- (`pushq status` counts it apart from the due ones); its row is not written (status,
+            -- attempts and scheduled_at stay). By primary key, as `taken` (the row is locked).
+            UPDATE pushq.due d SET due_at = p.cap_until, held = 'cap'
+              FROM (SELECT x.id, x.cap_until FROM picked x WHERE x.verdict = 'deferred') p
+             WHERE d.id = p.id AND d.id = ANY (ARRAY(SELECT x.id FROM picked x WHERE x.verdict = 'deferred'))
         ), taken AS (
             -- Every row taken from pushq.due leaves it, whatever its verdict: one that goes back
             -- to waiting (throttled) gets a new entry from notifications_due_waiting.
             -- (By primary key: an array, which the planner never answers by reading pushq.due
             -- whole, as it may a join with `due` when the table is small.)
-            DELETE FROM pushq.due d WHERE d.id = ANY (ARRAY(SELECT t.id FROM due t))
+            -- A deferred row keeps its entry (`cap_held`).
+            DELETE FROM pushq.due d WHERE d.id = ANY (ARRAY(SELECT t.id FROM picked t WHERE t.verdict <> 'deferred'))
         ), leased AS (
             -- The lease as a row of its own: the upkeep finds the rows of a lease that ended
             -- here, not through an index of the rows' status. The same end as the rows' own.
@@ -452,7 +429,7 @@ enum ClaimStatement {
         ), claimed AS (
             UPDATE pushq.notifications n
                SET status       = CASE p.verdict WHEN 'sending' THEN 'sending' WHEN 'expired' THEN 'expired'
-                                                 WHEN 'throttled' THEN 'retrying' ELSE 'failed' END,
+                                                 WHEN 'throttled' THEN 'retrying' WHEN 'capped' THEN 'cancelled' ELSE 'failed' END,
                    attempts     = n.attempts + CASE WHEN p.verdict = 'sending' THEN 1 ELSE 0 END - CASE WHEN p.verdict = 'exhausted' THEN 0 ELSE p.refund END,
                    locked_by    = CASE WHEN p.verdict = 'sending' THEN $2 END,
                    locked_until = CASE WHEN p.verdict = 'sending' THEN now() + $3 * interval '1 second' END,
@@ -460,12 +437,13 @@ enum ClaimStatement {
                                                  WHEN 'exhausted' THEN CASE WHEN n.status = 'sending' THEN 'LeaseExpired'
                                                                             ELSE COALESCE(n.last_reason, 'AttemptsExhausted') END
                                                  WHEN 'sending' THEN CASE WHEN n.status = 'sending' THEN 'LeaseExpired' ELSE n.last_reason END
+                                                 WHEN 'capped' THEN 'FrequencyCapped'
                                                  ELSE n.last_reason END,
                    scheduled_at = CASE WHEN p.verdict <> 'throttled' THEN n.scheduled_at
                                        ELSE (SELECT max(t.until) FROM pushq.token_throttles t WHERE \(throttleMatch)) END,
                    finished_at  = CASE WHEN p.verdict IN ('sending', 'throttled') THEN NULL ELSE now() END
               FROM picked p
-             WHERE n.id = p.id
+             WHERE n.id = p.id AND p.verdict <> 'deferred'
             RETURNING n.id, p.verdict, n.device_token,
                       CASE WHEN p.verdict = 'sending' THEN n.payload END AS payload,
                       n.topic, n.push_type, n.priority,
@@ -509,8 +487,12 @@ enum ClaimStatement {
            AND ((SELECT count(*) FROM quiet_walk) >= 5 * \(sizeMarker)
                 OR EXISTS (SELECT 1 FROM queue q
                             WHERE q.quiet_start IS NOT NULL
-                              AND (SELECT count(*) FROM quiet_walk w WHERE w.lane = q.lane) >= least(q.quota, $1::int) + 4 * $1::int)
-                -- A lane with tenants: a tenant's part of the walk was read whole.
-                OR EXISTS (SELECT 1 FROM quiet_walk w WHERE w.rank >= w.per))
+                              AND (SELECT count(*) FROM quiet_walk w WHERE w.lane = q.lane) >= least(q.quota, $1::int) + 4 * $1::int))
+        UNION ALL
+        -- Rows over their recipient's cap were deferred while other rows are due behind them: the
+        -- worker claims again at once rather than at its poll.
+        SELECT 0, 'cap', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+         WHERE EXISTS (SELECT 1 FROM picked p WHERE p.verdict = 'deferred')
+           AND EXISTS (SELECT 1 FROM queue q WHERE EXISTS (\(dueBeyondSQL(lane: "q.lane"))))
         """
 }

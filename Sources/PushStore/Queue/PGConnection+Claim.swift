@@ -78,6 +78,10 @@ extension PGConnection {
                 batch.movedQuiet = true
                 continue
             }
+            if verdictText == ClaimBatch.capVerdict {
+                batch.deferredByCap = true
+                continue
+            }
             // The statement has committed: a row this worker cannot read must still come back,
             // as `unreadable` if it is now held, so that it is ended rather than left to its lease.
             guard var verdict = ClaimedNotification.Verdict(claimText: verdictText ?? "") else {

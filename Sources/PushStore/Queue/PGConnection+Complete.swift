@@ -84,14 +84,21 @@ extension PGConnection {
     public func release(_ rows: [RowClaim], workerID: String) throws(PGError) -> Int {
         guard !rows.isEmpty else { return 0 }
         return try typedTransaction(begin: Self.fencedUpdateBegin) { c throws(PGError) in
+            // A row given back was never handed to a provider: its reservation of a frequency cap
+            // goes in the same transaction (claimed again, it is counted again).
             let released = try c.query("""
+                WITH released AS (
                 UPDATE pushq.notifications n
                    SET status = CASE WHEN n.attempts <= 1 THEN 'queued' ELSE 'retrying' END,
                        attempts = n.attempts - 1, locked_by = NULL, locked_until = NULL
                   FROM unnest($1::bigint[], $2::integer[], $4::bigint[]) AS u(id, attempt, lease)
                  WHERE n.id = u.id AND n.id = ANY ($1::bigint[]) AND n.status = 'sending' AND n.locked_by = $3 AND n.attempts = u.attempt
                    AND (extract(epoch FROM n.locked_until) * 1000000)::bigint = u.lease
-                RETURNING n.id
+                RETURNING n.id, n.status, n.lane, n.user_ref, n.provider, n.device_token
+                ), unreserved AS (
+                \(Self.unreserveSQL(from: "released"))
+                )
+                SELECT id FROM released
                 """, [rows.map(\.id), rows.map(\.attempt), workerID, rows.map(\.lease)])
             let quiet = rows.filter { $0.quietUntil != nil }
             if !quiet.isEmpty, released.count > 0 {
@@ -146,8 +153,9 @@ extension PGConnection {
         ]
     }
 
-    /// The fenced update of the rows written back, and their tally (``tallySQL(from:worker:)``):
-    /// answers how many rows it updated.
+    /// The fenced update of the rows written back, their tally (``tallySQL(from:worker:)``) and
+    /// the frequency-cap reservations of those not sent (``unreserveSQL(from:)``): answers how many
+    /// rows it updated.
     static let completeSQL = """
         WITH done AS (
         UPDATE pushq.notifications n
@@ -170,9 +178,13 @@ extension PGConnection {
                AS u(id, attempt, status, http, reason, unique_id, delay, refund, message_name, lease)
          WHERE n.id = u.id AND n.id = ANY ($1::bigint[]) AND n.status = 'sending' AND n.locked_by = $9 AND n.attempts = u.attempt
            AND (extract(epoch FROM n.locked_until) * 1000000)::bigint = u.lease
-        RETURNING n.status, n.lane, n.last_reason AS reason
+        RETURNING n.status, n.lane, n.last_reason AS reason, n.id, n.user_ref, n.provider, n.device_token
         ), tallied AS (
         \(tallySQL(from: "done", worker: "$9"))
+        ), unreserved AS (
+        -- A row that ends other than sent (failed, expired, to be retried) frees its place in its
+        -- recipient's frequency cap.
+        \(unreserveSQL(from: "done"))
         )
         SELECT count(*) AS updated FROM done
         """

@@ -160,7 +160,8 @@ public final class WorkerMetrics: Sendable {
             switch row.verdict {
             case .expired: outcome = .expired
             case .tokenInvalidated, .exhausted: outcome = .failed
-            case .send, .throttled, .unreadable: continue
+            // A row over its recipient's cap ends `cancelled`, as a producer's cancel does: not an outcome.
+            case .send, .throttled, .unreadable, .capped: continue
             }
             let endpoint = Endpoint(credential: row.credential, environment: row.environment, provider: row.provider)
             tally.finished[FinishedKey(outcome: outcome, reason: row.lastReason ?? "", endpoint: endpoint), default: 0] += 1
