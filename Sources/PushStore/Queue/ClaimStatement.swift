@@ -189,6 +189,58 @@ enum ClaimStatement {
                       LEFT JOIN budgets b ON b.key = s.budget
                      WHERE NOT s.paused AND ($12::int IS NULL OR s.rank < $12::int)) t
              ORDER BY ord
+        ), tenant_walk AS MATERIALIZED (
+            -- Only lanes with an entry that has a tenant (one probe of due_tenant per lane; none:
+            -- nothing more is read here, and the lane is walked below as it always was). For each
+            -- such lane: its tenants with an entry due now (a loose scan of due_tenant, one probe
+            -- per tenant, at most 5 × the claim's size of them; NULL is one tenant of its own),
+            -- numbered from a start that moves on by the lane's share every claim (`turn`: 0 for the
+            -- tenant at $9 × share, so that claim after claim they take their turns), and each tenant's first entries in due order (`rank`), at most its part of the
+            -- lane's walk (`per`: the lane's share of the claim, or quiet_walk's bound for a quiet
+            -- lane, divided among the tenants). Unlocked and unchecked (due_tenant's columns only):
+            -- `due` and quiet_walk check and lock the rows they take, in (rank, turn) order.
+            SELECT t.lane, e.id, e.due_at, e.rank, t.turn, t.per
+              FROM (SELECT s.lane, s.tenant,
+                           mod(row_number() OVER (PARTITION BY s.lane ORDER BY s.tenant NULLS LAST) - 1 + count(*) OVER (PARTITION BY s.lane)
+                               - mod($9::int::bigint * s.share, count(*) OVER (PARTITION BY s.lane)), count(*) OVER (PARTITION BY s.lane)) AS turn,
+                           ceil(s.walk::numeric / count(*) OVER (PARTITION BY s.lane))::bigint AS per
+                      FROM (SELECT ln.lane, n.tenant, least(ln.quota, $1::int) AS share,
+                                   least(ln.quota, $1::int) + CASE WHEN ln.quiet_start IS NULL THEN 0 ELSE 4 * $1::int END AS walk
+                              FROM queue ln
+                             CROSS JOIN LATERAL (
+                                   WITH RECURSIVE tenants(tenant) AS (
+                                       (SELECT d.tenant FROM pushq.due d WHERE d.lane = ln.lane AND d.tenant IS NOT NULL ORDER BY d.tenant LIMIT 1)
+                                       UNION ALL
+                                       SELECT (SELECT d.tenant FROM pushq.due d WHERE d.lane = ln.lane AND d.tenant > u.tenant ORDER BY d.tenant LIMIT 1)
+                                         FROM tenants u
+                                        WHERE u.tenant IS NOT NULL
+                                   )
+                                   (SELECT u.tenant FROM tenants u WHERE u.tenant IS NOT NULL LIMIT 5 * \(sizeMarker))
+                                   UNION ALL
+                                   SELECT NULL::text) n
+                             -- (Each probe in due_tenant's order and fenced by OFFSET 0: never a join that
+                             -- reads pushq.due whole, nor a scan of the table that stops at its first match.)
+                             WHERE ln.quota > 0
+                               AND EXISTS (SELECT 1 FROM pushq.due d WHERE d.lane = ln.lane AND d.tenant IS NOT NULL
+                                            ORDER BY d.lane, d.tenant OFFSET 0 LIMIT 1)
+                               AND CASE WHEN n.tenant IS NULL
+                                        THEN EXISTS (SELECT 1 FROM pushq.due d WHERE d.lane = ln.lane AND d.tenant IS NULL AND d.due_at <= now()
+                                                      ORDER BY d.lane, d.tenant, d.due_at OFFSET 0 LIMIT 1)
+                                        ELSE EXISTS (SELECT 1 FROM pushq.due d WHERE d.lane = ln.lane AND d.tenant = n.tenant AND d.due_at <= now()
+                                                      ORDER BY d.lane, d.tenant, d.due_at OFFSET 0 LIMIT 1) END) s) t
+             CROSS JOIN LATERAL (
+                   (SELECT d.id, d.due_at, row_number() OVER (ORDER BY d.lane, d.tenant, d.due_at, d.id) AS rank
+                      FROM pushq.due d
+                     WHERE t.tenant IS NOT NULL AND d.lane = t.lane AND d.tenant = t.tenant AND d.due_at <= now()
+                     ORDER BY d.lane, d.tenant, d.due_at, d.id
+                     LIMIT t.per)
+                   UNION ALL
+                   -- (due_tenant's own order, the lane and tenant being one: due order, read from it.)
+                   (SELECT d.id, d.due_at, row_number() OVER (ORDER BY d.lane, d.tenant, d.due_at, d.id) AS rank
+                      FROM pushq.due d
+                     WHERE t.tenant IS NULL AND d.lane = t.lane AND d.tenant IS NULL AND d.due_at <= now()
+                     ORDER BY d.lane, d.tenant, d.due_at, d.id
+                     LIMIT t.per)) e
         ), quiet_walk AS MATERIALIZED (
             -- Only lanes with quiet hours (none: nothing is read here). Each one's due entries in
             -- due order, each row read with its zone (one pushq.time_zones no longer lists is
@@ -197,10 +249,12 @@ enum ClaimStatement {
             -- costs one move per row, not a check at every claim. Nothing is locked here: only the
             -- entries moved (`quieted`) and the rows taken (`due`) are. (OFFSET 0: the row's
             -- sub-select stays a probe per entry, never a join that reads the lane's backlog whole.)
-            SELECT ql.lane, e.id, e.due_at, e.expires_at, COALESCE(e.zone, ql.quiet_zone, 'UTC') AS zone, ql.quiet_start, ql.quiet_end
+            -- A lane with tenants walks tenant_walk's entries instead (each tenant's part, in turn).
+            SELECT ql.lane, e.id, e.due_at, e.expires_at, COALESCE(e.zone, ql.quiet_zone, 'UTC') AS zone, ql.quiet_start, ql.quiet_end,
+                   e.rank, e.turn, e.per
               FROM queue ql
              CROSS JOIN LATERAL (
-                   SELECT d.id, d.due_at, r.expires_at, r.zone
+                   (SELECT d.id, d.due_at, r.expires_at, r.zone, NULL::bigint AS rank, NULL::bigint AS turn, NULL::bigint AS per
                      FROM pushq.due d
                     CROSS JOIN LATERAL (
                           SELECT z.name AS zone, n.expires_at
@@ -210,8 +264,20 @@ enum ClaimStatement {
                              \(dueClaimableSQL)
                           OFFSET 0) r
                     WHERE d.lane = ql.lane AND d.due_at <= now()
+                      AND NOT EXISTS (SELECT 1 FROM tenant_walk t WHERE t.lane = ql.lane)
                     ORDER BY d.due_at, d.id
-                    LIMIT least(ql.quota, $1::int) + 4 * $1::int) e
+                    LIMIT least(ql.quota, $1::int) + 4 * $1::int)
+                   UNION ALL
+                   SELECT t.id, t.due_at, r.expires_at, r.zone, t.rank, t.turn, t.per
+                     FROM tenant_walk t
+                    CROSS JOIN LATERAL (
+                          SELECT z.name AS zone, n.expires_at
+                            FROM pushq.notifications n
+                            LEFT JOIN pushq.time_zones z ON z.name = n.time_zone
+                           WHERE n.id = t.id
+                             \(dueClaimableSQL)
+                          OFFSET 0) r
+                    WHERE t.lane = ql.lane) e
              WHERE ql.quiet_start IS NOT NULL
              LIMIT 5 * \(sizeMarker)
         ), quiet_rows AS MATERIALIZED (
@@ -219,7 +285,7 @@ enum ClaimStatement {
             -- server (OFFSET 0 keeps the per-zone subquery from being pulled up into the join,
             -- which called the function for every walked row). Inside: the entry waits for its
             -- end, unless its row has expired (the claim ends it now).
-            SELECT w.lane, w.id, w.due_at, w.expires_at, z.win,
+            SELECT w.lane, w.id, w.due_at, w.expires_at, z.win, w.rank, w.turn,
                    z.win @> now() AND (w.expires_at IS NULL OR w.expires_at > now()) AS inside
               FROM quiet_walk w
               JOIN (SELECT u.zone, u.quiet_start, u.quiet_end, pushq.quiet_window(now(), u.zone, u.quiet_start, u.quiet_end) AS win
@@ -253,7 +319,25 @@ enum ClaimStatement {
             SELECT * FROM (
             SELECT r.id, q.rank, q.budget, q.ord, r.scheduled_at, r.quiet
               FROM queue q
-             CROSS JOIN LATERAL (
+             CROSS JOIN LATERAL (SELECT * FROM (
+                   -- A lane with tenants (without quiet hours): first its walked entries in turn
+                   -- (rank, then tenant from the rotated start), each row locked as below, up to the
+                   -- quota (the ordered subquery, fenced by OFFSET 0, is read row by row up to the
+                   -- LIMIT); when the tenants' parts leave room, the walk below fills it. A lane
+                   -- without tenants has no entry in tenant_walk: nothing is read here.
+                   (SELECT w.id, w.due_at AS scheduled_at, NULL::tstzrange AS quiet
+                      FROM (SELECT w.id, w.due_at
+                              FROM tenant_walk w
+                             WHERE q.quiet_start IS NULL AND w.lane = q.lane
+                             ORDER BY w.rank, w.turn
+                            OFFSET 0) w
+                     WHERE EXISTS (
+                           SELECT 1 FROM pushq.notifications n
+                            WHERE n.id = w.id
+                              \(dueClaimableSQL)
+                              FOR UPDATE OF n SKIP LOCKED)
+                     LIMIT q.quota)
+                   UNION ALL
                    (SELECT d.id, d.due_at AS scheduled_at, NULL::tstzrange AS quiet
                      FROM pushq.due d
                     WHERE d.lane = q.lane
@@ -261,6 +345,10 @@ enum ClaimStatement {
                       -- A lane without quiet hours walks here (a one-time filter per lane); one
                       -- with quiet hours takes the entries outside their window from quiet_rows.
                       AND q.quiet_start IS NULL
+                      -- A lane with tenants: the entries its walk read are passed over (taken above,
+                      -- or not to be taken now); an empty array for lanes without. (An array, read
+                      -- once: NOT IN took seconds, NOT EXISTS became an anti join that read the lane.)
+                      AND d.id <> ALL (ARRAY(SELECT t.id FROM tenant_walk t))
                       -- The row, locked SKIP LOCKED, must still wait and be due, or be a lapsed
                       -- lease (checked again on its latest version once locked: one another
                       -- worker took or rescheduled meanwhile is skipped). The row's lock guards its entry too: every trigger
@@ -282,14 +370,16 @@ enum ClaimStatement {
                       FROM (SELECT w.id, w.due_at, w.win
                               FROM quiet_rows w
                              WHERE q.quiet_start IS NOT NULL AND w.lane = q.lane AND NOT w.inside
-                             ORDER BY w.due_at, w.id
+                             -- A lane with tenants: in turn (rank, tenant); without: rank is NULL.
+                             ORDER BY w.rank, w.turn, w.due_at, w.id
                             OFFSET 0) w
                      WHERE EXISTS (
                            SELECT 1 FROM pushq.notifications n
                             WHERE n.id = w.id
                               \(dueClaimableSQL)
                               FOR UPDATE OF n SKIP LOCKED)
-                     LIMIT q.quota)) r
+                     LIMIT q.quota)) r0
+             LIMIT q.quota) r
              LIMIT CASE WHEN $10::text IS NULL THEN $1::int
                         ELSE least($1::int, COALESCE((SELECT greatest(0, floor(b.available))::int FROM budgets b WHERE b.key = $10::text), 0)) END
             ) capped LIMIT \(sizeMarker)
@@ -487,7 +577,9 @@ enum ClaimStatement {
            AND ((SELECT count(*) FROM quiet_walk) >= 5 * \(sizeMarker)
                 OR EXISTS (SELECT 1 FROM queue q
                             WHERE q.quiet_start IS NOT NULL
-                              AND (SELECT count(*) FROM quiet_walk w WHERE w.lane = q.lane) >= least(q.quota, $1::int) + 4 * $1::int))
+                              AND (SELECT count(*) FROM quiet_walk w WHERE w.lane = q.lane) >= least(q.quota, $1::int) + 4 * $1::int)
+                -- A lane with tenants: a tenant's part of the walk was read whole.
+                OR EXISTS (SELECT 1 FROM quiet_walk w WHERE w.rank >= w.per))
         UNION ALL
         -- Rows over their recipient's cap were deferred while other rows are due behind them: the
         -- worker claims again at once rather than at its poll.
