@@ -119,10 +119,10 @@ extension Migration {
         Migration(version: 108, name: "due_held_index", sql: String(decoding: PackageResources._08_due_held_index_sql, as: UTF8.self)),
         Migration(version: 109, name: "lane_quiet_hours",
                   sql: String(decoding: PackageResources._09_lane_quiet_hours_sql, as: UTF8.self)),
+        Migration(version: 110, name: "tenants", sql: String(decoding: PackageResources._10_tenants_sql, as: UTF8.self)),
+        Migration(version: 111, name: "due_tenant_index", sql: String(decoding: PackageResources._11_due_tenant_index_sql, as: UTF8.self)),
         Migration(version: 112, name: "frequency_caps", sql: String(decoding: PackageResources._12_frequency_caps_sql, as: UTF8.self)),
         Migration(version: 113, name: "lane_frequency_caps",
                   sql: String(decoding: PackageResources._13_lane_frequency_caps_sql, as: UTF8.self)),
-        Migration(version: 110, name: "tenants", sql: String(decoding: PackageResources._10_tenants_sql, as: UTF8.self)),
-        Migration(version: 111, name: "due_tenant_index", sql: String(decoding: PackageResources._11_due_tenant_index_sql, as: UTF8.self)),
     ]
 }
