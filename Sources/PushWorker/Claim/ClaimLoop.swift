@@ -69,6 +69,8 @@ struct ClaimLoop {
                 // Entries moved to their quiet window's end, as many as the walk reads: rows
                 // behind them (other zones') may be due now, so this is not the queue drained.
                 if claimed.movedQuiet { drained = false }
+                // Rows deferred by a frequency cap (not returned) while others are due behind them.
+                if claimed.deferredByCap { drained = false }
                 heldBackByCap = heldBackByCap || claimed.heldBackByCap
             }
             turn.rotation &+= 1

@@ -33,6 +33,8 @@ struct Claim: Sendable {
     var heldBackByCap = false
     /// A quiet lane's walk moved as many entries as it reads: more may be due, claim again at once.
     var movedQuiet = false
+    /// Rows over their recipient's frequency cap were deferred while more are due: claim again at once.
+    var deferredByCap = false
 }
 
 extension PushWorker {
@@ -47,7 +49,7 @@ extension PushWorker {
                                    only: scope.only, row: row, excluding: excluding,
                                    rotation: scope.rotation, budget: scope.budget, belowRank: scope.belowRank)
         return Claim(rows: rows.rows, sendBy: startedAt + Int64(configuration.sendWindowSeconds * 1e9), startedAt: startedAt,
-                     heldBackByCap: rows.heldBackByCap, movedQuiet: rows.movedQuiet)
+                     heldBackByCap: rows.heldBackByCap, movedQuiet: rows.movedQuiet, deferredByCap: rows.deferredByCap)
     }
 
     /// What the claim loop's statements are for, in its log lines.

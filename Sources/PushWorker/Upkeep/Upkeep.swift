@@ -8,7 +8,7 @@ import PGClient
 /// The worker's upkeep, run by the claim loop between claims, on its connection (``ClaimLoop``
 /// calls ``runIfDue(_:)`` each turn): every ``WorkerConfiguration/heartbeatSeconds`` a full turn —
 /// the heartbeat in `pushq.workers` (registering again if the row is gone), the database's clock,
-/// deleting ended token throttles and old tallies, and the queue gauges; and in every turn,
+/// deleting ended token throttles, old tallies and frequency caps' old reservations, and the queue gauges; and in every turn,
 /// full or not:
 /// - expiring waiting rows that no worker claims (held endpoints, credentials no live worker
 ///   has), at most ``WorkerConfiguration/expiryChunksPerTurn`` chunks of
@@ -130,6 +130,8 @@ struct Upkeep {
             if full {
                 try await connection.deleteEndedThrottles()
                 if try await connection.deleteOldOutcomes(limit: chunk) == chunk { more = true }
+                // Frequency caps' reservations no window reaches any more.
+                if try await connection.pruneRecipientSends(limit: chunk) == chunk { more = true }
                 try await worker.readQueueGauges(connection)
             }
         } catch {
