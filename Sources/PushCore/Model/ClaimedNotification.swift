@@ -75,6 +75,9 @@ public struct ClaimedNotification: Sendable, Equatable {
     /// the claim, as the server computed it (microseconds since 1970-01-01 UTC), which the worker
     /// checks before the row starts (``QuietHours/dispatch(now:window:)``); nil for other lanes.
     public var quietWindow: QuietInstants?
+    /// The row's `tenant` (nil: none, one tenant of its own): a sender's queue takes the waiting
+    /// requests of a lane's tenants in turn.
+    public var tenant: String?
 
     public init(id: Int64, verdict: Verdict = .send, provider: Provider = .apns, deviceToken: String, payload: [UInt8],
                 topic: String? = nil, pushType: PushType = .alert, priority: Int? = nil, expiresAt: Int64? = nil,

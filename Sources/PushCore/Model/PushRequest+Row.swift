@@ -97,5 +97,6 @@ extension PushRequest {
                   claim: row.lease, startDeadline: sendBy)
         rank = Int32(clamping: row.rank)
         lane = row.lane
+        tenant = row.tenant
     }
 }

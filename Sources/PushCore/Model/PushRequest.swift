@@ -33,6 +33,9 @@ public struct PushRequest: Sendable {
     /// The row's lane (`pushq.notifications.lane`): a sender does not start a request of a lane
     /// it was told is paused (``LaneStops``); it hands it back, ``PushResponse/laneStopped``.
     public var lane: String = LaneStops.defaultLane
+    /// The row's `tenant` (`pushq.notifications.tenant`; nil: none, one tenant of its own): while
+    /// requests wait for a stream, a sender takes those of one rank's lanes and tenants in turn.
+    public var tenant: String?
     /// Times the sender resent this request itself, at once (FCM: after a 401 with a new access token).
     package var resends = 0
 

@@ -548,7 +548,9 @@ enum ClaimStatement {
                       -- A quiet lane's row: when its window next opens and closes where its
                       -- recipient is (the worker gives it back unsent if it has not started by then).
                       CASE WHEN p.verdict = 'sending' THEN (extract(epoch FROM lower(p.quiet)) * 1000000)::bigint END AS quiet_opens,
-                      CASE WHEN p.verdict = 'sending' THEN (extract(epoch FROM upper(p.quiet)) * 1000000)::bigint END AS quiet_closes
+                      CASE WHEN p.verdict = 'sending' THEN (extract(epoch FROM upper(p.quiet)) * 1000000)::bigint END AS quiet_closes,
+                      -- Whose row it is: the worker's queue takes a lane's tenants in turn too.
+                      n.tenant
         ), tallied AS (
             -- Rows the claim ends as failed (a token found invalid, attempts used up), tallied.
             \(PGConnection.tallySQL(from: """
@@ -559,7 +561,7 @@ enum ClaimStatement {
         (SELECT * FROM claimed ORDER BY 20, 21, 1)
         UNION ALL
         -- A cap held back due rows: one row that says so (the worker claims again soon).
-        SELECT 0, 'budget', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+        SELECT 0, 'budget', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
          WHERE EXISTS (
                    SELECT 1 FROM queue q
                     WHERE q.budget IS NOT NULL
@@ -572,7 +574,7 @@ enum ClaimStatement {
         UNION ALL
         -- A quiet lane's walk moved entries and read as many as it may: more may be due behind
         -- them (other zones' rows among them), so the worker claims again at once.
-        SELECT 0, 'quiet', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+        SELECT 0, 'quiet', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
          WHERE EXISTS (SELECT 1 FROM quieted)
            AND ((SELECT count(*) FROM quiet_walk) >= 5 * \(sizeMarker)
                 OR EXISTS (SELECT 1 FROM queue q

@@ -124,6 +124,7 @@ extension PGConnection {
                 webpushKeys: row.string(c.webpushKeys),
                 quietWindow: QuietInstants(opens: try row.decode(Int64?.self, c.quietOpens),
                                            closes: try row.decode(Int64?.self, c.quietCloses))))
+            batch.rows[batch.rows.count - 1].tenant = row.string(c.tenant)
         }
         return batch
     }
@@ -134,6 +135,7 @@ extension PGConnection {
         let id, verdict, deviceToken, payload, topic, pushType, priority, expiresAt, collapseID, apnsID, environment: PGColumn
         let credential, attempts, maxAttempts, lastReason, provider, lease, lane, rank, channelID, channelStoragePolicy, webpushKeys: PGColumn
         let quietOpens, quietCloses: PGColumn
+        let tenant: PGColumn
 
         init(_ rows: PGRows) throws(PGError) {
             id = try rows.column("id")
@@ -160,6 +162,7 @@ extension PGConnection {
             webpushKeys = try rows.column("webpush_keys")
             quietOpens = try rows.column("quiet_opens")
             quietCloses = try rows.column("quiet_closes")
+            tenant = try rows.column("tenant")
         }
     }
 

@@ -1,7 +1,8 @@
 import PushCore
 
 /// The requests of a sender that wait for a stream: lowest ``PushRequest/rank`` first, first
-/// in, first out within a rank.
+/// in, first out within a rank; once a request with a ``PushRequest/tenant`` waits in a rank,
+/// that rank's lanes and tenants take turns (``inTurn(_:)``).
 ///
 /// One FIFO per rank present, in a small array sorted by rank: a row of a transactional lane
 /// claimed while the sender is full of campaign rows starts before the campaign rows still
@@ -17,6 +18,8 @@ struct SenderQueue {
         var rank: Int32
         var items: [PushRequest] = []
         var head = 0
+        /// A request with a tenant waits here: appends put the rank's requests in turn.
+        var tenanted = false
 
         var count: Int { items.count - head }
 
@@ -28,6 +31,7 @@ struct SenderQueue {
             if head == items.count {
                 items.removeAll(keepingCapacity: true)
                 head = 0
+                tenanted = false
             } else if head >= 4096, head * 2 >= items.count {
                 items.removeFirst(head)
                 head = 0
@@ -50,13 +54,44 @@ struct SenderQueue {
     /// Requests waiting, over every rank.
     private(set) var count = 0
 
-    /// Appends `batch` behind the requests of the same rank.
+    /// Appends `batch` behind the requests of the same rank; in a rank where a request with a
+    /// tenant waits, the rank's waiting requests and the new ones are put in turn (``inTurn(_:)``),
+    /// so that a tenant's few rows do not wait behind another's claimed backlog.
     mutating func append(contentsOf batch: [PushRequest]) {
         Self.forEachRun(of: batch[...]) { rank, run in
             let i = index(of: rank)
-            fifos[i].items.append(contentsOf: run)
+            if fifos[i].tenanted || run.contains(where: { $0.tenant != nil }) {
+                var live = Array(fifos[i].items[fifos[i].head...])
+                live.append(contentsOf: run)
+                fifos[i].items = Self.inTurn(live)
+                fifos[i].head = 0
+                fifos[i].tenanted = true
+            } else {
+                fifos[i].items.append(contentsOf: run)
+            }
         }
         count += batch.count
+    }
+
+    /// `requests` with each (lane, tenant)'s requests in turn: the first of each, then the second
+    /// of each, …; within a turn in the order they came, and each one's in its own order (a
+    /// request without a tenant is of its lane's NULL tenant). O(n log n): once per batch appended
+    /// to a rank where tenants wait, never per request taken.
+    static func inTurn(_ requests: [PushRequest]) -> [PushRequest] {
+        struct Key: Hashable {
+            var lane: String
+            var tenant: String?
+        }
+        var seen: [Key: Int] = [:]
+        var turn: [Int] = []
+        turn.reserveCapacity(requests.count)
+        for request in requests {
+            let key = Key(lane: request.lane, tenant: request.tenant)
+            let n = seen[key, default: 0]
+            seen[key] = n + 1
+            turn.append(n)
+        }
+        return requests.indices.sorted { turn[$0] != turn[$1] ? turn[$0] < turn[$1] : $0 < $1 }.map { requests[$0] }
     }
 
     /// Removes and returns up to `want` requests, lowest rank first.
