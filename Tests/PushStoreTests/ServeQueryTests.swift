@@ -85,6 +85,7 @@ struct ServeQueryTests {
                 UNION SELECT 'notifications_channel_known' UNION SELECT 'notifications_channel_endpoint'
                 UNION SELECT 'enqueue_for_user_dedupe_key_length'
                 UNION SELECT 'enqueue_for_user_local_time' UNION SELECT 'devices_time_zone_known' UNION SELECT 'notifications_time_zone_known'
+                UNION SELECT 'notifications_tenant_shape'
                 UNION \(TableRules.functionRulesSQL)
                 """)
             let named = Set((0..<r.count).compactMap { r.string($0, 0) })

@@ -66,6 +66,7 @@ public struct ConstraintExplanation: Sendable, Hashable {
         "notifications_webpush_payload_size": ("payload", "a Web Push payload is at most 3993 bytes (RFC 8291)"),
         "notifications_webpush_topic": ("collapse_id", "a Web Push Topic is 1 to 32 of A-Z a-z 0-9 - _"),
         "notifications_time_zone_known": ("time_zone", "an IANA time zone name as pg_timezone_names lists it, e.g. Europe/Paris (pushq.time_zones)"),
+        "notifications_tenant_shape": ("tenant", "1 to 64 of A-Z a-z 0-9 _ . : - (named like a lane), or null"),
         "enqueue_for_user_dedupe_key_length": ("dedupe_key", "1 to 160 characters for a user's fan-out (each row's key adds up to 40)"),
         "enqueue_for_user_local_time": ("local_time", "a finite local time, not given together with scheduled_at"),
 

@@ -141,6 +141,7 @@ extension RequestFields {
         "priority": .integer(-32_768...32_767), "expires_at": .time, "collapse_id": .text, "apns_id": .uuid, "environment": .text,
         "credential": .text, "scheduled_at": .time, "max_attempts": .integer(-32_768...32_767), "metadata": .json, "lane": .text,
         "dedupe_key": .text, "notify_channel": .text, "time_zone": .text, "user_ref": .text, "webpush_keys": .json,
+        "tenant": .text,
     ], required: ["payload"])
 
     /// `POST /api/v1/users/{user_ref}/notifications`: the arguments of `pushq.enqueue_for_user`.

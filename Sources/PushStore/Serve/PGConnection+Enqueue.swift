@@ -17,7 +17,7 @@ public struct NotificationInsert: Sendable, Equatable {
         ("topic", "text"), ("priority", "smallint"), ("expires_at", "timestamptz"), ("collapse_id", "text"), ("apns_id", "uuid"),
         ("environment", "text"), ("credential", "text"), ("scheduled_at", "timestamptz"), ("max_attempts", "smallint"),
         ("metadata", "jsonb"), ("lane", "text"), ("dedupe_key", "text"), ("notify_channel", "text"), ("time_zone", "text"),
-        ("user_ref", "text"), ("webpush_keys", "jsonb"),
+        ("user_ref", "text"), ("webpush_keys", "jsonb"), ("tenant", "text"),
     ]
 }
 
