@@ -111,7 +111,10 @@ struct Status: AsyncParsableCommand {
             let figures: String = pad("due \(due)", 14) + oldest + Self.figure(l.sentPerSecond) + "/s"
             // Rows waiting for the lane's quiet hours to end where their recipient is: not due.
             let quiet = g.quietHours.map { "  quiet hours \($0): \(g.quietRows) waiting" } ?? (g.quietRows > 0 ? "  \(g.quietRows) waiting for quiet hours" : "")
-            print("  " + pad(g.name, 16) + setting + figures + quiet)
+            // Rows waiting until their recipient's frequency cap has room again: not due either.
+            let capped = g.recipientCap.map { "  recipient cap \($0): \(g.cappedRows) waiting" }
+                ?? (g.cappedRows > 0 ? "  \(g.cappedRows) waiting for a recipient cap" : "")
+            print("  " + pad(g.name, 16) + setting + figures + quiet + capped)
         }
     }
 

@@ -1,3 +1,4 @@
+import ChildProcess
 import Foundation
 import MockPush
 import PushCore
@@ -98,6 +99,45 @@ struct FrequencyCapWorkerTests {
                 SELECT count(*) FROM pushq.notifications n JOIN pushq.due d ON d.id = n.id
                  WHERE n.user_ref = 'a' AND n.status = 'queued' AND n.attempts = 0 AND d.held = 'cap' AND d.due_at > now()
                 """) == 2, "a's other two wait, held 'cap', untouched")
+        }
+    }
+
+    /// rows a worker's claim deferred for a cap are counted apart from due and quiet rows: pushq_lane_capped_rows
+    /// and pushq status (with the lane's cap)
+    @Test("rows waiting for a cap: pushq status and pushq_lane_capped_rows count them apart from due and quiet rows")
+    func visible() async throws {
+        typealias M = MetricsEndpointTests
+        try await TestDatabase.withConnection { db in
+            try await withMock({ $0.recordBodies = false }) { server, apnsURL in
+                try await db.query("""
+                    INSERT INTO pushq.lanes (name, recipient_cap, recipient_window, over_cap) VALUES ('digest', 1, interval '1 day', 'defer')
+                    """)
+                try await db.query("""
+                    INSERT INTO pushq.notifications (device_token, payload, lane, user_ref)
+                    SELECT '7' || lpad(to_hex(g), 63, '0'), '{"aps":{}}', 'digest', 'u1' FROM generate_series(0, 3) g
+                    """)
+                let url = try await databaseURL(db)
+                let (worker, log, base) = try await M().startWorker(url, apnsURL, id: "caps", extra: [:])
+                let text = try await M().poll(timeout: .seconds(60)) { () -> String? in
+                    let text = try await M().get(base + "/metrics").1
+                    return M.value(text, "pushq_lane_capped_rows", ["lane": "digest"]) == 3 ? text : nil
+                }
+                #expect(text != nil, "pushq_lane_capped_rows{lane=\"digest\"} never 3")
+                #expect(M.value(text ?? "", "pushq_lane_due_rows", ["lane": "digest"]) == 0, "not due")
+                #expect(M.value(text ?? "", "pushq_lane_quiet_rows", ["lane": "digest"]) == 0, "not waiting for quiet hours")
+                #expect(M.value(text ?? "", "pushq_lane_capped_rows", ["lane": "other"]) == 0)
+                #expect(try await scalar(db, "SELECT count(*) FROM pushq.notifications WHERE lane = 'digest' AND status = 'sent'") == 1)
+                #expect(server.stats().requests == 1)
+                worker.kill(SIGTERM)
+                #expect(await worker.wait() == .exit(0), "\((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
+
+                var env = ProcessInfo.processInfo.environment
+                env["PUSHQ_DATABASE_URL"] = url
+                let (ok, out, _) = try await ChildProcess.run(pushqBinary, ["status"], environment: env)
+                #expect(ok == .exit(0))
+                let line = out.split(separator: "\n").first { $0.hasPrefix("  digest ") }.map(String.init) ?? ""
+                #expect(line.contains("due 0") && line.contains("recipient cap 1 per 1 d, defer: 3 waiting") && !line.contains("quiet"), "\(out)")
+            }
         }
     }
 }

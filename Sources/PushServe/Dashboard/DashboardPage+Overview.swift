@@ -49,11 +49,12 @@ extension DashboardPage {
                 <tr><td>\(g.name)</td><td class="n">\(g.rank)</td><td class="n" id="lane-due-\(g.name)">\(g.dueRows)</td>\
                 <td class="n">\(g.dueRows > 0 ? DashboardFormat.age(seconds: Double(g.oldestDueAgeSeconds)) : "")</td>\
                 <td class="n">\(String(format: "%.1f", lane.sentPerSecond))</td><td>\(cap)</td><td>\(g.paused ? "paused" : "")</td>\
-                <td id="lane-quiet-\(g.name)">\(g.quietHours ?? "")\(g.quietRows > 0 ? " (\(g.quietRows) waiting)" : "")</td><td>\(actions)</td></tr>
+                <td id="lane-quiet-\(g.name)">\(g.quietHours ?? "")\(g.quietRows > 0 ? " (\(g.quietRows) waiting)" : "")</td>\
+                <td id="lane-recipient-cap-\(g.name)">\(g.recipientCap.map(\.description) ?? "")\(g.cappedRows > 0 ? " (\(g.cappedRows) waiting)" : "")</td><td>\(actions)</td></tr>
                 """
         }
         return """
-            <table><tr><th>lane</th><th class="n">rank</th><th class="n">due rows</th><th class="n">oldest due</th><th class="n">sent/s</th><th>cap</th><th></th><th>quiet hours</th><th></th></tr>\(rows)</table>
+            <table><tr><th>lane</th><th class="n">rank</th><th class="n">due rows</th><th class="n">oldest due</th><th class="n">sent/s</th><th>cap</th><th></th><th>quiet hours</th><th>recipient cap</th><th></th></tr>\(rows)</table>
             """
     }
 

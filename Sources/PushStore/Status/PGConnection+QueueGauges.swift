@@ -85,6 +85,37 @@ public struct LaneGauges: Sendable, Hashable {
     /// The lane's quiet hours, `HH:MM–HH:MM` and the zone of its rows without one (`UTC` when it
     /// names none), `default`'s for a lane without a row; nil when it has none.
     public var quietHours: String?
+    /// The lane's rows waiting until their recipient's frequency cap has room again (entries of
+    /// pushq.due held `cap`, not yet due), counted up to ``PGConnection/dueRowsCountLimit``: apart
+    /// from ``dueRows`` and ``quietRows``.
+    public var cappedRows: Int = 0
+    /// The lane's frequency cap per recipient (`default`'s for a lane without a row); nil when it
+    /// has none.
+    public var recipientCap: RecipientCap?
+}
+
+/// A lane's frequency cap per recipient (`pushq.lanes.recipient_cap`, `recipient_window`,
+/// `over_cap`): at most ``cap`` rows sent to one recipient in any window of ``windowSeconds``.
+public struct RecipientCap: Sendable, Hashable, CustomStringConvertible {
+    public var cap: Int
+    public var windowSeconds: Double
+    /// `skip` (a row over the cap ends `cancelled`/`FrequencyCapped`) or `defer` (it waits).
+    public var overCap: String
+
+    public init(cap: Int, windowSeconds: Double, overCap: String) {
+        self.cap = cap
+        self.windowSeconds = windowSeconds
+        self.overCap = overCap
+    }
+
+    /// `3 per 1 d, skip`: the window in its largest whole unit (d, h, min, else s).
+    public var description: String {
+        let units: [(Double, String)] = [(86400, "d"), (3600, "h"), (60, "min")]
+        let window = units.first { windowSeconds >= $0.0 && windowSeconds.truncatingRemainder(dividingBy: $0.0) == 0 }
+            .map { "\(Int(windowSeconds / $0.0)) \($0.1)" }
+            ?? (windowSeconds == windowSeconds.rounded() ? "\(Int(windowSeconds)) s" : "\(windowSeconds) s")
+        return "\(cap) per \(window), \(overCap)"
+    }
 }
 
 extension PGConnection {
@@ -109,9 +140,17 @@ extension PGConnection {
                                     rank: try row.decode(Int?.self, "rank") ?? 100, maxPerSecond: try row.decode(Double?.self, "max_per_second"),
                                     paused: try row.decode(Bool?.self, "paused") ?? false, dueRows: try row.decode(Int?.self, "due_rows") ?? 0,
                                     oldestDueAgeSeconds: max(0, try row.decode(Double?.self, "oldest_due_age") ?? 0),
-                                    quietRows: try row.decode(Int?.self, "quiet_rows") ?? 0, quietHours: try row.string("quiet_hours")))
+                                    quietRows: try row.decode(Int?.self, "quiet_rows") ?? 0, quietHours: try row.string("quiet_hours"),
+                                    cappedRows: try row.decode(Int?.self, "capped_rows") ?? 0,
+                                    recipientCap: try Self.recipientCap(row)))
         }
         return lanes
+    }
+
+    /// A row's `recipient_cap`, `recipient_window` (seconds) and `over_cap`; nil without a cap.
+    static func recipientCap(_ row: PGRow) throws(PGError) -> RecipientCap? {
+        guard let cap = try row.decode(Int?.self, "recipient_cap"), let window = try row.decode(Double?.self, "recipient_window") else { return nil }
+        return RecipientCap(cap: cap, windowSeconds: window, overCap: try row.string("over_cap") ?? "skip")
     }
 
     /// The lanes with waiting rows are found by a loose scan of pushq.due's `due_order`
@@ -136,10 +175,15 @@ extension PGConnection {
                      ORDER BY d.due_at LIMIT 1))::float8, 0) AS oldest_due_age,
                -- Waiting for quiet hours to end (index due_held), and the lane's window (pushq.lane_rules).
                (SELECT count(*) FROM (
-                    SELECT 1 FROM pushq.due d WHERE d.lane = l.name AND d.held IS NOT NULL AND d.due_at > now() LIMIT $1) quiet)::int8 AS quiet_rows,
+                    SELECT 1 FROM pushq.due d WHERE d.lane = l.name AND d.held = 'quiet' AND d.due_at > now() LIMIT $1) quiet)::int8 AS quiet_rows,
+               -- Waiting for a frequency cap's window to have room (index due_held), and the lane's cap (pushq.lane_caps).
+               (SELECT count(*) FROM (
+                    SELECT 1 FROM pushq.due d WHERE d.lane = l.name AND d.held = 'cap' AND d.due_at > now() LIMIT $1) capped)::int8 AS capped_rows,
+               k.recipient_cap, extract(epoch FROM k.recipient_window)::float8 AS recipient_window, k.over_cap,
                (SELECT left(r.quiet_start::text, 5) || '–' || left(r.quiet_end::text, 5) || ' ' || COALESCE(r.time_zone, 'UTC')
                   FROM pushq.lane_rules(CASE WHEN l.configured THEN l.name ELSE 'default' END) r) AS quiet_hours
           FROM shown l
+          LEFT JOIN LATERAL pushq.lane_caps(CASE WHEN l.configured THEN l.name ELSE 'default' END) k ON true
          ORDER BY l.configured DESC, l.rank, l.name
         """
 }

@@ -51,6 +51,8 @@ extension WorkerMetrics {
                                              help: "Age of the oldest due row's scheduled_at by lane (lane=\"other\": the oldest of the lanes without a row in pushq.lanes), 0 when none is due (exported by the one worker holding the queue-gauges lock).")
         static let laneQuietRows = Metric(name: "pushq_lane_quiet_rows",
                                           help: "Rows waiting for the end of their lane's quiet hours where their recipient is (not due), by lane as pushq_lane_due_rows (exported by the one worker holding the queue-gauges lock; saturates at 1000000 per lane).")
+        static let laneCappedRows = Metric(name: "pushq_lane_capped_rows",
+                                           help: "Rows waiting until their recipient's frequency cap has room again (over_cap defer; not due), by lane as pushq_lane_due_rows (exported by the one worker holding the queue-gauges lock; saturates at 1000000 per lane).")
         static let laneSent = Metric(name: "pushq_lane_sent_total",
                                      help: "Notifications this worker sent (final status sent), by lane: the lanes of pushq.lanes, the others as lane=\"other\".")
         static let laneRank = Metric(name: "pushq_lane_rank",
@@ -108,7 +110,7 @@ extension WorkerMetrics {
         return Dictionary(uniqueKeysWithValues: ([
             C.finished, C.retries, C.invalidations, C.requests, C.requestDuration, C.openConnections, C.goaways, C.reopens,
             C.tokenRefreshes, C.inFlight, C.claimBatch, C.claimDuration, C.writeDuration, C.paused, C.down, C.dueRows, C.oldestDueAge,
-            C.laneDueRows, C.laneOldestDueAge, C.laneQuietRows, C.laneSent, C.laneRank, C.laneMaxPerSecond, C.lanePaused,
+            C.laneDueRows, C.laneOldestDueAge, C.laneQuietRows, C.laneCappedRows, C.laneSent, C.laneRank, C.laneMaxPerSecond, C.lanePaused,
             C.channelRequests, C.channels, C.channelsUnknownAtApple,
         ] + C.Deprecated.all).map { ($0.name, $0) })
     }()

@@ -10,12 +10,15 @@ extension WorkerMetrics {
         var oldest: Gauge
         /// Rows waiting for the lane's quiet hours to end (`pushq_lane_quiet_rows`).
         var quiet: Gauge
+        /// Rows waiting for their recipient's frequency cap to have room (`pushq_lane_capped_rows`).
+        var capped: Gauge
         var settings: (rank: Gauge, cap: Gauge, paused: Gauge)?
 
         func destroy() {
             due.destroy()
             oldest.destroy()
             quiet.destroy()
+            capped.destroy()
             settings?.rank.destroy()
             settings?.cap.destroy()
             settings?.paused.destroy()
@@ -56,11 +59,12 @@ extension WorkerMetrics {
                 s.laneGauges = [:]
                 return
             }
-            var other = (due: 0, oldest: 0.0, quiet: 0)
+            var other = (due: 0, oldest: 0.0, quiet: 0, capped: 0)
             var seen: Set<String> = [MetricLabel.other]
             for lane in lanes {
                 guard lane.configured, lane.name != MetricLabel.other else {
-                    other = (other.due + lane.dueRows, max(other.oldest, lane.oldestDueAgeSeconds), other.quiet + lane.quietRows)
+                    other = (other.due + lane.dueRows, max(other.oldest, lane.oldestDueAgeSeconds), other.quiet + lane.quietRows,
+                             other.capped + lane.cappedRows)
                     continue
                 }
                 seen.insert(lane.name)
@@ -68,6 +72,7 @@ extension WorkerMetrics {
                 series.due.record(lane.dueRows)
                 series.oldest.record(lane.oldestDueAgeSeconds)
                 series.quiet.record(lane.quietRows)
+                series.capped.record(lane.cappedRows)
                 series.settings?.rank.record(lane.rank)
                 series.settings?.cap.record(lane.maxPerSecond ?? 0)
                 series.settings?.paused.record(lane.paused ? 1 : 0)
@@ -76,6 +81,7 @@ extension WorkerMetrics {
             series.due.record(other.due)
             series.oldest.record(other.oldest)
             series.quiet.record(other.quiet)
+            series.capped.record(other.capped)
             for (name, series) in s.laneGauges where !seen.contains(name) {
                 series.destroy()
                 s.laneGauges[name] = nil
@@ -88,6 +94,7 @@ extension WorkerMetrics {
         let dims = [("lane", label)]
         func gauge(_ metric: Metric) -> Gauge { Gauge(label: metric.name, dimensions: dims, factory: factory) }
         let series = LaneSeries(due: gauge(Catalog.laneDueRows), oldest: gauge(Catalog.laneOldestDueAge), quiet: gauge(Catalog.laneQuietRows),
+                                capped: gauge(Catalog.laneCappedRows),
                                 settings: label == MetricLabel.other ? nil
                                     : (gauge(Catalog.laneRank), gauge(Catalog.laneMaxPerSecond), gauge(Catalog.lanePaused)))
         s.laneGauges[label] = series
