@@ -23,12 +23,18 @@ import PGClient
 ///    `$1` rows (or the credential's budget) are taken; `taken`: those entries deleted. `due`
 ///    ends in a constant `LIMIT` (``sizeBound(_:)``), so that every later step is planned for
 ///    about `$1` rows;
-/// 6. `picked`: each row's verdict; `spent`: the budgets less the rows that go out; `leased`:
-///    one row of pushq.leases for the rows that go out (their ids and the lease's end);
+/// 6. `judged`: each row's verdict; `cap_lanes`, `cap_rows`, `cap_verdicts` (only when a lane of
+///    the claim caps sends per recipient, `pushq.lane_caps`: else a one-time filter runs none of
+///    it): each row that would go out counted against its recipient's reservations in
+///    pushq.recipient_sends, and within the cap reserved (`reserved`), over it `capped` (skip) or
+///    `deferred` (its entry held `cap` until the window has room, `cap_held`; its row untouched and
+///    not returned); `picked`: the verdicts with the cap's; `spent`: the budgets less the rows that
+///    go out; `leased`: one row of pushq.leases for the rows that go out (their ids and the lease's end);
 /// 7. the UPDATE of the rows, and one more row (`id` 0, verdict `budget`) when a cap held
 ///    back rows that are due, so that the worker claims again soon rather than at its poll; and
 ///    one (verdict `quiet`) when a quiet lane's walk moved entries and read all it may, so that
-///    the worker claims again at once (rows behind them may be due).
+///    the worker claims again at once (rows behind them may be due); and one (verdict `cap`) when
+///    rows were deferred by a cap while others are due behind them (the worker claims again at once).
 enum ClaimStatement {
     /// Seconds of a cap a bucket may hold: a lane idle for a while sends at most this much
     /// more than its cap at once. Small, so that any 10-second window stays within 3% of the cap.

@@ -19,7 +19,10 @@ extension PGConnection {
     /// expired ones end `expired`, ones whose token is invalid end `failed`/`TokenInvalidated`,
     /// ones whose attempts are used up end `failed`, ones whose (APNs) token is throttled go back to
     /// `retrying` until the throttle ends, and the rest become `sending`, held by `workerID`
-    /// until now + `leaseSeconds`, `attempts` + 1. The statement commits before anything is sent.
+    /// until now + `leaseSeconds`, `attempts` + 1. Of those, a row of a lane with a frequency cap
+    /// per recipient whose recipient has reached it ends `cancelled`/`FrequencyCapped` (`skip`) or
+    /// waits, not returned, until the window has room (`defer`). The statement commits before
+    /// anything is sent.
     ///
     /// A lapsed lease gives its attempt back the first time in a row (its worker may have died
     /// before sending; `last_reason` becomes `LeaseExpired`, `attempts` stays); a second lapse in
