@@ -591,7 +591,7 @@ enum ClaimStatement {
         UNION ALL
         -- Rows over their recipient's cap were deferred while other rows are due behind them: the
         -- worker claims again at once rather than at its poll.
-        SELECT 0, 'cap', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+        SELECT 0, 'cap', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
          WHERE EXISTS (SELECT 1 FROM picked p WHERE p.verdict = 'deferred')
            AND EXISTS (SELECT 1 FROM queue q WHERE EXISTS (\(dueBeyondSQL(lane: "q.lane"))))
         """
