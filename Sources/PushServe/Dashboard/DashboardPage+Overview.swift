@@ -30,6 +30,7 @@ extension DashboardPage {
             </div>
             \(providers(status))
             <section><h2>Lanes</h2>\(lanes(status.lanes))</section>
+            \(tenants(status.tenants))
             <section><h2>Holds</h2>\(holds(status.otherHolds, webPushHeld: !status.webPushHolds.isEmpty))</section>
             \(webPushHolds(status.webPushHolds))
             <section><h2>Live workers</h2>\(workers(status.workers))\(withoutWorker(status.rowsWithoutWorker))</section>
@@ -55,6 +56,22 @@ extension DashboardPage {
         }
         return """
             <table><tr><th>lane</th><th class="n">rank</th><th class="n">due rows</th><th class="n">oldest due</th><th class="n">sent/s</th><th>cap</th><th></th><th>quiet hours</th><th>recipient cap</th><th></th></tr>\(rows)</table>
+            """
+    }
+
+    /// Each lane's tenants with the most due rows (rows without a tenant as "(none)"): shown only
+    /// when a lane's due rows have tenants.
+    private func tenants(_ tenants: [TenantDue]) -> HTML {
+        guard !tenants.isEmpty else { return "" }
+        let rows = tenants.map { t -> HTML in
+            let name = t.tenant ?? "(none)"
+            return """
+                <tr><td>\(t.lane)</td><td>\(name)</td><td class="n" id="tenant-due-\(t.lane)-\(t.tenant ?? "")">\(t.dueRows)\(t.atLeast ? "+" : "")</td></tr>
+                """
+        }
+        return """
+            <section><h2>Tenants</h2><p class="muted">In each lane, the \(TenantDue.shownPerLane) tenants with the most due rows; their rows are sent in turn.</p>\
+            <table id="tenants"><tr><th>lane</th><th>tenant</th><th class="n">due rows</th></tr>\(rows)</table></section>
             """
     }
 

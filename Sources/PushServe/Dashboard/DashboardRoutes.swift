@@ -16,7 +16,11 @@ struct DashboardRoutes: ServeRoutes {
         dashboard.get("assets/dashboard.css") { _, _ in Self.asset(DashboardAssets.stylesheet, type: "text/css; charset=utf-8") }
         dashboard.get { request, context in
             try await Self.page(context) { page in
-                let (status, series) = try await services.dashboardRead { c in (try await c.queueStatus(failureMinutes: 60), try await c.minuteSeries()) }
+                let (status, series) = try await services.dashboardRead { c in
+                    var status = try await c.queueStatus(failureMinutes: 60)
+                    status.tenants = try await c.topTenants()
+                    return (status, try await c.minuteSeries())
+                }
                 return page.overview(status, series: series, notice: Self.notice(request))
             }
         }

@@ -32,6 +32,9 @@ public struct QueueStatus: Sendable {
     public var channels: ChannelsStatus
     /// The rows of each provider that has any, by status (``PGConnection/providerRows(throughIndex:sample:scale:)``).
     public var providers: [ProviderRows] = []
+    /// The tenants with the most due rows in each lane that has tenants (``PGConnection/topTenants()``):
+    /// read for the dashboard, not by `queueStatus(failureMinutes:)`.
+    public var tenants: [TenantDue] = []
 
     /// The statuses in the order they are shown.
     public static let statuses = ["queued", "sending", "retrying", "sent", "failed", "expired", "cancelled"]
