@@ -191,9 +191,10 @@ struct FrequencyCapClaimTests {
         }
     }
 
-    /// a lapsed lease was reserved when first claimed (its worker may have sent it): claimed again it goes without a
-    /// second reservation, while a new row of the same user at the cap is skipped; its write-back as a retry frees it
-    @Test("a lapsed lease is taken again without being counted twice; a new row of the user at the cap is skipped")
+    /// a lapsed lease was reserved when first claimed (its worker may have sent it): claimed again it goes and is
+    /// counted again (a second reservation, the first kept), while a new row of the same user at the cap is skipped;
+    /// its write-back as a retry frees the second only
+    @Test("a lapsed lease is taken again and counted again; a new row of the user at the cap is skipped")
     func lapsedLease() async throws {
         try await TestDatabase.withConnection { c in
             try await c.query("INSERT INTO pushq.lanes (name, recipient_cap, recipient_window) VALUES ('promo', 2, interval '1 day')")
@@ -208,13 +209,43 @@ struct FrequencyCapClaimTests {
             let verdicts = Dictionary(uniqueKeysWithValues: again.map { ($0.id, $0.verdict) })
             #expect(verdicts == [ids[0]: .send, ids[1]: .send, fresh: .capped])
             #expect(again.filter { $0.verdict == .send }.allSatisfy { $0.lastReason == "LeaseExpired" })
-            #expect(try await Self.reservations(c) == 2, "not counted twice")
+            #expect(try await Self.reservations(c) == 4, "each sent again, each counted again")
             let first = again.first { $0.id == ids[0] }!
             try await c.complete([RowCompletion(id: first.id, attempt: first.attempts, lease: first.lease,
                                                 disposition: Disposition(status: .retrying, reason: "InternalServerError", retryDelay: 60),
                                                 httpStatus: 500, apnsUniqueID: nil)],
                                  invalidations: [], holds: [], resumed: [], workerID: "w1")
+            #expect(try await Self.reservations(c) == 3, "the first claim's reservation stays")
+        }
+    }
+
+    /// the cap is applied after the other verdicts: an expired row of the user takes no place, the next row goes
+    @Test("an expired row takes no place in its recipient's cap: the user's next row goes")
+    func afterOtherVerdicts() async throws {
+        try await TestDatabase.withConnection { c in
+            try await c.query("INSERT INTO pushq.lanes (name, recipient_cap, recipient_window) VALUES ('promo', 1, interval '1 hour')")
+            let expired = try await Self.insert(c, lane: "promo", user: "u1", token: 1, offset: 0, expires: "2000-01-01")
+            let next = try await Self.insert(c, lane: "promo", user: "u1", token: 1, offset: 1)
+            let verdicts = Dictionary(uniqueKeysWithValues: try await Self.claim(c).rows.map { ($0.id, $0.verdict) })
+            #expect(verdicts == [expired: .expired, next: .send])
             #expect(try await Self.reservations(c) == 1)
+        }
+    }
+
+    /// a lane without a row in pushq.lanes has default's cap; a lane with a row and no cap has none
+    @Test("a lane without a row in pushq.lanes takes default's cap; a configured lane without one is never capped")
+    func defaultCap() async throws {
+        try await TestDatabase.withConnection { c in
+            try await c.query("UPDATE pushq.lanes SET recipient_cap = 1, recipient_window = interval '1 hour' WHERE name = 'default'")
+            try await c.query("INSERT INTO pushq.lanes (name) VALUES ('orders')")
+            let unknown = [try await Self.insert(c, lane: "misc", user: "u1", token: 1, offset: 0),
+                           try await Self.insert(c, lane: "misc", user: "u1", token: 1, offset: 1)]
+            let orders = [try await Self.insert(c, lane: "orders", user: "u1", token: 1, offset: 2),
+                          try await Self.insert(c, lane: "orders", user: "u1", token: 1, offset: 3)]
+            let verdicts = Dictionary(uniqueKeysWithValues: try await Self.claim(c).rows.map { ($0.id, $0.verdict) })
+            #expect(verdicts == [unknown[0]: .send, unknown[1]: .capped, orders[0]: .send, orders[1]: .send])
+            #expect(try await c.query("SELECT string_agg(DISTINCT lane, ',') FROM pushq.recipient_sends").string(0, 0) == "misc",
+                    "counted under the row's own lane")
         }
     }
 
