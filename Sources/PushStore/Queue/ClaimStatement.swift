@@ -461,24 +461,26 @@ enum ClaimStatement {
             -- room for it: the (pos - cap)-th of the sends counted and this claim's (at now()),
             -- plus the window (a whole window more per cap beyond). Exact because claims take
             -- turns (claimBegin's lock): each sees every earlier claim's reservations. A lapsed
-            -- lease (reserved when first claimed, and kept: its worker may have sent it) and a row
-            -- without a recipient (a broadcast) go uncounted.
+            -- lease always goes (its first worker may have sent it already: neither capped nor
+            -- deferred) and is counted again: a reservation at now() beside its first one (kept),
+            -- ranked before the claim's other rows of its recipient. Else a re-send whose first
+            -- reservation left the window, or that never had one (claimed before the cap was set),
+            -- went uncounted. A row without a recipient (a broadcast) goes uncounted.
             SELECT c.id, c.lane, c.recipient, c.pos,
-                   CASE WHEN c.pos IS NULL OR c.pos <= c.cap THEN 'sending'
+                   CASE WHEN c.pos IS NULL OR c.lapsed OR c.pos <= c.cap THEN 'sending'
                         WHEN c.over_cap = 'defer' THEN 'deferred' ELSE 'capped' END AS verdict,
-                   CASE WHEN c.pos > c.cap
+                   CASE WHEN NOT c.lapsed AND c.pos > c.cap
                         THEN (c.sends || array_fill(now(), ARRAY[greatest(0, c.cap - cardinality(c.sends))]))[(c.pos - c.cap - 1) % c.cap + 1]
                              + c.win * ((c.pos - c.cap - 1) / c.cap + 1) END AS until
-              FROM (SELECT r.id, r.lane, r.recipient, r.cap, r.win, r.over_cap, k.sends,
-                           CASE WHEN NOT r.lapsed AND r.recipient IS NOT NULL
-                                THEN cardinality(k.sends) + row_number() OVER (PARTITION BY r.lane, r.recipient, NOT r.lapsed AND r.recipient IS NOT NULL
-                                                                              ORDER BY r.due_at, r.id) END AS pos
+              FROM (SELECT r.id, r.lane, r.recipient, r.cap, r.win, r.over_cap, r.lapsed, k.sends,
+                           CASE WHEN r.recipient IS NOT NULL
+                                THEN cardinality(k.sends) + row_number() OVER (PARTITION BY r.lane, r.recipient
+                                                                              ORDER BY r.lapsed DESC, r.due_at, r.id) END AS pos
                       FROM cap_rows r
                      CROSS JOIN LATERAL (
                            SELECT COALESCE(array_agg(x.sent_at ORDER BY x.sent_at), '{}') AS sends
                              FROM (SELECT e.sent_at FROM pushq.recipient_sends e
                                     WHERE e.lane = r.lane AND e.recipient = r.recipient AND e.sent_at > now() - r.win
-                                      AND NOT r.lapsed
                                     ORDER BY e.sent_at LIMIT r.cap) x) k) c
         ), picked AS MATERIALIZED (
             -- Each row's verdict: judged's, or the cap's for a row of a capped lane.
@@ -487,7 +489,8 @@ enum ClaimStatement {
               FROM judged j
               LEFT JOIN cap_verdicts v ON v.id = j.id
         ), reserved AS (
-            -- A row of a capped lane that goes out reserves its place in its recipient's window.
+            -- A row of a capped lane that goes out reserves its place in its recipient's window
+            -- (a lapsed lease once more, at this claim's instant).
             INSERT INTO pushq.recipient_sends (lane, recipient, sent_at, id)
             SELECT v.lane, v.recipient, now(), v.id FROM cap_verdicts v WHERE v.verdict = 'sending' AND v.pos IS NOT NULL
             ON CONFLICT DO NOTHING

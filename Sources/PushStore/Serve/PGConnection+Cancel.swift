@@ -43,20 +43,34 @@ extension PGConnection {
     /// Ends `cancelled` rows this worker claimed but never started, whose lane was cancelled
     /// from the dashboard while they waited in its sender (``cancelLane(_:audit:)`` notifies the
     /// workers): fenced on each row's claim like ``release(_:workerID:)``, attempt refunded (the
-    /// row was never sent), lease dropped. A row no longer held under that claim is left alone.
+    /// row was never sent), lease dropped, and its claim's frequency-cap reservation freed
+    /// (``unreserveSQL(from:)``). A row no longer held under that claim is left alone.
+    ///
+    /// The other ends of a claimed row: the write-back and the give-back free the reservation of
+    /// a row not sent too; the producer's cancel (``cancelNotification(id:audit:)``) and a lane's
+    /// (``cancelLane(_:audit:)``) take only waiting rows, which hold none (a retrying row's went
+    /// with its write-back, a deferred row never had one); a lapsed lease ended by the claim or
+    /// the expiry sweep (expired, attempts used up) keeps its reservations: its worker may have
+    /// sent it before it lost its lease.
     ///
     /// - Returns: the rows it ended.
     @discardableResult
     public func endCancelled(_ rows: [RowClaim], workerID: String) throws(PGError) -> Int {
         guard !rows.isEmpty else { return 0 }
         return try typedTransaction(begin: Self.fencedUpdateBegin) { c throws(PGError) in try c.query("""
+            WITH ended AS (
             UPDATE pushq.notifications n
                SET status = 'cancelled', finished_at = now(),
                    attempts = n.attempts - 1, locked_by = NULL, locked_until = NULL
               FROM unnest($1::bigint[], $2::integer[], $4::bigint[]) AS u(id, attempt, lease)
              WHERE n.id = u.id AND n.id = ANY ($1::bigint[]) AND n.status = 'sending' AND n.locked_by = $3 AND n.attempts = u.attempt
                AND (extract(epoch FROM n.locked_until) * 1000000)::bigint = u.lease
-            """, [rows.map(\.id), rows.map(\.attempt), workerID, rows.map(\.lease)]).affectedRows }
+            RETURNING n.id, n.status, n.lane, n.user_ref, n.provider, n.device_token
+            ), unreserved AS (
+            \(Self.unreserveSQL(from: "ended"))
+            )
+            SELECT count(*)::int AS ended FROM ended
+            """, [rows.map(\.id), rows.map(\.attempt), workerID, rows.map(\.lease)]).firstRow().decode(Int?.self, "ended") ?? 0 }
     }
 
     /// The producer's cancel, through the primary key.
