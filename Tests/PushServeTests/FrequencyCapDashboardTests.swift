@@ -13,7 +13,7 @@ import PGClient
 struct FrequencyCapDashboardTests {
     /// a lane capped at 1 an hour (defer) with 3 rows for one user: one goes, two wait for the cap; the lanes table
     /// says "1 per 1 h, defer (2 waiting)" in the cap's column and nothing in the quiet hours' one
-    @Test("the lanes table shows a lane's cap per recipient and its rows waiting for it, apart from due and quiet rows")
+    @Test("the lanes table and the status JSON show a lane's cap per recipient and its rows waiting for it, apart from due and quiet")
     func lanesTable() async throws {
         try await ServeHarness.with { serve, db in
             try await db.query("""
@@ -35,6 +35,16 @@ struct FrequencyCapDashboardTests {
             let gauges = try await db.laneGauges().first { $0.name == "digest" }
             #expect(gauges?.cappedRows == 2 && gauges?.quietRows == 0 && gauges?.dueRows == 0)
             #expect(gauges?.recipientCap == RecipientCap(cap: 1, windowSeconds: 3600, overCap: "defer"))
+            // GET /api/v1/status (as pushq status --json): the lane's capped_rows and recipient_cap.
+            let status = try await serve.call("GET", "/api/v1/status", key: "read")
+            let json = try JSONSerialization.jsonObject(with: Data(status.body.utf8)) as? [String: Any]
+            let lanes = json?["lanes"] as? [[String: Any]]
+            let lane = lanes?.first { $0["name"] as? String == "digest" }
+            let cap = lane?["recipient_cap"] as? [String: Any]
+            #expect(lane?["capped_rows"] as? Int == 2 && lane?["due_rows"] as? Int == 0 && lane?["quiet_rows"] as? Int == 0, "\(String(describing: lane))")
+            #expect(cap?["cap"] as? Int == 1 && cap?["window_seconds"] as? Double == 3600 && cap?["over_cap"] as? String == "defer", "\(String(describing: cap))")
+            let plain = lanes?.first { $0["name"] as? String == "default" }
+            #expect(plain?["recipient_cap"] is NSNull && plain?["capped_rows"] as? Int == 0)
         }
     }
 

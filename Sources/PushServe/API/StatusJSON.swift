@@ -28,7 +28,11 @@ public struct StatusJSON: Encodable, Sendable {
         var due_rows: Int; var oldest_due_seconds: Double; var sent_per_second: Double
         /// Rows waiting for the lane's quiet hours to end (not due), and the hours (null: none).
         var quiet_rows: Int; var quiet_hours: Nullable<String>
+        /// Rows waiting until their recipient's frequency cap has room (not due), and the cap (null: none).
+        var capped_rows: Int; var recipient_cap: Nullable<Cap>
     }
+    /// A lane's frequency cap per recipient: `cap` rows in any `window_seconds`; `over_cap` `skip` or `defer`.
+    struct Cap: Encodable, Sendable { var cap: Int; var window_seconds: Double; var over_cap: String }
     /// An optional value encoded as null, not left out, when it is nil: every key of the JSON is
     /// always present.
     struct Nullable<Value: Encodable & Sendable>: Encodable, Sendable {
@@ -81,7 +85,9 @@ public struct StatusJSON: Encodable, Sendable {
             Lane(name: l.gauges.name, configured: l.gauges.configured, rank: l.gauges.rank, max_per_second: Nullable(value: l.gauges.maxPerSecond),
                  paused: l.gauges.paused, due_rows: l.gauges.dueRows, oldest_due_seconds: (l.gauges.oldestDueAgeSeconds * 10).rounded() / 10,
                  sent_per_second: (l.sentPerSecond * 100).rounded() / 100,
-                 quiet_rows: l.gauges.quietRows, quiet_hours: Nullable(value: l.gauges.quietHours))
+                 quiet_rows: l.gauges.quietRows, quiet_hours: Nullable(value: l.gauges.quietHours),
+                 capped_rows: l.gauges.cappedRows,
+                 recipient_cap: Nullable(value: l.gauges.recipientCap.map { Cap(cap: $0.cap, window_seconds: $0.windowSeconds, over_cap: $0.overCap) }))
         }
         channels = Channels(s.channels)
         providers = Dictionary(s.providers.map { ($0.provider.rawValue, $0.counts) }, uniquingKeysWith: { a, _ in a })
