@@ -51,7 +51,8 @@ extension PGConnection {
     /// (``cancelLane(_:audit:)``) take only waiting rows, which hold none (a retrying row's went
     /// with its write-back, a deferred row never had one); a lapsed lease ended by the claim or
     /// the expiry sweep (expired, attempts used up) keeps its reservations: its worker may have
-    /// sent it before it lost its lease.
+    /// sent it before it lost its lease; so does a row ended by ``endWriteBackError(_:workerID:)``
+    /// (its request was made and answered: it may have been delivered).
     ///
     /// - Returns: the rows it ended.
     @discardableResult
