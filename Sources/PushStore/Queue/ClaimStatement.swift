@@ -121,6 +121,86 @@ enum ClaimStatement {
         """
     }
 
+    /// One lane's tenant walk (issue 48, item 5), run where the claim reaches the lane (`due`'s and
+    /// quiet_walk's laterals: a lane the claim never reaches reads nothing here): rows (id, due_at,
+    /// rank, turn, per) of pushq.due, unlocked and unchecked (due_tenant's columns only); the caller
+    /// checks and locks the rows it takes, in (rank, turn) order. Nothing, without a read beyond one
+    /// probe of due_tenant, when `when` is false or the lane has no entry with a tenant: the lane then
+    /// walks due_order as it always did.
+    ///
+    /// `names`: the lane's tenants in a cycle that starts after the last one served (NULL, one tenant
+    /// of its own, between the last name and the first), one probe of due_tenant each (its first
+    /// entry: the tenant's earliest due_at), until `walk` tenants with an entry due now are found or
+    /// 5 × the claim's size were visited; tenants whose entries are all in the future (scheduled,
+    /// held 'quiet' or 'cap') take no place. `listed`: those due now, numbered from 0 (`turn`).
+    /// `moved`: where the next claim's cycle starts, kept in the session (`pushq.tenant_turn_` and the
+    /// lane's md5): after the last tenant this claim reaches when the claim serves `share` of them
+    /// (each one's first entry), else after the last name visited. A worker's claims walk every
+    /// tenant in turn whatever their number; a new session starts at the first name. (Set in the
+    /// claim's transaction: a claim rolled back leaves it as it was.) Each tenant's first entries in
+    /// due order (`rank`), at most its part of `walk` (`per`).
+    static func tenantWalkSQL(lane: String, share: String, walk: String, when: String) -> String {
+        let key = "'pushq.tenant_turn_' || md5(\(lane))"
+        return """
+            WITH RECURSIVE names(phase, tenant, first_due, visited, ready, start) AS (
+                SELECT 0, s.start, NULL::timestamptz, 0, 0, s.start
+                  FROM (SELECT COALESCE(current_setting(\(key), true), '') AS start) s
+                 WHERE \(when)
+                   -- (A probe in due_tenant's order, fenced by OFFSET 0: never a scan that stops at its first match.)
+                   AND EXISTS (SELECT 1 FROM pushq.due d WHERE d.lane = \(lane) AND d.tenant IS NOT NULL
+                                ORDER BY d.lane, d.tenant OFFSET 0 LIMIT 1)
+                UNION ALL
+                -- The next tenant: after this one (phase 0), then NULL's entries (1), then from the
+                -- first name up to the start (2).
+                SELECT x.phase, x.tenant, x.due_at, u.visited + 1, u.ready + CASE WHEN x.due_at <= now() THEN 1 ELSE 0 END, u.start
+                  FROM names u
+                 CROSS JOIN LATERAL (
+                       (SELECT 0 AS phase, d.tenant, d.due_at FROM pushq.due d
+                         WHERE u.phase = 0 AND d.lane = \(lane) AND d.tenant > u.tenant
+                         ORDER BY d.lane, d.tenant, d.due_at LIMIT 1)
+                       UNION ALL
+                       (SELECT 1, NULL::text, d.due_at FROM pushq.due d
+                         WHERE u.phase = 0 AND d.lane = \(lane) AND d.tenant IS NULL
+                         ORDER BY d.lane, d.tenant, d.due_at LIMIT 1)
+                       UNION ALL
+                       (SELECT 2, d.tenant, d.due_at FROM pushq.due d
+                         WHERE u.phase < 2 AND d.lane = \(lane) AND d.tenant <= u.start
+                         ORDER BY d.lane, d.tenant, d.due_at LIMIT 1)
+                       UNION ALL
+                       (SELECT 2, d.tenant, d.due_at FROM pushq.due d
+                         WHERE u.phase = 2 AND d.lane = \(lane) AND d.tenant > u.tenant AND d.tenant <= u.start
+                         ORDER BY d.lane, d.tenant, d.due_at LIMIT 1)
+                       LIMIT 1) x
+                 WHERE u.visited < 5 * \(sizeMarker) AND u.ready < \(walk)
+            ), listed AS MATERIALIZED (
+                SELECT n.tenant, row_number() OVER (ORDER BY n.visited) - 1 AS turn, count(*) OVER () AS k
+                  FROM names n
+                 WHERE n.visited > 0 AND n.first_due <= now()
+            ), moved AS MATERIALIZED (
+                SELECT set_config(\(key), COALESCE(CASE WHEN (SELECT count(*) FROM listed) > \(share)
+                                                     THEN (SELECT l.tenant FROM listed l WHERE l.turn = \(share) - 1)
+                                                     ELSE (SELECT n.tenant FROM names n ORDER BY n.visited DESC LIMIT 1) END, ''), false) AS start
+                 WHERE EXISTS (SELECT 1 FROM names)
+            )
+            SELECT e.id, e.due_at, e.rank, l.turn, ceil(\(walk)::numeric / l.k)::bigint AS per
+              FROM listed l
+             CROSS JOIN LATERAL (
+                   -- Ranked once limited: each tenant's probe reads its part, not its backlog.
+                   SELECT x.id, x.due_at, row_number() OVER (ORDER BY x.due_at, x.id) AS rank FROM (
+                       (SELECT d.id, d.due_at FROM pushq.due d
+                         WHERE l.tenant IS NOT NULL AND d.lane = \(lane) AND d.tenant = l.tenant AND d.due_at <= now()
+                         ORDER BY d.lane, d.tenant, d.due_at, d.id
+                         LIMIT ceil(\(walk)::numeric / l.k)::bigint)
+                       UNION ALL
+                       (SELECT d.id, d.due_at FROM pushq.due d
+                         WHERE l.tenant IS NULL AND d.lane = \(lane) AND d.tenant IS NULL AND d.due_at <= now()
+                         ORDER BY d.lane, d.tenant, d.due_at, d.id
+                         LIMIT ceil(\(walk)::numeric / l.k)::bigint)) x) e
+             -- The cycle's next start is set whenever the lane is walked (also when none is due now).
+             WHERE (SELECT count(*) FROM moved) >= 0
+            """
+    }
+
     /// Whether lane `n.lane` is paused (its own row of pushq.lanes, else default's).
     static let lanePausedSQL = """
         COALESCE((SELECT l.paused FROM pushq.lanes l WHERE l.name = n.lane),
@@ -195,58 +275,6 @@ enum ClaimStatement {
                       LEFT JOIN budgets b ON b.key = s.budget
                      WHERE NOT s.paused AND ($12::int IS NULL OR s.rank < $12::int)) t
              ORDER BY ord
-        ), tenant_walk AS MATERIALIZED (
-            -- Only lanes with an entry that has a tenant (one probe of due_tenant per lane; none:
-            -- nothing more is read here, and the lane is walked below as it always was). For each
-            -- such lane: its tenants with an entry due now (a loose scan of due_tenant, one probe
-            -- per tenant, at most 5 × the claim's size of them; NULL is one tenant of its own),
-            -- numbered from a start that moves on by the lane's share every claim (`turn`: 0 for the
-            -- tenant at $9 × share, so that claim after claim they take their turns), and each tenant's first entries in due order (`rank`), at most its part of the
-            -- lane's walk (`per`: the lane's share of the claim, or quiet_walk's bound for a quiet
-            -- lane, divided among the tenants). Unlocked and unchecked (due_tenant's columns only):
-            -- `due` and quiet_walk check and lock the rows they take, in (rank, turn) order.
-            SELECT t.lane, e.id, e.due_at, e.rank, t.turn, t.per
-              FROM (SELECT s.lane, s.tenant,
-                           mod(row_number() OVER (PARTITION BY s.lane ORDER BY s.tenant NULLS LAST) - 1 + count(*) OVER (PARTITION BY s.lane)
-                               - mod($9::int::bigint * s.share, count(*) OVER (PARTITION BY s.lane)), count(*) OVER (PARTITION BY s.lane)) AS turn,
-                           ceil(s.walk::numeric / count(*) OVER (PARTITION BY s.lane))::bigint AS per
-                      FROM (SELECT ln.lane, n.tenant, least(ln.quota, $1::int) AS share,
-                                   least(ln.quota, $1::int) + CASE WHEN ln.quiet_start IS NULL THEN 0 ELSE 4 * $1::int END AS walk
-                              FROM queue ln
-                             CROSS JOIN LATERAL (
-                                   WITH RECURSIVE tenants(tenant) AS (
-                                       (SELECT d.tenant FROM pushq.due d WHERE d.lane = ln.lane AND d.tenant IS NOT NULL ORDER BY d.tenant LIMIT 1)
-                                       UNION ALL
-                                       SELECT (SELECT d.tenant FROM pushq.due d WHERE d.lane = ln.lane AND d.tenant > u.tenant ORDER BY d.tenant LIMIT 1)
-                                         FROM tenants u
-                                        WHERE u.tenant IS NOT NULL
-                                   )
-                                   (SELECT u.tenant FROM tenants u WHERE u.tenant IS NOT NULL LIMIT 5 * \(sizeMarker))
-                                   UNION ALL
-                                   SELECT NULL::text) n
-                             -- (Each probe in due_tenant's order and fenced by OFFSET 0: never a join that
-                             -- reads pushq.due whole, nor a scan of the table that stops at its first match.)
-                             WHERE ln.quota > 0
-                               AND EXISTS (SELECT 1 FROM pushq.due d WHERE d.lane = ln.lane AND d.tenant IS NOT NULL
-                                            ORDER BY d.lane, d.tenant OFFSET 0 LIMIT 1)
-                               AND CASE WHEN n.tenant IS NULL
-                                        THEN EXISTS (SELECT 1 FROM pushq.due d WHERE d.lane = ln.lane AND d.tenant IS NULL AND d.due_at <= now()
-                                                      ORDER BY d.lane, d.tenant, d.due_at OFFSET 0 LIMIT 1)
-                                        ELSE EXISTS (SELECT 1 FROM pushq.due d WHERE d.lane = ln.lane AND d.tenant = n.tenant AND d.due_at <= now()
-                                                      ORDER BY d.lane, d.tenant, d.due_at OFFSET 0 LIMIT 1) END) s) t
-             CROSS JOIN LATERAL (
-                   (SELECT d.id, d.due_at, row_number() OVER (ORDER BY d.lane, d.tenant, d.due_at, d.id) AS rank
-                      FROM pushq.due d
-                     WHERE t.tenant IS NOT NULL AND d.lane = t.lane AND d.tenant = t.tenant AND d.due_at <= now()
-                     ORDER BY d.lane, d.tenant, d.due_at, d.id
-                     LIMIT t.per)
-                   UNION ALL
-                   -- (due_tenant's own order, the lane and tenant being one: due order, read from it.)
-                   (SELECT d.id, d.due_at, row_number() OVER (ORDER BY d.lane, d.tenant, d.due_at, d.id) AS rank
-                      FROM pushq.due d
-                     WHERE t.tenant IS NULL AND d.lane = t.lane AND d.tenant IS NULL AND d.due_at <= now()
-                     ORDER BY d.lane, d.tenant, d.due_at, d.id
-                     LIMIT t.per)) e
         ), quiet_walk AS MATERIALIZED (
             -- Only lanes with quiet hours (none: nothing is read here). Each one's due entries in
             -- due order, each row read with its zone (one pushq.time_zones no longer lists is
@@ -255,11 +283,27 @@ enum ClaimStatement {
             -- costs one move per row, not a check at every claim. Nothing is locked here: only the
             -- entries moved (`quieted`) and the rows taken (`due`) are. (OFFSET 0: the row's
             -- sub-select stays a probe per entry, never a join that reads the lane's backlog whole.)
-            -- A lane with tenants walks tenant_walk's entries instead (each tenant's part, in turn).
+            -- A lane with tenants walks its tenants' parts first (tenantWalkSQL), then its other due
+            -- entries in due order up to the same bound.
             SELECT ql.lane, e.id, e.due_at, e.expires_at, COALESCE(e.zone, ql.quiet_zone, 'UTC') AS zone, ql.quiet_start, ql.quiet_end,
                    e.rank, e.turn, e.per
               FROM queue ql
              CROSS JOIN LATERAL (
+                   WITH tw AS MATERIALIZED (
+                       \(tenantWalkSQL(lane: "ql.lane", share: "least(ql.quota, $1::int)", walk: "least(ql.quota, $1::int) + 4 * $1::int",
+                                      when: "ql.quiet_start IS NOT NULL AND ql.quota > 0"))
+                   )
+                   SELECT * FROM (
+                   (SELECT t.id, t.due_at, r.expires_at, r.zone, t.rank, t.turn, t.per
+                     FROM (SELECT * FROM tw ORDER BY tw.rank, tw.turn OFFSET 0) t
+                    CROSS JOIN LATERAL (
+                          SELECT z.name AS zone, n.expires_at
+                            FROM pushq.notifications n
+                            LEFT JOIN pushq.time_zones z ON z.name = n.time_zone
+                           WHERE n.id = t.id
+                             \(dueClaimableSQL)
+                          OFFSET 0) r)
+                   UNION ALL
                    (SELECT d.id, d.due_at, r.expires_at, r.zone, NULL::bigint AS rank, NULL::bigint AS turn, NULL::bigint AS per
                      FROM pushq.due d
                     CROSS JOIN LATERAL (
@@ -270,20 +314,11 @@ enum ClaimStatement {
                              \(dueClaimableSQL)
                           OFFSET 0) r
                     WHERE d.lane = ql.lane AND d.due_at <= now()
-                      AND NOT EXISTS (SELECT 1 FROM tenant_walk t WHERE t.lane = ql.lane)
+                      -- The entries the tenants' parts read are passed over (an empty array without tenants).
+                      AND d.id <> ALL (ARRAY(SELECT t.id FROM tw t))
                     ORDER BY d.due_at, d.id
-                    LIMIT least(ql.quota, $1::int) + 4 * $1::int)
-                   UNION ALL
-                   SELECT t.id, t.due_at, r.expires_at, r.zone, t.rank, t.turn, t.per
-                     FROM tenant_walk t
-                    CROSS JOIN LATERAL (
-                          SELECT z.name AS zone, n.expires_at
-                            FROM pushq.notifications n
-                            LEFT JOIN pushq.time_zones z ON z.name = n.time_zone
-                           WHERE n.id = t.id
-                             \(dueClaimableSQL)
-                          OFFSET 0) r
-                    WHERE t.lane = ql.lane) e
+                    LIMIT least(ql.quota, $1::int) + 4 * $1::int)) x
+                   LIMIT least(ql.quota, $1::int) + 4 * $1::int) e
              WHERE ql.quiet_start IS NOT NULL
              LIMIT 5 * \(sizeMarker)
         ), quiet_rows AS MATERIALIZED (
@@ -325,16 +360,21 @@ enum ClaimStatement {
             SELECT * FROM (
             SELECT r.id, q.rank, q.budget, q.ord, r.scheduled_at, r.quiet
               FROM queue q
-             CROSS JOIN LATERAL (SELECT * FROM (
-                   -- A lane with tenants (without quiet hours): first its walked entries in turn
-                   -- (rank, then tenant from the rotated start), each row locked as below, up to the
-                   -- quota (the ordered subquery, fenced by OFFSET 0, is read row by row up to the
-                   -- LIMIT); when the tenants' parts leave room, the walk below fills it. A lane
-                   -- without tenants has no entry in tenant_walk: nothing is read here.
+             CROSS JOIN LATERAL (
+                   -- A lane with tenants (without quiet hours): its tenants walked when the claim
+                   -- reaches the lane (tenantWalkSQL; a lane it never reaches reads nothing there).
+                   WITH tw AS MATERIALIZED (
+                       \(tenantWalkSQL(lane: "q.lane", share: "least(q.quota, $1::int)", walk: "least(q.quota, $1::int)",
+                                      when: "q.quiet_start IS NULL AND q.quota > 0"))
+                   )
+                   SELECT * FROM (
+                   -- First its walked entries in turn (rank, then tenant from the cycle's start), each
+                   -- row locked as below, up to the quota (the ordered subquery, fenced by OFFSET 0, is
+                   -- read row by row up to the LIMIT); when the tenants' parts leave room, the walk
+                   -- below fills it. A lane without tenants has no entry in tw: nothing is read here.
                    (SELECT w.id, w.due_at AS scheduled_at, NULL::tstzrange AS quiet
                       FROM (SELECT w.id, w.due_at
-                              FROM tenant_walk w
-                             WHERE q.quiet_start IS NULL AND w.lane = q.lane
+                              FROM tw w
                              ORDER BY w.rank, w.turn
                             OFFSET 0) w
                      WHERE EXISTS (
@@ -354,7 +394,7 @@ enum ClaimStatement {
                       -- A lane with tenants: the entries its walk read are passed over (taken above,
                       -- or not to be taken now); an empty array for lanes without. (An array, read
                       -- once: NOT IN took seconds, NOT EXISTS became an anti join that read the lane.)
-                      AND d.id <> ALL (ARRAY(SELECT t.id FROM tenant_walk t))
+                      AND d.id <> ALL (ARRAY(SELECT t.id FROM tw t))
                       -- The row, locked SKIP LOCKED, must still wait and be due, or be a lapsed
                       -- lease (checked again on its latest version once locked: one another
                       -- worker took or rescheduled meanwhile is skipped). The row's lock guards its entry too: every trigger
