@@ -20,7 +20,9 @@ import PGClient
 ///    `SKIP LOCKED` in a sub-select (it must still wait and be due, or be a lapsed lease that the
 ///    upkeep gave an entry again, ``PGConnection/recoverLapsedLeases(limit:)``: an entry a worker
 ///    of the previous release left behind is skipped), up to its quota, lane after lane until
-///    `$1` rows (or the credential's budget) are taken; `taken`: those entries deleted. `due`
+///    `$1` rows (or the credential's budget) are taken (a lane with tenants: each tenant's part
+///    first, in turn, ``tenantWalkSQL(lane:share:walk:when:)``, walked only when the claim reaches
+///    the lane; quiet_walk walks a quiet lane's the same way); `taken`: those entries deleted. `due`
 ///    ends in a constant `LIMIT` (``sizeBound(_:)``), so that every later step is planned for
 ///    about `$1` rows;
 /// 6. `judged`: each row's verdict; `cap_lanes`, `cap_rows`, `cap_verdicts` (only when a lane of
