@@ -194,8 +194,8 @@ struct DueTableTests {
 
     /// The statement docs/upgrading.md gives for rows written with triggers disabled.
     static let refill = """
-        INSERT INTO pushq.due (id, lane, due_at, expires_at, retrying)
-        SELECT id, lane, scheduled_at, expires_at, status = 'retrying' FROM pushq.notifications WHERE status IN ('queued', 'retrying')
+        INSERT INTO pushq.due (id, lane, due_at, expires_at, retrying, tenant)
+        SELECT id, lane, scheduled_at, expires_at, status = 'retrying', tenant FROM pushq.notifications WHERE status IN ('queued', 'retrying')
         ON CONFLICT (id) DO NOTHING;
         """
 

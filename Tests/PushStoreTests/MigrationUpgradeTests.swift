@@ -41,9 +41,9 @@ struct MigrationUpgradeTests {
             let before = try await c.query("SELECT md5(string_agg(to_jsonb(n)::text, ',' ORDER BY id)) FROM pushq.notifications n").string(0, 0)
 
             #expect(try await c.migrate(logger: TestDatabase.logger) == Array(Migration.all.map(\.version).dropFirst()))
-            // Columns added since (provider, fcm_message_name, lane, dedupe_key, notify_channel) left out: every version-1 column compared.
+            // Columns added since (provider, fcm_message_name, lane, dedupe_key, notify_channel, …, tenant) left out: every version-1 column compared.
             let after = try await c.query("""
-                SELECT md5(string_agg((to_jsonb(n) - 'provider' - 'fcm_message_name' - 'lane' - 'dedupe_key' - 'notify_channel' - 'channel' - 'webpush_keys' - 'webpush_location' - 'time_zone' - 'user_ref')::text, ',' ORDER BY id)) FROM pushq.notifications n
+                SELECT md5(string_agg((to_jsonb(n) - 'provider' - 'fcm_message_name' - 'lane' - 'dedupe_key' - 'notify_channel' - 'channel' - 'webpush_keys' - 'webpush_location' - 'time_zone' - 'user_ref' - 'tenant')::text, ',' ORDER BY id)) FROM pushq.notifications n
                 """).string(0, 0)
             #expect(after == before, "every notification row unchanged, column for column")
             #expect(try await c.query("SELECT count(*) FROM pushq.devices").decode(Int.self, 0, 0) == 1)
@@ -109,7 +109,7 @@ struct MigrationUpgradeTests {
                 """)
             #expect(try await c.query("SELECT count(DISTINCT status) FROM pushq.notifications").decode(Int.self, 0, 0) == 7)
             func digest(_ sql: String) async throws -> String? { try await c.query(sql).string(0, 0) }
-            let notifications = "SELECT md5(string_agg((to_jsonb(n) - 'provider' - 'fcm_message_name' - 'lane' - 'dedupe_key' - 'notify_channel' - 'channel' - 'webpush_keys' - 'webpush_location' - 'time_zone' - 'user_ref')::text, ',' ORDER BY id)) FROM pushq.notifications n"
+            let notifications = "SELECT md5(string_agg((to_jsonb(n) - 'provider' - 'fcm_message_name' - 'lane' - 'dedupe_key' - 'notify_channel' - 'channel' - 'webpush_keys' - 'webpush_location' - 'time_zone' - 'user_ref' - 'tenant')::text, ',' ORDER BY id)) FROM pushq.notifications n"
             // Columns added since (provider; kind, activity_id, installation_id, ended_at, ended_by) left out.
             let devices = """
                 SELECT md5(string_agg((to_jsonb(d) - 'provider' - 'kind' - 'activity_id' - 'installation_id' - 'ended_at' - 'ended_by' - 'webpush_keys' - 'time_zone')::text,
