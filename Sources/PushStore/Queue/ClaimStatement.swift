@@ -140,7 +140,7 @@ enum ClaimStatement {
     /// (each one's first entry), else after the last name visited. A worker's claims walk every
     /// tenant in turn whatever their number; a new session starts at the first name. (Set in the
     /// claim's transaction: a claim rolled back leaves it as it was.) Each tenant's first entries in
-    /// due order (`rank`), at most its part of `walk` (`per`).
+    /// due order (`rank`), at most its part of `walk` (`per`: `walk` shared out, at most `walk` in all).
     static func tenantWalkSQL(lane: String, share: String, walk: String, when: String) -> String {
         let key = "'pushq.tenant_turn_' || md5(\(lane))"
         return """
@@ -184,20 +184,20 @@ enum ClaimStatement {
                                                      ELSE (SELECT n.tenant FROM names n ORDER BY n.visited DESC LIMIT 1) END, ''), false) AS start
                  WHERE EXISTS (SELECT 1 FROM names)
             )
-            SELECT e.id, e.due_at, e.rank, l.turn, ceil(\(walk)::numeric / l.k)::bigint AS per
-              FROM listed l
+            SELECT e.id, e.due_at, e.rank, l.turn, l.per
+              FROM (SELECT l.*, \(walk) / l.k + CASE WHEN l.turn < \(walk) % l.k THEN 1 ELSE 0 END AS per FROM listed l) l
              CROSS JOIN LATERAL (
                    -- Ranked once limited: each tenant's probe reads its part, not its backlog.
                    SELECT x.id, x.due_at, row_number() OVER (ORDER BY x.due_at, x.id) AS rank FROM (
                        (SELECT d.id, d.due_at FROM pushq.due d
                          WHERE l.tenant IS NOT NULL AND d.lane = \(lane) AND d.tenant = l.tenant AND d.due_at <= now()
                          ORDER BY d.lane, d.tenant, d.due_at, d.id
-                         LIMIT ceil(\(walk)::numeric / l.k)::bigint)
+                         LIMIT l.per)
                        UNION ALL
                        (SELECT d.id, d.due_at FROM pushq.due d
                          WHERE l.tenant IS NULL AND d.lane = \(lane) AND d.tenant IS NULL AND d.due_at <= now()
                          ORDER BY d.lane, d.tenant, d.due_at, d.id
-                         LIMIT ceil(\(walk)::numeric / l.k)::bigint)) x) e
+                         LIMIT l.per)) x) e
              -- The cycle's next start is set whenever the lane is walked (also when none is due now).
              WHERE (SELECT count(*) FROM moved) >= 0
             """
@@ -285,14 +285,15 @@ enum ClaimStatement {
             -- costs one move per row, not a check at every claim. Nothing is locked here: only the
             -- entries moved (`quieted`) and the rows taken (`due`) are. (OFFSET 0: the row's
             -- sub-select stays a probe per entry, never a join that reads the lane's backlog whole.)
-            -- A lane with tenants walks its tenants' parts first (tenantWalkSQL), then its other due
-            -- entries in due order up to the same bound.
+            -- A lane with tenants walks its tenants' parts first (tenantWalkSQL: the lane's share
+            -- of the claim, read whole, as the parts are taken in turn), then its other due entries
+            -- in due order up to the same bound (read as far as the bound needs).
             SELECT ql.lane, e.id, e.due_at, e.expires_at, COALESCE(e.zone, ql.quiet_zone, 'UTC') AS zone, ql.quiet_start, ql.quiet_end,
                    e.rank, e.turn, e.per
               FROM queue ql
              CROSS JOIN LATERAL (
                    WITH tw AS MATERIALIZED (
-                       \(tenantWalkSQL(lane: "ql.lane", share: "least(ql.quota, $1::int)", walk: "least(ql.quota, $1::int) + 4 * $1::int",
+                       \(tenantWalkSQL(lane: "ql.lane", share: "least(ql.quota, $1::int)", walk: "least(ql.quota, $1::int)",
                                       when: "ql.quiet_start IS NOT NULL AND ql.quota > 0"))
                    )
                    SELECT * FROM (
