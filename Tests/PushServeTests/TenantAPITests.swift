@@ -31,4 +31,20 @@ struct TenantAPITests {
             #expect(try await db.query("SELECT count(*) FROM pushq.notifications").string(0, 0) == "2")
         }
     }
+
+    @Test("the per-user fan-out takes tenant: each device's row carries it; a malformed one is 400 naming tenant")
+    func fanOutTenant() async throws {
+        try await ServeHarness.with { serve, db in
+            for i in 1...2 {
+                #expect(try await serve.call("PUT", "/api/v1/devices", key: "devices",
+                                             json: #"{"device_token":"\#(Self.token(i))","user_ref":"ann"}"#).status == 201)
+            }
+            let answer = try await serve.call("POST", "/api/v1/users/ann/notifications", key: "enqueue", json: #"{"payload":{},"tenant":"acme"}"#)
+            #expect(answer.status == 201, "\(answer.body)")
+            #expect(try await db.query("SELECT string_agg(n.tenant || '/' || d.tenant, ',') FROM pushq.notifications n JOIN pushq.due d USING (id)").string(0, 0)
+                    == "acme/acme,acme/acme")
+            let refused = try await serve.call("POST", "/api/v1/users/ann/notifications", key: "enqueue", json: #"{"payload":{},"tenant":"a b"}"#)
+            #expect(try refused.status == 400 && refused.error("field") == "tenant", "\(refused.body)")
+        }
+    }
 }

@@ -149,7 +149,7 @@ extension RequestFields {
         "payload": .json, "fcm_payload": .json, "topic": .text, "push_type": .text, "priority": .integer(-2_147_483_648...2_147_483_647),
         "expires_at": .time, "collapse_id": .text, "credential": .text, "scheduled_at": .time,
         "max_attempts": .integer(-2_147_483_648...2_147_483_647), "metadata": .json, "lane": .text, "dedupe_key": .text,
-        "notify_channel": .text, "local_time": .localTime, "webpush_payload": .json,
+        "notify_channel": .text, "local_time": .localTime, "webpush_payload": .json, "tenant": .text,
     ], required: [])
 
     /// `PUT /api/v1/devices`: a registration's columns, or a browser's `PushSubscription` as

@@ -111,7 +111,7 @@ extension PGConnection {
     /// The optional arguments of `pushq.enqueue_for_user`, in its order.
     public static let enqueueForUserArguments = [
         "payload", "topic", "push_type", "priority", "expires_at", "collapse_id", "credential", "scheduled_at",
-        "max_attempts", "metadata", "fcm_payload", "lane", "dedupe_key", "notify_channel", "local_time", "webpush_payload",
+        "max_attempts", "metadata", "fcm_payload", "lane", "dedupe_key", "notify_channel", "local_time", "webpush_payload", "tenant",
     ]
     /// Their types (named notation needs the parameter's type to pick the function).
     static let enqueueForUserTypes = [

@@ -124,5 +124,7 @@ extension Migration {
         Migration(version: 112, name: "frequency_caps", sql: String(decoding: PackageResources._12_frequency_caps_sql, as: UTF8.self)),
         Migration(version: 113, name: "lane_frequency_caps",
                   sql: String(decoding: PackageResources._13_lane_frequency_caps_sql, as: UTF8.self)),
+        Migration(version: 114, name: "enqueue_for_user_tenant",
+                  sql: String(decoding: PackageResources._14_enqueue_for_user_tenant_sql, as: UTF8.self)),
     ]
 }

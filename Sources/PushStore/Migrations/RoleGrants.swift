@@ -93,7 +93,7 @@ public enum RoleGrants {
         sequence("api_keys_id_seq", serve: false, worker: false),
         sequence("channels_id_seq", serve: false, worker: false),
 
-        function("enqueue_for_user(text, json, text, text, integer, timestamp with time zone, text, text, timestamp with time zone, integer, jsonb, json, text, text, text, json, timestamp without time zone)", serve: true, worker: false),
+        function("enqueue_for_user(text, json, text, text, integer, timestamp with time zone, text, text, timestamp with time zone, integer, jsonb, json, text, text, text, json, timestamp without time zone, text)", serve: true, worker: false),
         function("token_is_invalid(timestamp with time zone, timestamp with time zone)", serve: true, worker: true),
         function("topic_suffix(text)", serve: true, worker: false),
         function("channel_active(text)", serve: false, worker: true),
