@@ -55,6 +55,26 @@ struct TenantWalkTests {
         }
     }
 
+    /// A lane of a lower rank takes 2 of every claim of 4 (2 rows inserted before each), so the tenant
+    /// lane behind it lists 4 tenants (its share) and takes 2: the next claim starts after the last
+    /// tenant served, not after the last listed (which skipped C and D every time: A:4,B:4).
+    @Test("a lane that gets less than its share: the next claim starts after the last tenant served, not listed")
+    func partShare() async throws {
+        try await TestDatabase.withConnection { c in
+            try await c.query("INSERT INTO pushq.lanes (name, rank) VALUES ('first', 50)")
+            for (i, t) in ["A", "B", "C", "D"].enumerated() {
+                try await TenantClaimTests.insert(c, tenant: t, count: 5, lane: "tn", ago: "\(60 - i) minutes")
+            }
+            var taken: [Int64] = []
+            for rotation in 0..<4 {
+                try await TenantClaimTests.insert(c, tenant: nil, count: 2, lane: "first", ago: "2 hours")
+                taken += try await TenantClaimTests.claim(c, limit: 4, rotation: rotation).rows.map(\.id)
+            }
+            let got = try await TenantClaimTests.tenants(c, taken)
+            #expect(got == "-:8,A:2,B:2,C:2,D:2")
+        }
+    }
+
     /// A quiet lane outside its window: 10 tenants whose rows are all scheduled tomorrow fill the names a
     /// claim of 2 lists (5 × 2); tenant z's 3 rows were due an hour ago, 10 rows without a tenant now. The
     /// old walk listed a0–a9, found none due, and had no fill walk: every claim took untenanted rows

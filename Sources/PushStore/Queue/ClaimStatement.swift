@@ -21,7 +21,7 @@ import PGClient
 ///    upkeep gave an entry again, ``PGConnection/recoverLapsedLeases(limit:)``: an entry a worker
 ///    of the previous release left behind is skipped), up to its quota, lane after lane until
 ///    `$1` rows (or the credential's budget) are taken (a lane with tenants: each tenant's part
-///    first, in turn, ``tenantWalkSQL(lane:share:walk:when:)``, walked only when the claim reaches
+///    first, in turn, ``tenantWalkSQL(lane:walk:when:)``, walked only when the claim reaches
 ///    the lane; quiet_walk walks a quiet lane's the same way); `taken`: those entries deleted. `due`
 ///    ends in a constant `LIMIT` (``sizeBound(_:)``), so that every later step is planned for
 ///    about `$1` rows;
@@ -125,7 +125,7 @@ enum ClaimStatement {
 
     /// One lane's tenant walk (issue 48, item 5), run where the claim reaches the lane (`due`'s and
     /// quiet_walk's laterals: a lane the claim never reaches reads nothing here): rows (id, due_at,
-    /// rank, turn, per) of pushq.due, unlocked and unchecked (due_tenant's columns only); the caller
+    /// rank, turn, per, next) of pushq.due, unlocked and unchecked (due_tenant's columns only); the caller
     /// checks and locks the rows it takes, in (rank, turn) order. Nothing, without a read beyond one
     /// probe of due_tenant, when `when` is false or the lane has no entry with a tenant: the lane then
     /// walks due_order as it always did.
@@ -135,14 +135,16 @@ enum ClaimStatement {
     /// entry: the tenant's earliest due_at), until `walk` tenants with an entry due now are found or
     /// 5 × the claim's size were visited; tenants whose entries are all in the future (scheduled,
     /// held 'quiet' or 'cap') take no place. `listed`: those due now, numbered from 0 (`turn`).
-    /// `moved`: where the next claim's cycle starts, kept in the session (`pushq.tenant_turn_` and the
-    /// lane's md5): after the last tenant this claim reaches when the claim serves `share` of them
-    /// (each one's first entry), else after the last name visited. A worker's claims walk every
-    /// tenant in turn whatever their number; a new session starts at the first name. (Set in the
-    /// claim's transaction: a claim rolled back leaves it as it was.) Each tenant's first entries in
-    /// due order (`rank`), at most its part of `walk` (`per`: `walk` shared out, at most `walk` in all).
-    static func tenantWalkSQL(lane: String, share: String, walk: String, when: String) -> String {
-        let key = "'pushq.tenant_turn_' || md5(\(lane))"
+    /// `moved`: where the next claim's cycle starts, kept in the session (``tenantTurnSQL(lane:next:)``):
+    /// after the last name visited, then, as the caller takes each tenant's first entry (`next`), after
+    /// that tenant (after the last name visited for the last one listed): a claim that takes fewer
+    /// than it listed (an earlier lane took most of it) starts the next after the last it served. A
+    /// worker's claims walk every tenant in turn whatever their number; a new session starts at the
+    /// first name. (Set in the claim's transaction: a claim rolled back leaves it as it was.) Each
+    /// tenant's first entries in due order (`rank`), at most its part of `walk` (`per`: `walk`
+    /// shared out, at most `walk` in all).
+    static func tenantWalkSQL(lane: String, walk: String, when: String) -> String {
+        let key = tenantTurnKey(lane)
         return """
             WITH RECURSIVE names(phase, tenant, first_due, visited, ready, start) AS (
                 SELECT 0, s.start, NULL::timestamptz, 0, 0, s.start
@@ -179,12 +181,11 @@ enum ClaimStatement {
                   FROM names n
                  WHERE n.visited > 0 AND n.first_due <= now()
             ), moved AS MATERIALIZED (
-                SELECT set_config(\(key), COALESCE(CASE WHEN (SELECT count(*) FROM listed) > \(share)
-                                                     THEN (SELECT l.tenant FROM listed l WHERE l.turn = \(share) - 1)
-                                                     ELSE (SELECT n.tenant FROM names n ORDER BY n.visited DESC LIMIT 1) END, ''), false) AS start
+                SELECT set_config(\(key), COALESCE((SELECT n.tenant FROM names n ORDER BY n.visited DESC LIMIT 1), ''), false) AS start
                  WHERE EXISTS (SELECT 1 FROM names)
             )
-            SELECT e.id, e.due_at, e.rank, l.turn, l.per
+            SELECT e.id, e.due_at, e.rank, l.turn, l.per,
+                   CASE WHEN e.rank = 1 THEN CASE WHEN l.turn = l.k - 1 THEN (SELECT m.start FROM moved m) ELSE COALESCE(l.tenant, '') END END AS next
               FROM (SELECT l.*, \(walk) / l.k + CASE WHEN l.turn < \(walk) % l.k THEN 1 ELSE 0 END AS per FROM listed l) l
              CROSS JOIN LATERAL (
                    -- Ranked once limited: each tenant's probe reads its part, not its backlog.
@@ -201,6 +202,17 @@ enum ClaimStatement {
              -- The cycle's next start is set whenever the lane is walked (also when none is due now).
              WHERE (SELECT count(*) FROM moved) >= 0
             """
+    }
+
+    /// The session's setting that holds where lane `lane`'s next tenant walk starts.
+    static func tenantTurnKey(_ lane: String) -> String {
+        "'pushq.tenant_turn_' || md5(\(lane))"
+    }
+
+    /// Moves lane `lane`'s tenant cycle to start after `next` (a taken row's, from tenantWalkSQL;
+    /// NULL: stays), as the row is taken.
+    static func tenantTurnSQL(lane: String, next: String) -> String {
+        "CASE WHEN \(next) IS NOT NULL THEN set_config(\(tenantTurnKey(lane)), \(next), false) END"
     }
 
     /// Whether lane `n.lane` is paused (its own row of pushq.lanes, else default's).
@@ -289,15 +301,14 @@ enum ClaimStatement {
             -- of the claim, read whole, as the parts are taken in turn), then its other due entries
             -- in due order up to the same bound (read as far as the bound needs).
             SELECT ql.lane, e.id, e.due_at, e.expires_at, COALESCE(e.zone, ql.quiet_zone, 'UTC') AS zone, ql.quiet_start, ql.quiet_end,
-                   e.rank, e.turn, e.per
+                   e.rank, e.turn, e.per, e.next
               FROM queue ql
              CROSS JOIN LATERAL (
                    WITH tw AS MATERIALIZED (
-                       \(tenantWalkSQL(lane: "ql.lane", share: "least(ql.quota, $1::int)", walk: "least(ql.quota, $1::int)",
-                                      when: "ql.quiet_start IS NOT NULL AND ql.quota > 0"))
+                       \(tenantWalkSQL(lane: "ql.lane", walk: "least(ql.quota, $1::int)", when: "ql.quiet_start IS NOT NULL AND ql.quota > 0"))
                    )
                    SELECT * FROM (
-                   (SELECT t.id, t.due_at, r.expires_at, r.zone, t.rank, t.turn, t.per
+                   (SELECT t.id, t.due_at, r.expires_at, r.zone, t.rank, t.turn, t.per, t.next
                      FROM (SELECT * FROM tw ORDER BY tw.rank, tw.turn OFFSET 0) t
                     CROSS JOIN LATERAL (
                           SELECT z.name AS zone, n.expires_at
@@ -307,7 +318,7 @@ enum ClaimStatement {
                              \(dueClaimableSQL)
                           OFFSET 0) r)
                    UNION ALL
-                   (SELECT d.id, d.due_at, r.expires_at, r.zone, NULL::bigint AS rank, NULL::bigint AS turn, NULL::bigint AS per
+                   (SELECT d.id, d.due_at, r.expires_at, r.zone, NULL::bigint AS rank, NULL::bigint AS turn, NULL::bigint AS per, NULL::text AS next
                      FROM pushq.due d
                     CROSS JOIN LATERAL (
                           SELECT z.name AS zone, n.expires_at
@@ -329,7 +340,7 @@ enum ClaimStatement {
             -- server (OFFSET 0 keeps the per-zone subquery from being pulled up into the join,
             -- which called the function for every walked row). Inside: the entry waits for its
             -- end, unless its row has expired (the claim ends it now).
-            SELECT w.lane, w.id, w.due_at, w.expires_at, z.win, w.rank, w.turn,
+            SELECT w.lane, w.id, w.due_at, w.expires_at, z.win, w.rank, w.turn, w.next,
                    z.win @> now() AND (w.expires_at IS NULL OR w.expires_at > now()) AS inside
               FROM quiet_walk w
               JOIN (SELECT u.zone, u.quiet_start, u.quiet_end, pushq.quiet_window(now(), u.zone, u.quiet_start, u.quiet_end) AS win
@@ -361,22 +372,22 @@ enum ClaimStatement {
             -- it limits: the rest of the claim was then planned as joins that read the whole
             -- table (docs/performance.md, "A capped credential read the whole table").
             SELECT * FROM (
-            SELECT r.id, q.rank, q.budget, q.ord, r.scheduled_at, r.quiet
+            SELECT r.id, q.rank, q.budget, q.ord, r.scheduled_at, r.quiet, r.turned
               FROM queue q
              CROSS JOIN LATERAL (
                    -- A lane with tenants (without quiet hours): its tenants walked when the claim
                    -- reaches the lane (tenantWalkSQL; a lane it never reaches reads nothing there).
                    WITH tw AS MATERIALIZED (
-                       \(tenantWalkSQL(lane: "q.lane", share: "least(q.quota, $1::int)", walk: "least(q.quota, $1::int)",
-                                      when: "q.quiet_start IS NULL AND q.quota > 0"))
+                       \(tenantWalkSQL(lane: "q.lane", walk: "least(q.quota, $1::int)", when: "q.quiet_start IS NULL AND q.quota > 0"))
                    )
                    SELECT * FROM (
                    -- First its walked entries in turn (rank, then tenant from the cycle's start), each
                    -- row locked as below, up to the quota (the ordered subquery, fenced by OFFSET 0, is
                    -- read row by row up to the LIMIT); when the tenants' parts leave room, the walk
                    -- below fills it. A lane without tenants has no entry in tw: nothing is read here.
-                   (SELECT w.id, w.due_at AS scheduled_at, NULL::tstzrange AS quiet
-                      FROM (SELECT w.id, w.due_at
+                   -- A row taken moves the lane's tenant cycle past its tenant (`turned`, tenantTurnSQL).
+                   (SELECT w.id, w.due_at AS scheduled_at, NULL::tstzrange AS quiet, \(tenantTurnSQL(lane: "q.lane", next: "w.next")) AS turned
+                      FROM (SELECT w.id, w.due_at, w.next
                               FROM tw w
                              ORDER BY w.rank, w.turn
                             OFFSET 0) w
@@ -387,7 +398,7 @@ enum ClaimStatement {
                               FOR UPDATE OF n SKIP LOCKED)
                      LIMIT q.quota)
                    UNION ALL
-                   (SELECT d.id, d.due_at AS scheduled_at, NULL::tstzrange AS quiet
+                   (SELECT d.id, d.due_at AS scheduled_at, NULL::tstzrange AS quiet, NULL::text AS turned
                      FROM pushq.due d
                     WHERE d.lane = q.lane
                       AND d.due_at <= now()
@@ -415,8 +426,8 @@ enum ClaimStatement {
                    UNION ALL
                    -- Its rows taken are locked here, as above, in due order until the quota (the
                    -- ordered subquery, fenced by OFFSET 0, is read row by row up to the LIMIT).
-                   (SELECT w.id, w.due_at, w.win
-                      FROM (SELECT w.id, w.due_at, w.win
+                   (SELECT w.id, w.due_at, w.win, \(tenantTurnSQL(lane: "q.lane", next: "w.next"))
+                      FROM (SELECT w.id, w.due_at, w.win, w.next
                               FROM quiet_rows w
                              WHERE q.quiet_start IS NOT NULL AND w.lane = q.lane AND NOT w.inside
                              -- A lane with tenants: in turn (rank, tenant); without: rank is NULL.
