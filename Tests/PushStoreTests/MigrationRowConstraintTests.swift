@@ -45,7 +45,7 @@ struct MigrationRowConstraintTests {
             // Columns added since (provider, fcm_message_name, lane, dedupe_key, notify_channel, channel, Web Push's) left out.
             let kept = """
                 SELECT md5(string_agg((to_jsonb(n) - 'provider' - 'fcm_message_name' - 'lane' - 'dedupe_key' - 'notify_channel' - 'channel'
-                                       - 'webpush_keys' - 'webpush_location' - 'time_zone' - 'user_ref')::text, ',' ORDER BY id)) FROM pushq.notifications n
+                                       - 'webpush_keys' - 'webpush_location' - 'time_zone' - 'user_ref' - 'tenant')::text, ',' ORDER BY id)) FROM pushq.notifications n
                  WHERE max_attempts = 10 OR max_attempts % 10 >= 4
                 """
             let before = try await c.query(kept).string(0, 0)

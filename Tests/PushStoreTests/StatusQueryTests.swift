@@ -77,7 +77,9 @@ struct StatusQueryTests {
             for (sql, parameters) in PGConnection.statusStatements where sql.contains("lane") {
                 let plan = try await Self.plan(c, sql, parameters)
                 #expect(!plan.contains("Seq Scan on notifications"), "\(sql)\n\(plan)")
-                #expect(plan.contains("due_order"), "\(plan)")
+                // A lane's entries through an index that starts with the lane: due_order, or due_tenant
+                // (lane, tenant, due_at, id; migration 111), which the planner may take for a count.
+                #expect(plan.contains("due_order") || plan.contains("due_tenant"), "\(plan)")
             }
 
             let lanes = try await c.queueStatus(failureMinutes: 60).lanes
