@@ -82,3 +82,32 @@ struct SendPacerTests {
         #expect(pacer.count == 0)
     }
 }
+
+/// The pacer's queue with tenants (issue 48, item 5): a capped lane's rows of different tenants are
+/// released in turn, so a tenant's few rows do not wait behind another's paced backlog.
+@Suite("Send pacer: tenants")
+struct SendPacerTenantTests {
+    static func request(_ tag: Int64, tenant: String?) -> PushRequest {
+        var r = SendPacerTests.request(tag, lane: "c")
+        r.tenant = tenant
+        return r
+    }
+
+    @Test("B's 5 rows appended behind A's 200 paced rows are released in turn with A's first ones")
+    func tenantsInTurn() {
+        var pacer = SendPacer()
+        pacer.setLanes([LaneSetting(name: "c", paused: false, maxPerSecond: 1000)], now: 0)
+        var a: [Endpoint: [PushRequest]] = [SendPacerTests.endpoint: (0..<200).map { Self.request($0, tenant: "A") }]
+        let tookA = pacer.take(from: &a)
+        var b: [Endpoint: [PushRequest]] = [SendPacerTests.endpoint: (1000..<1005).map { Self.request($0, tenant: "B") }]
+        let tookB = pacer.take(from: &b)
+        #expect(tookA && tookB)
+        var released: [Int64] = []
+        var t: Int64 = 0
+        while released.count < 12 {
+            released += pacer.release(now: t) { _ in 1000 }.go[SendPacerTests.endpoint]?.map(\.tag) ?? []
+            t += SendPacerTests.second / 100
+        }
+        #expect(Array(released.prefix(10)) == [0, 1000, 1, 1001, 2, 1002, 3, 1003, 4, 1004])
+    }
+}

@@ -73,25 +73,9 @@ struct SenderQueue {
         count += batch.count
     }
 
-    /// `requests` with each (lane, tenant)'s requests in turn: the first of each, then the second
-    /// of each, …; within a turn in the order they came, and each one's in its own order (a
-    /// request without a tenant is of its lane's NULL tenant). O(n log n): once per batch appended
-    /// to a rank where tenants wait, never per request taken.
+    /// `requests` with each (lane, tenant)'s requests in turn (``PushRequest/inTurn(_:request:)``).
     static func inTurn(_ requests: [PushRequest]) -> [PushRequest] {
-        struct Key: Hashable {
-            var lane: String
-            var tenant: String?
-        }
-        var seen: [Key: Int] = [:]
-        var turn: [Int] = []
-        turn.reserveCapacity(requests.count)
-        for request in requests {
-            let key = Key(lane: request.lane, tenant: request.tenant)
-            let n = seen[key, default: 0]
-            seen[key] = n + 1
-            turn.append(n)
-        }
-        return requests.indices.sorted { turn[$0] != turn[$1] ? turn[$0] < turn[$1] : $0 < $1 }.map { requests[$0] }
+        PushRequest.inTurn(requests) { $0 }
     }
 
     /// Removes and returns up to `want` requests, lowest rank first.

@@ -97,24 +97,34 @@ struct SendPacer {
     }
 
     /// Moves the requests of capped lanes and credentials out of `batches` (one per endpoint)
-    /// into their queues.
+    /// into their queues. A queue a request with a tenant joined puts its waiting requests in
+    /// turn (each (lane, tenant)'s first, then second, …: ``PushRequest/inTurn(_:request:)``), as
+    /// a sender's queue does.
     ///
     /// - Returns: whether it took any.
     mutating func take(from batches: inout [Endpoint: [PushRequest]]) -> Bool {
         guard isActive else { return false }
         var took = false
+        var tenanted: Set<Key> = []
         for (endpoint, requests) in batches {
             guard requests.contains(where: { key(lane: $0.lane, endpoint: endpoint) != nil }) else { continue }
             var unpaced: [PushRequest] = []
             for request in requests {
                 if let key = key(lane: request.lane, endpoint: endpoint) {
                     append(request, to: endpoint, key)
+                    if request.tenant != nil { tenanted.insert(key) }
                     took = true
                 } else {
                     unpaced.append(request)
                 }
             }
             batches[endpoint] = unpaced.isEmpty ? nil : unpaced
+        }
+        for key in tenanted {
+            guard var queue = queues[key] else { continue }
+            queue.items = PushRequest.inTurn(Array(queue.items[queue.head...])) { $0.request }
+            queue.head = 0
+            queues[key] = queue
         }
         return took
     }
