@@ -262,11 +262,15 @@ enum ClaimStatement {
                    COALESCE(l.paused, d.paused, false) AS paused,
                    CASE WHEN l.name IS NOT NULL THEN l.max_per_second ELSE d.max_per_second END AS cap,
                    'lane:' || COALESCE(l.name, 'default') AS budget,
-                   r.quiet_start, r.quiet_end, r.time_zone AS quiet_zone
+                   r.quiet_start, r.quiet_end, r.time_zone AS quiet_zone,
+                   k.recipient_cap, k.recipient_window, k.over_cap
               FROM waiting w
               LEFT JOIN pushq.lanes l ON l.name = w.lane
               LEFT JOIN pushq.lanes d ON d.name = 'default'
+              -- (Functions called on a column, not a sub-select: PostgreSQL inlines them into
+              -- this join; called on a sub-select, each was planned again at every claim.)
               LEFT JOIN LATERAL pushq.lane_rules(COALESCE(l.name, 'default')) r ON true
+              LEFT JOIN LATERAL pushq.lane_caps(COALESCE(l.name, 'default')) k ON true
              WHERE w.lane IS NOT NULL
         ), budgets AS MATERIALIZED (
             SELECT b.key,
@@ -279,8 +283,8 @@ enum ClaimStatement {
                FOR UPDATE OF b SKIP LOCKED
         ), queue AS MATERIALIZED (
             SELECT t.lane, t.rank, t.budget, t.quota, row_number() OVER (ORDER BY t.rank, t.turn, t.lane) AS ord,
-                   t.quiet_start, t.quiet_end, t.quiet_zone
-              FROM (SELECT s.lane, s.rank, s.quiet_start, s.quiet_end, s.quiet_zone,
+                   t.quiet_start, t.quiet_end, t.quiet_zone, t.recipient_cap, t.recipient_window, t.over_cap
+              FROM (SELECT s.lane, s.rank, s.quiet_start, s.quiet_end, s.quiet_zone, s.recipient_cap, s.recipient_window, s.over_cap,
                            CASE WHEN s.cap IS NOT NULL THEN s.budget END AS budget,
                            CASE WHEN s.cap IS NULL THEN $1::int
                                 ELSE COALESCE(greatest(0, floor(b.available))::int, 0) END AS quota,
@@ -487,12 +491,11 @@ enum ClaimStatement {
               FROM (SELECT id, rank, budget, ord, scheduled_at AS due_at, quiet FROM due) c
               JOIN pushq.notifications n ON n.id = c.id
         ), cap_lanes AS MATERIALIZED (
-            -- The lanes of this claim's rows that cap sends per recipient (pushq.lane_caps: the
-            -- lane's row of pushq.lanes, or default's for a lane without one).
-            SELECT q.ord, q.lane, k.recipient_cap AS cap, k.recipient_window AS win, k.over_cap
+            -- The lanes of this claim's rows that cap sends per recipient (pushq.lane_caps, read
+            -- in `settings`: the lane's row of pushq.lanes, or default's for a lane without one).
+            SELECT q.ord, q.lane, q.recipient_cap AS cap, q.recipient_window AS win, q.over_cap
               FROM queue q
-             CROSS JOIN LATERAL pushq.lane_caps(COALESCE((SELECT l.name FROM pushq.lanes l WHERE l.name = q.lane), 'default')) k
-             WHERE q.ord IN (SELECT j.ord FROM judged j)
+             WHERE q.recipient_cap IS NOT NULL AND q.ord IN (SELECT j.ord FROM judged j)
         ), cap_rows AS MATERIALIZED (
             -- The rows of capped lanes that would go out, each with its recipient
             -- (pushq.recipient_key, the row read again by primary key). A one-time filter: when no
