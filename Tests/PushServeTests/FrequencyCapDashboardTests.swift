@@ -13,7 +13,7 @@ import PGClient
 struct FrequencyCapDashboardTests {
     /// a lane capped at 1 an hour (defer) with 3 rows for one user: one goes, two wait for the cap; the lanes table
     /// says "1 per 1 h, defer (2 waiting)" in the cap's column and nothing in the quiet hours' one
-    @Test("the lanes table and the status JSON show a lane's cap per recipient and its rows waiting for it, apart from due and quiet")
+    @Test("the lanes table and the status JSON show a lane's cap per recipient and its rows waiting, apart from due and quiet")
     func lanesTable() async throws {
         try await ServeHarness.with { serve, db in
             try await db.query("""

@@ -83,7 +83,7 @@ struct ConsiderateClaimPlanTests {
         (node["Actual Rows"] as? Int ?? 0) * (node["Actual Loops"] as? Int ?? 1)
     }
 
-    @Test("a million rows: 1 000 tenants, 100 quiet lanes, a capped lane of 100 000 recipients; the generic claim reads no table whole")
+    @Test("a million rows: 1 000 tenants, 100 quiet lanes, a capped lane of 100 000 recipients; no table read whole")
     func millionRows() async throws {
         try await TestDatabase.with { url in
             // Loading a million rows takes one statement longer than the default deadline on a busy machine.

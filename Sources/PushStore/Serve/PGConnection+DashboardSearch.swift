@@ -49,7 +49,7 @@ public struct NotificationRecord: Sendable, Equatable {
     public static let names = [
         "id", "provider", "device_token", "channel", "payload", "push_type", "topic", "priority", "expires_at", "collapse_id",
         "apns_id", "environment", "credential", "scheduled_at", "max_attempts", "metadata", "lane", "dedupe_key", "notify_channel",
-        "webpush_keys", "time_zone", "user_ref",
+        "webpush_keys", "time_zone", "user_ref", "tenant",
         "status", "attempts", "locked_by", "locked_until", "last_status", "last_reason", "apns_unique_id", "fcm_message_name",
         "webpush_location", "sent_at", "finished_at", "created_at",
     ]
