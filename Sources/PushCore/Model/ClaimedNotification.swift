@@ -85,7 +85,7 @@ public struct ClaimedNotification: Sendable, Equatable {
                 credential: String = "default", attempts: Int = 1, lease: Int64 = 0, maxAttempts: Int = 1,
                 lastReason: String? = nil, lane: String = LaneStops.defaultLane, rank: Int = Int(PushRequest.defaultRank),
                 channelID: String? = nil, channelStoragePolicy: Int? = nil, webpushKeys: String? = nil,
-                quietWindow: QuietInstants? = nil) {
+                quietWindow: QuietInstants? = nil, tenant: String? = nil) {
         self.id = id
         self.verdict = verdict
         self.provider = provider
@@ -109,6 +109,7 @@ public struct ClaimedNotification: Sendable, Equatable {
         self.channelStoragePolicy = channelStoragePolicy
         self.webpushKeys = webpushKeys
         self.quietWindow = quietWindow
+        self.tenant = tenant
     }
 
     /// The endpoint the row is sent through: its credential and channel; for Web Push its

@@ -126,8 +126,8 @@ extension PGConnection {
                 channelStoragePolicy: try row.decode(Int?.self, c.channelStoragePolicy),
                 webpushKeys: row.string(c.webpushKeys),
                 quietWindow: QuietInstants(opens: try row.decode(Int64?.self, c.quietOpens),
-                                           closes: try row.decode(Int64?.self, c.quietCloses))))
-            batch.rows[batch.rows.count - 1].tenant = row.string(c.tenant)
+                                           closes: try row.decode(Int64?.self, c.quietCloses)),
+                tenant: row.string(c.tenant)))
         }
         return batch
     }
