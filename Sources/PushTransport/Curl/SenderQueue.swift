@@ -2,7 +2,7 @@ import PushCore
 
 /// The requests of a sender that wait for a stream: lowest ``PushRequest/rank`` first, first
 /// in, first out within a rank; once a request with a ``PushRequest/tenant`` waits in a rank,
-/// that rank's lanes and tenants take turns (``inTurn(_:)``).
+/// that rank's lanes and tenants take turns (``PushRequest/inTurn(_:request:)``).
 ///
 /// One FIFO per rank present, in a small array sorted by rank: a row of a transactional lane
 /// claimed while the sender is full of campaign rows starts before the campaign rows still
@@ -55,15 +55,16 @@ struct SenderQueue {
     private(set) var count = 0
 
     /// Appends `batch` behind the requests of the same rank; in a rank where a request with a
-    /// tenant waits, the rank's waiting requests and the new ones are put in turn (``inTurn(_:)``),
-    /// so that a tenant's few rows do not wait behind another's claimed backlog.
+    /// tenant waits, the rank's waiting requests and the new ones are put in turn
+    /// (``PushRequest/inTurn(_:request:)``), so that a tenant's few rows do not wait behind
+    /// another's claimed backlog.
     mutating func append(contentsOf batch: [PushRequest]) {
         Self.forEachRun(of: batch[...]) { rank, run in
             let i = index(of: rank)
             if fifos[i].tenanted || run.contains(where: { $0.tenant != nil }) {
                 var live = Array(fifos[i].items[fifos[i].head...])
                 live.append(contentsOf: run)
-                fifos[i].items = Self.inTurn(live)
+                fifos[i].items = PushRequest.inTurn(live) { $0 }
                 fifos[i].head = 0
                 fifos[i].tenanted = true
             } else {
@@ -71,11 +72,6 @@ struct SenderQueue {
             }
         }
         count += batch.count
-    }
-
-    /// `requests` with each (lane, tenant)'s requests in turn (``PushRequest/inTurn(_:request:)``).
-    static func inTurn(_ requests: [PushRequest]) -> [PushRequest] {
-        PushRequest.inTurn(requests) { $0 }
     }
 
     /// Removes and returns up to `want` requests, lowest rank first.
