@@ -1,5 +1,20 @@
 import PGClient
 extension PGConnection {
+    /// The seconds from now() to the earliest entry of pushq.due due after now() (a scheduled
+    /// row, a retry, an entry held to its quiet window's end or by a frequency cap), nil when
+    /// none is: nothing NOTIFYs when such an entry becomes due, so a drained worker waits until
+    /// then rather than for its whole poll (``PushCore/DrainedWait``). The database counts the
+    /// seconds, so neither the worker's clock nor its offset from the database's comes in.
+    /// Index-backed (``ClaimStatement/nextDueAtSQL``: two descents of due_order per lane); run
+    /// only by a drained worker, before it waits.
+    public func secondsUntilNextDue() throws(PGError) -> Double? {
+        try query(Self.nextDueSQL).firstRow().decode(Double?.self, "seconds")
+    }
+
+    static let nextDueSQL = ClaimStatement.dueLanes + """
+        SELECT extract(epoch FROM \(ClaimStatement.nextDueAtSQL) - now())::float8 AS seconds
+        """
+
     /// Deletes entries of pushq.due whose row no longer waits (nor is in flight with an entry the
     /// upkeep gave its ended lease: one not older than the row's `locked_until`): rows a worker of the previous release claimed through its own indexes
     /// during an upgrade (it does not know pushq.due), rows written back after the upkeep gave

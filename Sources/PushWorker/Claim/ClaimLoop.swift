@@ -23,6 +23,8 @@ struct ClaimLoop {
     let worker: PushWorker
     var turn: PushWorker.ClaimTurn
     var upkeep: Upkeep
+    /// How long the drained loop waits (``ClaimLoop/drainedTimeout(_:poll:took:)``).
+    var drainedWait = DrainedWait()
 
     init(worker: PushWorker) {
         self.worker = worker
@@ -83,8 +85,9 @@ struct ClaimLoop {
                 if took == 0 { turn.budgetsReady = false }
                 await worker.workWake.wait(timeout: turn.emptyHeldBack >= 2 ? Self.capRecheck * 4 : Self.capRecheck)
             } else if drained && !upkeep.workLeft {
-                // The queue is drained for now: wait for a NOTIFY, a short retry, or the poll.
-                await worker.workWake.wait(timeout: poll)
+                // The queue is drained for now: wait for a NOTIFY, a short retry, the next entry of
+                // pushq.due to come due, or the poll.
+                await worker.workWake.wait(timeout: await drainedTimeout(connection, poll: poll, took: took))
             }
         }
     }
