@@ -118,7 +118,7 @@ struct TimeZoneTests {
             let infinite = await Self.refusal(c, "SELECT * FROM pushq.enqueue_for_user('ann', '{}', local_time => 'infinity')")
             #expect(infinite?.constraint == "enqueue_for_user_local_time")
 
-            // The plain-SQL form of docs/producers.md gives the same instants.
+            // The plain-SQL form of docs/considerate-sending.md gives the same instants.
             try await c.execute("""
                 INSERT INTO pushq.notifications (device_token, payload, time_zone, user_ref, scheduled_at)
                 SELECT d.device_token, '{"aps":{}}', d.time_zone, d.user_ref,
