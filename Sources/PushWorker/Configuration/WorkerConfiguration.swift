@@ -52,8 +52,9 @@ public struct WorkerConfiguration: Sendable {
     /// How long a claimed row stays ours, in seconds (`PUSHQ_LEASE_SECONDS`); after that any
     /// worker may take it again. Must exceed the request timeout. Defaults to 120.
     public var leaseSeconds: Double
-    /// How often an idle worker looks for due rows without a `NOTIFY` (retries scheduled
-    /// for later, expired leases), in seconds (`PUSHQ_POLL_SECONDS`). Defaults to 1.
+    /// How often an idle worker looks for due rows without a `NOTIFY` (expired leases), in
+    /// seconds (`PUSHQ_POLL_SECONDS`); it also wakes when the next entry of `pushq.due` comes due
+    /// (scheduled rows, retries, rows held for quiet hours or a cap). Defaults to 1.
     public var pollSeconds: Double
     /// Backoff of retries (`PUSHQ_RETRY_BASE_SECONDS`, `PUSHQ_RETRY_CAP_SECONDS`).
     public var retryPolicy: RetryPolicy

@@ -125,7 +125,7 @@ extension SettingKey {
         summary: "How long a claimed row stays this worker's; more than the request timeout + 5.")
     static let pollSeconds = SettingKey(
         variable: "PUSHQ_POLL_SECONDS", flag: nil, defaultValue: "1", kind: .seconds(0.01...3600),
-        summary: "How often an idle worker looks for due retries and lapsed leases.")
+        summary: "How often an idle worker looks for lapsed leases; it wakes for new rows and when the next scheduled, retrying or held row comes due.")
     static let retryBaseSeconds = SettingKey(
         variable: "PUSHQ_RETRY_BASE_SECONDS", flag: nil, defaultValue: "1", kind: .seconds(0.001...86_400),
         summary: "Shortest wait before a retry.")
