@@ -25,10 +25,13 @@ struct ClaimPlanTests {
     }
 
     /// The claim the worker sends for these arguments (worker `w1`, no filter).
-    static func claim(limit: Int, credentials: [String], budget: RateBudget?) -> (sql: String, parameters: [(any PGParameter)?], custom: Bool) {
+    /// (`considerate`: the claim with every rule, or the plain one a worker sends while no lane
+    /// needs them, ``ClaimStatement/sql(considerate:)``.)
+    static func claim(limit: Int, credentials: [String], budget: RateBudget?, considerate: Bool = true)
+        -> (sql: String, parameters: [(any PGParameter)?], custom: Bool) {
         ClaimStatement.bound(limit: limit, workerID: "w1", leaseSeconds: 60, credentials: [.apns: credentials],
                              defaultEnvironment: .production, only: nil,
-                             row: nil, excluding: [], rotation: 0, budget: budget, belowRank: nil)
+                             row: nil, excluding: [], rotation: 0, budget: budget, belowRank: nil, considerate: considerate)
     }
 
     /// The plan an `EXPLAIN (FORMAT JSON)` answered.
@@ -38,16 +41,18 @@ struct ClaimPlanTests {
 
     /// `EXPLAIN (FORMAT JSON)` of the claim the worker sends for these arguments. The default
     /// size, 50, is a four-hundredth of ``rows``: reading the table whole is never the cheaper plan.
-    func plan(_ c: PGConnection, limit: Int = 50, credentials: [String] = ["default", "b"], budget: RateBudget? = nil) async throws -> Any {
-        let claim = Self.claim(limit: limit, credentials: credentials, budget: budget)
+    func plan(_ c: PGConnection, limit: Int = 50, credentials: [String] = ["default", "b"], budget: RateBudget? = nil,
+              considerate: Bool = true) async throws -> Any {
+        let claim = Self.claim(limit: limit, credentials: credentials, budget: budget, considerate: considerate)
         return try Self.json(try await c.query("EXPLAIN (FORMAT JSON) " + claim.sql, claim.parameters))
     }
 
     /// `EXPLAIN (FORMAT JSON)` of the generic plan of the same claim: prepared as the worker
     /// prepares it (no parameter types: PostgreSQL infers them), then explained with the
     /// parameters as literals under `force_generic_plan`, which the worker's claims run with.
-    func genericPlan(_ c: PGConnection, limit: Int = 50, credentials: [String] = ["default", "b"], budget: RateBudget? = nil) async throws -> Any {
-        let claim = Self.claim(limit: limit, credentials: credentials, budget: budget)
+    func genericPlan(_ c: PGConnection, limit: Int = 50, credentials: [String] = ["default", "b"], budget: RateBudget? = nil,
+                     considerate: Bool = true) async throws -> Any {
+        let claim = Self.claim(limit: limit, credentials: credentials, budget: budget, considerate: considerate)
         let name = "generic_claim_" + UUID().uuidString.prefix(8).lowercased()
         try await c.query("PREPARE \(name) AS " + claim.sql)
         return try await Self.explainGeneric(c, statement: name, parameters: claim.parameters)
@@ -70,8 +75,8 @@ struct ClaimPlanTests {
         return "EXECUTE \(name)(\(literals.joined(separator: ", ")))"
     }
 
-    @Test("on a large analysed table, mostly of final rows, the claim walks pushq.due's due_order, never a whole table")
-    func laneDue() async throws {
+    @Test("on a large analysed table, mostly of final rows, the claim walks pushq.due's due_order, never a whole table", arguments: [false, true])
+    func laneDue(considerate: Bool) async throws {
         try await TestDatabase.withConnection { c in
             try await c.query("INSERT INTO pushq.lanes (name, rank, max_per_second) VALUES ('bulk', 200, 500)")
             try await c.query("""
@@ -82,11 +87,11 @@ struct ClaimPlanTests {
                 """)
             try await c.query("ANALYZE pushq.notifications, pushq.due")
             try await c.query("SET enable_seqscan = on")
-            let plan = try await plan(c, limit: 500, credentials: ["default"])
+            let plan = try await plan(c, limit: 500, credentials: ["default"], considerate: considerate)
             let walks = Self.laneWalks(plan)
             #expect(!walks.isEmpty && walks.allSatisfy { $0 == "due_order" }, "\(walks)")
             #expect(Self.tableScans(plan) == [])
-            let generic = try await genericPlan(c, limit: 500, credentials: ["default"])
+            let generic = try await genericPlan(c, limit: 500, credentials: ["default"], considerate: considerate)
             #expect(Self.laneWalks(generic).allSatisfy { $0 == "due_order" } && !Self.laneWalks(generic).isEmpty)
             #expect(Self.tableScans(generic) == [], "the generic plan, which the worker's claims run on")
         }
@@ -141,15 +146,15 @@ struct ClaimPlanTests {
 
     /// on a new pushq.due that was never analysed, a claim of 500 from a backlog of 20 000 walks due_order
     /// and reads 500 entries, not the backlog
-    @Test("on a never-analysed pushq.due, a claim of 500 from 20 000 walks due_order and reads 500 entries, not the backlog")
-    func noStatistics() async throws {
+    @Test("on a never-analysed pushq.due, a claim of 500 from 20 000 walks due_order and reads 500 entries, not the backlog", arguments: [false, true])
+    func noStatistics(considerate: Bool) async throws {
         try await TestDatabase.withConnection { c in
             try await c.query("INSERT INTO pushq.lanes (name, rank) VALUES ('campaign', 200)")
             try await c.query("""
                 INSERT INTO pushq.notifications (device_token, payload, lane)
                 SELECT lpad(to_hex(g), 64, '0'), '{}', 'campaign' FROM generate_series(1, 20000) g
                 """)
-            let claim = Self.claim(limit: 500, credentials: ["default"], budget: nil)
+            let claim = Self.claim(limit: 500, credentials: ["default"], budget: nil, considerate: considerate)
             try await c.execute("BEGIN")
             let r = try await c.query("EXPLAIN (ANALYZE, FORMAT JSON) " + claim.sql, claim.parameters)
             try await c.execute("ROLLBACK")
@@ -162,8 +167,8 @@ struct ClaimPlanTests {
         }
     }
 
-    @Test("a row of a lane due after a campaign's rows is found through due_order, also when ANALYZE saw the campaign alone")
-    func campaignStatistics() async throws {
+    @Test("a row of a lane due after a campaign's rows is found through due_order, also when ANALYZE saw the campaign alone", arguments: [false, true])
+    func campaignStatistics(considerate: Bool) async throws {
         try await TestDatabase.withConnection { c in
             try await c.query("INSERT INTO pushq.lanes (name, rank) VALUES ('campaign', 200)")
             try await c.query("""
@@ -180,19 +185,19 @@ struct ClaimPlanTests {
                 .decode(Int64.self, 0, 0)
             #expect(try await c.query("SELECT n_distinct FROM pg_stats WHERE tablename = 'due' AND attname = 'lane'")
                         .decode(Double.self, 0, 0) == 1, "premise: ANALYZE saw one lane")
-            let walks = Self.laneWalks(try await plan(c, limit: 500, credentials: ["default"]))
+            let walks = Self.laneWalks(try await plan(c, limit: 500, credentials: ["default"], considerate: considerate))
             #expect(!walks.isEmpty && walks.allSatisfy { $0 == "due_order" }, "\(walks)")
-            let generic = Self.laneWalks(try await genericPlan(c, limit: 500, credentials: ["default"]))
+            let generic = Self.laneWalks(try await genericPlan(c, limit: 500, credentials: ["default"], considerate: considerate))
             #expect(!generic.isEmpty && generic.allSatisfy { $0 == "due_order" }, "generic plan: \(generic)")
-            let batch = try await c.claim(limit: 500, workerID: "w1", leaseSeconds: 60, credentials: [.apns: ["default"]], defaultEnvironment: .production)
+            let batch = try await c.claim(limit: 500, workerID: "w1", leaseSeconds: 60, credentials: [.apns: ["default"]], defaultEnvironment: .production, considerate: considerate)
             #expect(batch.rows.first?.id == reset && batch.rows.count == 500, "the lower rank first, then the campaign")
         }
     }
 
     /// with a capped lane and a capped credential, no step of the claim reads the whole table (the claim's
     /// size is a LIMIT the planner can read)
-    @Test("with a capped lane and a capped credential, no step of the claim reads the whole table")
-    func cappedClaimsUseIndexes() async throws {
+    @Test("with a capped lane and a capped credential, no step of the claim reads the whole table", arguments: [false, true])
+    func cappedClaimsUseIndexes(considerate: Bool) async throws {
         try await TestDatabase.withConnection { c in
             try await c.query("""
                 INSERT INTO pushq.notifications (device_token, payload, credential, scheduled_at)
@@ -203,18 +208,18 @@ struct ClaimPlanTests {
             let cap = RateBudget(provider: .apns, credential: "b", perSecond: 1000)
             try await c.ensureBudgets([cap.key])
             try await c.query("UPDATE pushq.rate_budgets SET refilled_at = now() - interval '1 hour'")
-            #expect(Self.tableScans(try await plan(c)) == [], "no cap")
-            #expect(Self.tableScans(try await plan(c, credentials: ["b"], budget: cap)) == [], "a capped credential")
+            #expect(Self.tableScans(try await plan(c, considerate: considerate)) == [], "no cap")
+            #expect(Self.tableScans(try await plan(c, credentials: ["b"], budget: cap, considerate: considerate)) == [], "a capped credential")
             try await c.query("UPDATE pushq.lanes SET max_per_second = 1000 WHERE name = 'default'")
             try await c.ensureBudgets(["lane:default"])
             try await c.query("UPDATE pushq.rate_budgets SET refilled_at = now() - interval '1 hour'")
-            #expect(Self.tableScans(try await plan(c)) == [], "a capped lane")
-            #expect(Self.tableScans(try await plan(c, credentials: ["b"], budget: cap)) == [], "a capped lane and a capped credential")
-            #expect(Self.tableScans(try await genericPlan(c)) == [], "a capped lane, generic plan")
-            #expect(Self.tableScans(try await genericPlan(c, credentials: ["b"], budget: cap)) == [], "both capped, generic plan")
+            #expect(Self.tableScans(try await plan(c, considerate: considerate)) == [], "a capped lane")
+            #expect(Self.tableScans(try await plan(c, credentials: ["b"], budget: cap, considerate: considerate)) == [], "a capped lane and a capped credential")
+            #expect(Self.tableScans(try await genericPlan(c, considerate: considerate)) == [], "a capped lane, generic plan")
+            #expect(Self.tableScans(try await genericPlan(c, credentials: ["b"], budget: cap, considerate: considerate)) == [], "both capped, generic plan")
             // And the capped claim still takes its budget's rows of its credential alone.
             let batch = try await c.claim(limit: 500, workerID: "w1", leaseSeconds: 60, credentials: [.apns: ["b"]],
-                                          defaultEnvironment: .production, budget: cap)
+                                          defaultEnvironment: .production, budget: cap, considerate: considerate)
             #expect(batch.rows.count == 250 && batch.heldBackByCap, "a quarter second of 1 000/s")
             #expect(try await c.query("""
                 SELECT count(*) FROM pushq.notifications WHERE status = 'sending' AND credential IS DISTINCT FROM 'b'

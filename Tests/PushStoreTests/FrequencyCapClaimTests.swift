@@ -109,7 +109,7 @@ struct FrequencyCapClaimTests {
             for i in 0..<5 { ids.append(try await Self.insert(c, lane: "digest", user: "u1", token: 1, offset: i)) }
             let first = try await Self.claim(c)
             #expect(first.rows.map(\.id) == Array(ids.prefix(2)) && first.rows.allSatisfy { $0.verdict == .send })
-            #expect(!first.deferredByCap, "nothing else waits")
+            #expect(!first.claimAgain, "nothing else waits")
             for id in ids.suffix(3) { #expect(try await Self.row(c, id) == "queued/-/0") }
             let held = try await c.query("""
                 SELECT d.held, round(extract(epoch FROM d.due_at - (SELECT max(s.sent_at) FROM pushq.recipient_sends s)))::int AS after
@@ -144,9 +144,9 @@ struct FrequencyCapClaimTests {
             let b = try await Self.insert(c, lane: "digest", user: "b", token: 2, offset: 3)
             let first = try await Self.claim(c, limit: 3)
             #expect(first.rows.map(\.id) == [a[0]])
-            #expect(first.deferredByCap, "b's row is due behind a's deferred ones")
+            #expect(first.claimAgain, "b's row is due behind a's deferred ones")
             let second = try await Self.claim(c, limit: 3)
-            #expect(second.rows.map(\.id) == [b] && !second.deferredByCap)
+            #expect(second.rows.map(\.id) == [b] && !second.claimAgain)
         }
     }
 

@@ -125,7 +125,7 @@ struct QuietHoursReviewTests {
 
     /// The reviewer's s10: 3 000 UTC rows inside their window ahead of 10 Tokyo rows outside theirs
     /// (a window around now in UTC is 9 hours off in Tokyo). A claim of 100 walks 500 entries, all
-    /// UTC, and moves them: it says so (``ClaimBatch/movedQuiet``), so that the worker claims again at
+    /// UTC, and moves them: it says so (``ClaimBatch/claimAgain``), so that the worker claims again at
     /// once rather than at its poll; claims that keep saying so reach the Tokyo rows within
     /// 3 000 / 500 + 1 claims (by structure, no clock), and the last one says nothing more.
     @Test("a backlog inside the window: each claim that moved its walk's full limit says so until other zones' rows go")
@@ -140,16 +140,16 @@ struct QuietHoursReviewTests {
             var claims = 0, tokyo = 0
             var batch = try await Self.claim(c, limit: 100)
             claims += 1
-            #expect(batch.rows.isEmpty && batch.movedQuiet, "the first claim moved 500 and took nothing")
+            #expect(batch.rows.isEmpty && batch.claimAgain, "the first claim moved 500 and took nothing")
             tokyo += batch.rows.count
-            while batch.movedQuiet && claims < 20 {
+            while batch.claimAgain && claims < 20 {
                 batch = try await Self.claim(c, limit: 100)
                 claims += 1
                 tokyo += batch.rows.count
             }
             #expect(tokyo == 10)
             #expect(claims <= 7, "\(claims) claims")
-            #expect(!batch.movedQuiet)
+            #expect(!batch.claimAgain)
             #expect(try await c.query("SELECT count(*) FROM pushq.due WHERE held = 'quiet' AND due_at > now()").decode(Int.self, 0, 0) == 3000)
         }
     }

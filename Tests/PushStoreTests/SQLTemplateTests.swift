@@ -17,17 +17,20 @@ struct SQLTemplateTests {
     @Test("the claim, its heads and its last due entry render as text replacement would, for every size and filter")
     func claimTexts() {
         let filters = ["", "AND n.id = $31::bigint", ClaimFilter.heldSQL(environment: "$4")]
-        for limit in [1, 3, 100, 500, 1_000] {
-            for filter in filters {
-                let expected = ClaimStatement.sql.replacingOccurrences(of: "/*SIZE*/", with: String(ClaimStatement.sizeBound(limit)))
-                    .replacingOccurrences(of: "/*FILTER*/", with: filter)
-                let rendered = ClaimStatement.template.render([ClaimStatement.sizeMarker: String(ClaimStatement.sizeBound(limit)),
-                                                               ClaimFilter.marker: filter])
-                #expect(rendered == expected)
-                #expect(!rendered.contains("/*SIZE*/") && !rendered.contains("/*FILTER*/"))
+        for (considerate, template) in [(true, ClaimStatement.templates.considerate), (false, ClaimStatement.templates.plain)] {
+            let sql = ClaimStatement.sql(considerate: considerate)
+            for limit in [1, 3, 100, 500, 1_000] {
+                for filter in filters {
+                    let expected = sql.replacingOccurrences(of: "/*SIZE*/", with: String(ClaimStatement.sizeBound(limit)))
+                        .replacingOccurrences(of: "/*FILTER*/", with: filter)
+                    let rendered = template.render([ClaimStatement.sizeMarker: String(ClaimStatement.sizeBound(limit)),
+                                                    ClaimFilter.marker: filter])
+                    #expect(rendered == expected)
+                    #expect(!rendered.contains("/*SIZE*/") && !rendered.contains("/*FILTER*/"))
+                }
             }
+            #expect(sql.components(separatedBy: ClaimFilter.marker).count > 2, "the claim filters its walk and the cap check")
         }
-        #expect(ClaimStatement.sql.components(separatedBy: ClaimFilter.marker).count > 2, "the claim filters its walk and the cap check")
         for (template, name) in [(PGConnection.headsSQL, "heads"), (PGConnection.lastDueSQL, "last due")] {
             let rendered = template.render([ClaimFilter.marker: "AND true"])
             #expect(rendered.contains("AND true") && !rendered.contains(ClaimFilter.marker), "\(name)")

@@ -83,19 +83,22 @@ public struct ClaimBatch: Sendable, RandomAccessCollection {
     /// The verdict of the statement's extra row saying ``heldBackByCap``.
     static let budgetVerdict = "budget"
 
-    /// A quiet lane's walk moved as many entries to their window's end as it reads: more may be
-    /// due behind them (other zones' rows among them), so the worker claims again at once.
-    public var movedQuiet = false
+    /// More rows may be due than the claim reached, so the worker claims again at once rather than
+    /// at its poll: a quiet lane's walk moved as many entries to their window's end as it reads
+    /// (rows behind them, other zones', may be due), or rows over their recipient's frequency cap
+    /// (`over_cap = 'defer'`) were held until the window has room while others are due behind them.
+    public var claimAgain = false
 
-    /// The verdict of the statement's extra row saying ``movedQuiet``.
-    static let quietVerdict = "quiet"
+    /// The verdict of the statement's extra row saying ``claimAgain``.
+    static let againVerdict = "again"
 
-    /// Rows over their recipient's frequency cap (`over_cap = 'defer'`) were held until the window
-    /// has room, and other rows are due behind them: the worker claims again at once.
-    public var deferredByCap = false
+    /// A plain claim (``PGConnection/claim(limit:workerID:leaseSeconds:credentials:defaultEnvironment:only:row:excluding:rotation:budget:belowRank:considerate:)``
+    /// with `considerate` false) found a lane that caps sends per recipient or has rows with a
+    /// tenant, and took nothing: claim again with the considerate claim.
+    public var needsConsiderate = false
 
-    /// The verdict of the statement's extra row saying ``deferredByCap``.
-    static let capVerdict = "cap"
+    /// The verdict of the statement's extra row saying ``needsConsiderate``.
+    static let considerateVerdict = "considerate"
 
     public init() {}
 

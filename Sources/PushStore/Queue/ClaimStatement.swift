@@ -1,7 +1,7 @@
 import PushCore
 import PGClient
 
-/// The claim statement of ``PGConnection/claim(limit:workerID:leaseSeconds:credentials:defaultEnvironment:only:row:excluding:rotation:budget:belowRank:)``.
+/// The claim statement of ``PGConnection/claim(limit:workerID:leaseSeconds:credentials:defaultEnvironment:only:row:excluding:rotation:budget:belowRank:considerate:)``.
 ///
 /// One statement, in steps (each a CTE):
 /// 1. `waiting`: the lanes that have entries in pushq.due, by a loose scan of due_order (one
@@ -34,9 +34,14 @@ import PGClient
 ///    go out; `leased`: one row of pushq.leases for the rows that go out (their ids and the lease's end);
 /// 7. the UPDATE of the rows, and one more row (`id` 0, verdict `budget`) when a cap held
 ///    back rows that are due, so that the worker claims again soon rather than at its poll; and
-///    one (verdict `quiet`) when a quiet lane's walk moved entries and read all it may, so that
-///    the worker claims again at once (rows behind them may be due); and one (verdict `cap`) when
-///    rows were deferred by a cap while others are due behind them (the worker claims again at once).
+///    one (verdict `again`, ``ClaimBatch/claimAgain``) when a quiet lane's walk moved entries and
+///    read all it may, or rows were deferred by a cap while others are due behind them: the
+///    worker claims again at once.
+///
+/// Two forms (``sql(considerate:)``): the considerate claim, all of the above; and the plain
+/// claim, without the tenant walk and the cap steps, which a worker sends while no lane needs
+/// them (``plainGuardSQL``: it takes nothing when one does, and answers one row, verdict
+/// `considerate`).
 enum ClaimStatement {
     /// Seconds of a cap a bucket may hold: a lane idle for a while sends at most this much
     /// more than its cap at once. Small, so that any 10-second window stays within 3% of the cap.
@@ -222,11 +227,11 @@ enum ClaimStatement {
         """
 
     /// The statement and its parameters for a claim with these arguments (those of
-    /// ``PGConnection/claim(limit:workerID:leaseSeconds:credentials:defaultEnvironment:only:row:excluding:rotation:budget:belowRank:)``),
+    /// ``PGConnection/claim(limit:workerID:leaseSeconds:credentials:defaultEnvironment:only:row:excluding:rotation:budget:belowRank:considerate:)``),
     /// and whether it is a custom one (``ClaimFilter/custom``: a probe, a hunt's rows).
     static func bound(limit: Int, workerID: String, leaseSeconds: Double, credentials: [Provider: [String]],
                       defaultEnvironment: APNsEnvironment, only: Endpoint?, row: Int64?, excluding: [Int64],
-                      rotation: Int, budget: RateBudget?, belowRank: Int?)
+                      rotation: Int, budget: RateBudget?, belowRank: Int?, considerate: Bool = true)
         -> (sql: String, parameters: [(any PGParameter)?], custom: Bool) {
         let routing = ClaimRouting(credentials, only: only).parameters
         var parameters: [(any PGParameter)?] = [limit, workerID, leaseSeconds, defaultEnvironment.rawValue]
@@ -235,16 +240,17 @@ enum ClaimStatement {
         parameters += routing.dropFirst(2 * providersBeforeOwn)
         var filter = ClaimFilter(next: firstFilterParameter, environment: "$4", defaultEnvironment: defaultEnvironment)
         filter.add(only: only, row: row, excluding: excluding)
-        let text = template.render([sizeMarker: String(sizeBound(limit)), ClaimFilter.marker: filter.sql])
+        let text = (considerate ? templates.considerate : templates.plain).render([sizeMarker: String(sizeBound(limit)), ClaimFilter.marker: filter.sql])
         return (text, parameters + filter.parameters, filter.custom)
     }
 
     /// Where ``sql`` takes the claim's ``sizeBound(_:)``.
     static let sizeMarker = "/*SIZE*/"
 
-    /// ``sql`` cut at its markers once (``bound(limit:workerID:leaseSeconds:credentials:defaultEnvironment:only:row:excluding:rotation:budget:belowRank:)``
+    /// ``sql(considerate:)``, each form, cut at its markers once (``bound(limit:workerID:leaseSeconds:credentials:defaultEnvironment:only:row:excluding:rotation:budget:belowRank:considerate:)``
     /// joins the pieces for every claim).
-    static let template = SQLTemplate(sql, markers: [sizeMarker, ClaimFilter.marker])
+    static let templates = (plain: SQLTemplate(sql(considerate: false), markers: [sizeMarker, ClaimFilter.marker]),
+                            considerate: SQLTemplate(sql(considerate: true), markers: [sizeMarker, ClaimFilter.marker]))
 
     /// The claim's size as the planner sees it: the least power of two not below `limit`. A
     /// constant in the text, so that a generic plan is planned for about the claim's size, and
@@ -255,59 +261,24 @@ enum ClaimStatement {
         return bound
     }
 
-    static let sql = dueLanes + """
-        , settings AS MATERIALIZED (
-            SELECT w.lane,
-                   COALESCE(l.rank, d.rank, 100) AS rank,
-                   COALESCE(l.paused, d.paused, false) AS paused,
-                   CASE WHEN l.name IS NOT NULL THEN l.max_per_second ELSE d.max_per_second END AS cap,
-                   'lane:' || COALESCE(l.name, 'default') AS budget,
-                   r.quiet_start, r.quiet_end, r.time_zone AS quiet_zone,
-                   k.recipient_cap, k.recipient_window, k.over_cap
-              FROM waiting w
-              LEFT JOIN pushq.lanes l ON l.name = w.lane
-              LEFT JOIN pushq.lanes d ON d.name = 'default'
-              -- (Functions called on a column, not a sub-select: PostgreSQL inlines them into
-              -- this join; called on a sub-select, each was planned again at every claim.)
-              LEFT JOIN LATERAL pushq.lane_rules(COALESCE(l.name, 'default')) r ON true
-              LEFT JOIN LATERAL pushq.lane_caps(COALESCE(l.name, 'default')) k ON true
-             WHERE w.lane IS NOT NULL
-        ), budgets AS MATERIALIZED (
-            SELECT b.key,
-                   least(greatest(1, c.cap * \(burstSeconds)),
-                         b.tokens + c.cap * greatest(0, extract(epoch FROM now() - b.refilled_at))) AS available
-              FROM pushq.rate_budgets b
-              JOIN (SELECT DISTINCT s.budget AS key, s.cap FROM settings s WHERE s.cap IS NOT NULL AND NOT s.paused
-                    UNION ALL
-                    SELECT $10::text, $11::float8 WHERE $10::text IS NOT NULL) c ON c.key = b.key
-               FOR UPDATE OF b SKIP LOCKED
-        ), queue AS MATERIALIZED (
-            SELECT t.lane, t.rank, t.budget, t.quota, row_number() OVER (ORDER BY t.rank, t.turn, t.lane) AS ord,
-                   t.quiet_start, t.quiet_end, t.quiet_zone, t.recipient_cap, t.recipient_window, t.over_cap
-              FROM (SELECT s.lane, s.rank, s.quiet_start, s.quiet_end, s.quiet_zone, s.recipient_cap, s.recipient_window, s.over_cap,
-                           CASE WHEN s.cap IS NOT NULL THEN s.budget END AS budget,
-                           CASE WHEN s.cap IS NULL THEN $1::int
-                                ELSE COALESCE(greatest(0, floor(b.available))::int, 0) END AS quota,
-                           mod(row_number() OVER (PARTITION BY s.rank ORDER BY s.lane) + $9::int, count(*) OVER (PARTITION BY s.rank)) AS turn
-                      FROM settings s
-                      LEFT JOIN budgets b ON b.key = s.budget
-                     WHERE NOT s.paused AND ($12::int IS NULL OR s.rank < $12::int)) t
-             ORDER BY ord
-        ), quiet_walk AS MATERIALIZED (
-            -- Only lanes with quiet hours (none: nothing is read here). Each one's due entries in
-            -- due order, each row read with its zone (one pushq.time_zones no longer lists is
-            -- none) and its expiry, at most the lane's share of the claim and 4 × $1 more: those
-            -- inside the window are moved out of the walk (`quieted`), so that a night's backlog
-            -- costs one move per row, not a check at every claim. Nothing is locked here: only the
-            -- entries moved (`quieted`) and the rows taken (`due`) are. (OFFSET 0: the row's
-            -- sub-select stays a probe per entry, never a join that reads the lane's backlog whole.)
-            -- A lane with tenants walks its tenants' parts first (tenantWalkSQL: the lane's share
-            -- of the claim, read whole, as the parts are taken in turn), then its other due entries
-            -- in due order up to the same bound (read as far as the bound needs).
-            SELECT ql.lane, e.id, e.due_at, e.expires_at, COALESCE(e.zone, ql.quiet_zone, 'UTC') AS zone, ql.quiet_start, ql.quiet_end,
-                   e.rank, e.turn, e.per, e.next
-              FROM queue ql
-             CROSS JOIN LATERAL (
+    /// The plain claim's guard (``sql(considerate:)``): one row when a lane the claim would walk
+    /// (not paused, within `$12`) caps sends per recipient, or has an entry of pushq.due with a
+    /// tenant (one probe of due_tenant: its first entry, NULLs last). Then `queue` is empty, the
+    /// claim takes nothing and says so (verdict `considerate`).
+    static let plainGuardSQL = """
+        ), considerate AS MATERIALIZED (
+            SELECT 1 FROM settings s
+             WHERE NOT s.paused AND ($12::int IS NULL OR s.rank < $12::int)
+               AND (s.recipient_cap IS NOT NULL
+                    OR EXISTS (SELECT 1 FROM pushq.due d WHERE d.lane = s.lane AND d.tenant IS NOT NULL
+                                ORDER BY d.lane, d.tenant OFFSET 0 LIMIT 1))
+             LIMIT 1
+
+        """
+
+    /// A quiet lane's tenants' parts, in quiet_walk's lateral before its walk in due order (the
+    /// considerate claim's).
+    static let quietTenantsSQL = """
                    WITH tw AS MATERIALIZED (
                        \(tenantWalkSQL(lane: "ql.lane", walk: "least(ql.quota, $1::int)", when: "ql.quiet_start IS NOT NULL AND ql.quota > 0"))
                    )
@@ -322,63 +293,11 @@ enum ClaimStatement {
                              \(dueClaimableSQL)
                           OFFSET 0) r)
                    UNION ALL
-                   (SELECT d.id, d.due_at, r.expires_at, r.zone, NULL::bigint AS rank, NULL::bigint AS turn, NULL::bigint AS per, NULL::text AS next
-                     FROM pushq.due d
-                    CROSS JOIN LATERAL (
-                          SELECT z.name AS zone, n.expires_at
-                            FROM pushq.notifications n
-                            LEFT JOIN pushq.time_zones z ON z.name = n.time_zone
-                           WHERE n.id = d.id
-                             \(dueClaimableSQL)
-                          OFFSET 0) r
-                    WHERE d.lane = ql.lane AND d.due_at <= now()
-                      -- The entries the tenants' parts read are passed over (an empty array without tenants).
-                      AND d.id <> ALL (ARRAY(SELECT t.id FROM tw t))
-                    ORDER BY d.due_at, d.id
-                    LIMIT least(ql.quota, $1::int) + 4 * $1::int)) x
-                   LIMIT least(ql.quota, $1::int) + 4 * $1::int) e
-             WHERE ql.quiet_start IS NOT NULL
-             LIMIT 5 * \(sizeMarker)
-        ), quiet_rows AS MATERIALIZED (
-            -- The window of each zone (and lane window) once: pushq.quiet_window, computed by the
-            -- server (OFFSET 0 keeps the per-zone subquery from being pulled up into the join,
-            -- which called the function for every walked row). Inside: the entry waits for its
-            -- end, unless its row has expired (the claim ends it now).
-            SELECT w.lane, w.id, w.due_at, w.expires_at, z.win, w.rank, w.turn, w.next,
-                   z.win @> now() AND (w.expires_at IS NULL OR w.expires_at > now()) AS inside
-              FROM quiet_walk w
-              JOIN (SELECT u.zone, u.quiet_start, u.quiet_end, pushq.quiet_window(now(), u.zone, u.quiet_start, u.quiet_end) AS win
-                      FROM (SELECT DISTINCT zone, quiet_start, quiet_end FROM quiet_walk) u
-                    OFFSET 0) z
-                ON z.zone = w.zone AND z.quiet_start = w.quiet_start AND z.quiet_end = w.quiet_end
-        ), quieted AS (
-            -- Entries inside their window move to its end, marked held, with their row's expiry
-            -- (a lapsed lease's entry has none, and the expiry sweep walks due_expiry); their rows
-            -- are not written (status, attempts and scheduled_at stay). The entry's own lock
-            -- guards the move: each entry is locked SKIP LOCKED and checked again on its latest
-            -- version (still due). An entry another claim is taking is locked by that claim's
-            -- delete (skipped here, or, locked here first, deleted by it after this commits: the
-            -- row goes, as that claim judged it outside); a producer's change to the row rewrites
-            -- or deletes the entry under the entry's lock (skipped, or no longer due or of another
-            -- lane and passed over, or deleted: not moved).
-            UPDATE pushq.due d SET due_at = upper(m.win), held = 'quiet', expires_at = m.expires_at
-              FROM (SELECT l.id, r.win, r.expires_at
-                      FROM quiet_rows r
-                      JOIN pushq.due l ON l.id = r.id
-                     WHERE r.inside AND l.due_at <= now() AND l.lane = r.lane
-                       FOR UPDATE OF l SKIP LOCKED) m
-             WHERE d.id = m.id
-            RETURNING d.id, d.lane
-        ), due AS MATERIALIZED (
-            -- The outer LIMIT, a constant at least $1 (sizeBound), tells the planner the claim's
-            -- size, also in a generic plan. The inner one is a parameter, or a subquery when a
-            -- credential is capped, and PostgreSQL guesses such a LIMIT at a tenth of the rows
-            -- it limits: the rest of the claim was then planned as joins that read the whole
-            -- table (docs/performance.md, "A capped credential read the whole table").
-            SELECT * FROM (
-            SELECT r.id, q.rank, q.budget, q.ord, r.scheduled_at, r.quiet, r.turned
-              FROM queue q
-             CROSS JOIN LATERAL (
+        """
+
+    /// A lane's tenants' parts, in due's lateral before its walk in due order (the considerate
+    /// claim's; the plain claim opens the same union without them).
+    static let dueTenantsSQL = """
                    -- A lane with tenants (without quiet hours): its tenants walked when the claim
                    -- reaches the lane (tenantWalkSQL; a lane it never reaches reads nothing there).
                    WITH tw AS MATERIALIZED (
@@ -402,94 +321,11 @@ enum ClaimStatement {
                               FOR UPDATE OF n SKIP LOCKED)
                      LIMIT q.quota)
                    UNION ALL
-                   (SELECT d.id, d.due_at AS scheduled_at, NULL::tstzrange AS quiet, NULL::text AS turned
-                     FROM pushq.due d
-                    WHERE d.lane = q.lane
-                      AND d.due_at <= now()
-                      -- A lane without quiet hours walks here (a one-time filter per lane); one
-                      -- with quiet hours takes the entries outside their window from quiet_rows.
-                      AND q.quiet_start IS NULL
-                      -- A lane with tenants: the entries its walk read are passed over (taken above,
-                      -- or not to be taken now); an empty array for lanes without. (An array, read
-                      -- once: NOT IN took seconds, NOT EXISTS became an anti join that read the lane.)
-                      AND d.id <> ALL (ARRAY(SELECT t.id FROM tw t))
-                      -- The row, locked SKIP LOCKED, must still wait and be due, or be a lapsed
-                      -- lease (checked again on its latest version once locked: one another
-                      -- worker took or rescheduled meanwhile is skipped). The row's lock guards its entry too: every trigger
-                      -- that changes an entry runs under it. A sub-select with a lock is never
-                      -- made a join, so the walk is always due_order's, entry after entry, and
-                      -- stops at the quota: a join could be planned from pushq.notifications'
-                      -- own index of waiting rows, reading a campaign's whole backlog each claim.
-                      AND EXISTS (
-                          SELECT 1 FROM pushq.notifications n
-                           WHERE n.id = d.id
-                             \(dueClaimableSQL)
-                             FOR UPDATE OF n SKIP LOCKED)
-                    ORDER BY d.due_at, d.id
-                    LIMIT q.quota)
-                   UNION ALL
-                   -- Its rows taken are locked here, as above, in due order until the quota (the
-                   -- ordered subquery, fenced by OFFSET 0, is read row by row up to the LIMIT).
-                   (SELECT w.id, w.due_at, w.win, \(tenantTurnSQL(lane: "q.lane", next: "w.next"))
-                      FROM (SELECT w.id, w.due_at, w.win, w.next
-                              FROM quiet_rows w
-                             WHERE q.quiet_start IS NOT NULL AND w.lane = q.lane AND NOT w.inside
-                             -- A lane with tenants: in turn (rank, tenant); without: rank is NULL.
-                             ORDER BY w.rank, w.turn, w.due_at, w.id
-                            OFFSET 0) w
-                     WHERE EXISTS (
-                           SELECT 1 FROM pushq.notifications n
-                            WHERE n.id = w.id
-                              \(dueClaimableSQL)
-                              FOR UPDATE OF n SKIP LOCKED)
-                     LIMIT q.quota)) r0
-             LIMIT q.quota) r
-             LIMIT CASE WHEN $10::text IS NULL THEN $1::int
-                        ELSE least($1::int, COALESCE((SELECT greatest(0, floor(b.available))::int FROM budgets b WHERE b.key = $10::text), 0)) END
-            ) capped LIMIT \(sizeMarker)
-        ), judged AS MATERIALIZED (
-            SELECT n.id, c.rank, c.budget, c.ord, c.due_at, c.quiet, n.status = 'sending' AS lapsed,
-                   -- A lease that ran out for the first time in a row: the attempt it counted is given
-                   -- back (its worker may have died before sending); a second one in a row counts.
-                   CASE WHEN n.status = 'sending' AND n.last_reason IS DISTINCT FROM 'LeaseExpired' THEN 1 ELSE 0 END AS refund,
-                   CASE WHEN n.expires_at <= now() THEN 'expired'
-                        -- An FCM device's environment is always 'production'
-                        -- (devices_fcm_environment_default): saying so lets the probe descend
-                        -- devices_invalidated on all three of its columns. Without it PostgreSQL 18
-                        -- costed the probe on the first and last column above the unique index of
-                        -- every registered device, and probed that one.
-                        WHEN n.provider = 'fcm' AND EXISTS (
-                                 SELECT 1 FROM pushq.devices d
-                                  WHERE d.device_token = n.device_token
-                                    AND d.environment = 'production'
-                                    AND d.provider = 'fcm'
-                                    AND pushq.token_is_invalid(d.registered_at, d.invalidated_at)) THEN 'failed'
-                        WHEN n.provider = 'apns' AND EXISTS (
-                                 SELECT 1 FROM pushq.devices d
-                                  WHERE d.device_token = lower(n.device_token)
-                                    AND d.environment = COALESCE(n.environment, $4)
-                                    AND d.provider = 'apns'
-                                    AND pushq.token_is_invalid(d.registered_at, d.invalidated_at)) THEN 'failed'
-                        -- A Web Push subscription, like an FCM token, is registered in 'production'
-                        -- (devices_webpush_environment_default) and matched byte for byte.
-                        WHEN n.provider = 'webpush' AND EXISTS (
-                                 SELECT 1 FROM pushq.devices d
-                                  WHERE d.device_token = n.device_token
-                                    AND d.environment = 'production'
-                                    AND d.provider = 'webpush'
-                                    AND pushq.token_is_invalid(d.registered_at, d.invalidated_at)) THEN 'failed'
-                        WHEN n.attempts - CASE WHEN n.status = 'sending' AND n.last_reason IS DISTINCT FROM 'LeaseExpired' THEN 1 ELSE 0 END
-                             >= n.max_attempts THEN 'exhausted'
-                        -- Any provider's token: a throttle is kept as the provider matches the
-                        -- token (TokenThrottle), and this computes the same key from the row.
-                        -- Not FCM's: its 429 never throttles a token (Disposition.throttlesToken).
-                        WHEN n.provider <> 'fcm' AND EXISTS (
-                                 SELECT 1 FROM pushq.token_throttles t
-                                  WHERE \(throttleMatch)
-                                    AND t.until > now()) THEN 'throttled'
-                        ELSE 'sending' END AS verdict
-              FROM (SELECT id, rank, budget, ord, scheduled_at AS due_at, quiet FROM due) c
-              JOIN pushq.notifications n ON n.id = c.id
+        """
+
+    /// The cap's verdicts, after `judged` (the considerate claim's; in the plain claim `judged`
+    /// is `picked`).
+    static let capStepsSQL = """
         ), cap_lanes AS MATERIALIZED (
             -- The lanes of this claim's rows that cap sends per recipient (pushq.lane_caps, read
             -- in `settings`: the lane's row of pushq.lanes, or default's for a lane without one).
@@ -545,6 +381,10 @@ enum ClaimStatement {
                    COALESCE(v.verdict, j.verdict) AS verdict, v.until AS cap_until
               FROM judged j
               LEFT JOIN cap_verdicts v ON v.id = j.id
+        """
+
+    /// The cap's writes: reservations, and deferred rows' entries held (the considerate claim's).
+    static let capWritesSQL = """
         ), reserved AS (
             -- A row of a capped lane that goes out reserves its place in its recipient's window
             -- (a lapsed lease once more, at this claim's instant).
@@ -558,6 +398,227 @@ enum ClaimStatement {
             UPDATE pushq.due d SET due_at = p.cap_until, held = 'cap'
               FROM (SELECT x.id, x.cap_until FROM picked x WHERE x.verdict = 'deferred') p
              WHERE d.id = p.id AND d.id = ANY (ARRAY(SELECT x.id FROM picked x WHERE x.verdict = 'deferred'))
+        """
+
+    /// The considerate claim's reason to claim again at once: rows over their recipient's cap
+    /// were deferred while other rows are due behind them.
+    static let capAgainSQL = """
+        OR (EXISTS (SELECT 1 FROM picked p WHERE p.verdict = 'deferred')
+                AND EXISTS (SELECT 1 FROM queue q WHERE EXISTS (\(dueBeyondSQL(lane: "q.lane")))))
+        """
+
+    /// The columns of a signal row after its id and verdict (``ClaimBatch``'s extra rows).
+    static let nullColumns = "NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL"
+
+    /// The claim's text: `considerate`, with every rule of issue 48 (a lane's tenants taken in turn,
+    /// caps per recipient); plain, without the tenant walk and the cap steps, and so a plan of about
+    /// half the nodes, which PostgreSQL sets up at every claim: for a fleet that uses neither. A
+    /// plain claim takes nothing when a lane it would walk has a cap per recipient or an entry with
+    /// a tenant (`considerate`): it answers one row (verdict `considerate`,
+    /// ``ClaimBatch/needsConsiderate``) and the worker claims again with the considerate text.
+    static func sql(considerate: Bool) -> String {
+        dueLanes + """
+        , settings AS MATERIALIZED (
+            SELECT w.lane,
+                   COALESCE(l.rank, d.rank, 100) AS rank,
+                   COALESCE(l.paused, d.paused, false) AS paused,
+                   CASE WHEN l.name IS NOT NULL THEN l.max_per_second ELSE d.max_per_second END AS cap,
+                   'lane:' || COALESCE(l.name, 'default') AS budget,
+                   r.quiet_start, r.quiet_end, r.time_zone AS quiet_zone,
+                   k.recipient_cap, k.recipient_window, k.over_cap
+              FROM waiting w
+              LEFT JOIN pushq.lanes l ON l.name = w.lane
+              LEFT JOIN pushq.lanes d ON d.name = 'default'
+              -- (Functions called on a column, not a sub-select: PostgreSQL inlines them into
+              -- this join; called on a sub-select, each was planned again at every claim.)
+              LEFT JOIN LATERAL pushq.lane_rules(COALESCE(l.name, 'default')) r ON true
+              LEFT JOIN LATERAL pushq.lane_caps(COALESCE(l.name, 'default')) k ON true
+             WHERE w.lane IS NOT NULL
+        \(considerate ? "" : plainGuardSQL)), budgets AS MATERIALIZED (
+            SELECT b.key,
+                   least(greatest(1, c.cap * \(burstSeconds)),
+                         b.tokens + c.cap * greatest(0, extract(epoch FROM now() - b.refilled_at))) AS available
+              FROM pushq.rate_budgets b
+              JOIN (SELECT DISTINCT s.budget AS key, s.cap FROM settings s WHERE s.cap IS NOT NULL AND NOT s.paused
+                    UNION ALL
+                    SELECT $10::text, $11::float8 WHERE $10::text IS NOT NULL) c ON c.key = b.key
+               FOR UPDATE OF b SKIP LOCKED
+        ), queue AS MATERIALIZED (
+            SELECT t.lane, t.rank, t.budget, t.quota, row_number() OVER (ORDER BY t.rank, t.turn, t.lane) AS ord,
+                   t.quiet_start, t.quiet_end, t.quiet_zone, t.recipient_cap, t.recipient_window, t.over_cap
+              FROM (SELECT s.lane, s.rank, s.quiet_start, s.quiet_end, s.quiet_zone, s.recipient_cap, s.recipient_window, s.over_cap,
+                           CASE WHEN s.cap IS NOT NULL THEN s.budget END AS budget,
+                           CASE WHEN s.cap IS NULL THEN $1::int
+                                ELSE COALESCE(greatest(0, floor(b.available))::int, 0) END AS quota,
+                           mod(row_number() OVER (PARTITION BY s.rank ORDER BY s.lane) + $9::int, count(*) OVER (PARTITION BY s.rank)) AS turn
+                      FROM settings s
+                      LEFT JOIN budgets b ON b.key = s.budget
+                     WHERE NOT s.paused AND ($12::int IS NULL OR s.rank < $12::int)
+                       \(considerate ? "" : "AND NOT EXISTS (SELECT 1 FROM considerate)")) t
+             ORDER BY ord
+        ), quiet_walk AS MATERIALIZED (
+            -- Only lanes with quiet hours (none: nothing is read here). Each one's due entries in
+            -- due order, each row read with its zone (one pushq.time_zones no longer lists is
+            -- none) and its expiry, at most the lane's share of the claim and 4 × $1 more: those
+            -- inside the window are moved out of the walk (`quieted`), so that a night's backlog
+            -- costs one move per row, not a check at every claim. Nothing is locked here: only the
+            -- entries moved (`quieted`) and the rows taken (`due`) are. (OFFSET 0: the row's
+            -- sub-select stays a probe per entry, never a join that reads the lane's backlog whole.)
+            -- A lane with tenants walks its tenants' parts first (tenantWalkSQL: the lane's share
+            -- of the claim, read whole, as the parts are taken in turn), then its other due entries
+            -- in due order up to the same bound (read as far as the bound needs).
+            SELECT ql.lane, e.id, e.due_at, e.expires_at, COALESCE(e.zone, ql.quiet_zone, 'UTC') AS zone, ql.quiet_start, ql.quiet_end,
+                   e.rank, e.turn, e.per, e.next
+              FROM queue ql
+             CROSS JOIN LATERAL (
+                   \(considerate ? quietTenantsSQL : "")
+                   (SELECT d.id, d.due_at, r.expires_at, r.zone, NULL::bigint AS rank, NULL::bigint AS turn, NULL::bigint AS per, NULL::text AS next
+                     FROM pushq.due d
+                    CROSS JOIN LATERAL (
+                          SELECT z.name AS zone, n.expires_at
+                            FROM pushq.notifications n
+                            LEFT JOIN pushq.time_zones z ON z.name = n.time_zone
+                           WHERE n.id = d.id
+                             \(dueClaimableSQL)
+                          OFFSET 0) r
+                    WHERE d.lane = ql.lane AND d.due_at <= now()
+                      \(considerate ? "AND d.id <> ALL (ARRAY(SELECT t.id FROM tw t))" : "")
+                    ORDER BY d.due_at, d.id
+                    LIMIT least(ql.quota, $1::int) + 4 * $1::int)
+                   \(considerate ? ") x LIMIT least(ql.quota, $1::int) + 4 * $1::int" : "")) e
+             WHERE ql.quiet_start IS NOT NULL
+             LIMIT 5 * \(sizeMarker)
+        ), quiet_rows AS MATERIALIZED (
+            -- The window of each zone (and lane window) once: pushq.quiet_window, computed by the
+            -- server (OFFSET 0 keeps the per-zone subquery from being pulled up into the join,
+            -- which called the function for every walked row). Inside: the entry waits for its
+            -- end, unless its row has expired (the claim ends it now).
+            SELECT w.lane, w.id, w.due_at, w.expires_at, z.win, w.rank, w.turn, w.next,
+                   z.win @> now() AND (w.expires_at IS NULL OR w.expires_at > now()) AS inside
+              FROM quiet_walk w
+              JOIN (SELECT u.zone, u.quiet_start, u.quiet_end, pushq.quiet_window(now(), u.zone, u.quiet_start, u.quiet_end) AS win
+                      FROM (SELECT DISTINCT zone, quiet_start, quiet_end FROM quiet_walk) u
+                    OFFSET 0) z
+                ON z.zone = w.zone AND z.quiet_start = w.quiet_start AND z.quiet_end = w.quiet_end
+        ), quieted AS (
+            -- Entries inside their window move to its end, marked held, with their row's expiry
+            -- (a lapsed lease's entry has none, and the expiry sweep walks due_expiry); their rows
+            -- are not written (status, attempts and scheduled_at stay). The entry's own lock
+            -- guards the move: each entry is locked SKIP LOCKED and checked again on its latest
+            -- version (still due). An entry another claim is taking is locked by that claim's
+            -- delete (skipped here, or, locked here first, deleted by it after this commits: the
+            -- row goes, as that claim judged it outside); a producer's change to the row rewrites
+            -- or deletes the entry under the entry's lock (skipped, or no longer due or of another
+            -- lane and passed over, or deleted: not moved).
+            UPDATE pushq.due d SET due_at = upper(m.win), held = 'quiet', expires_at = m.expires_at
+              FROM (SELECT l.id, r.win, r.expires_at
+                      FROM quiet_rows r
+                      JOIN pushq.due l ON l.id = r.id
+                     WHERE r.inside AND l.due_at <= now() AND l.lane = r.lane
+                       FOR UPDATE OF l SKIP LOCKED) m
+             WHERE d.id = m.id
+            RETURNING d.id, d.lane
+        ), due AS MATERIALIZED (
+            -- The outer LIMIT, a constant at least $1 (sizeBound), tells the planner the claim's
+            -- size, also in a generic plan. The inner one is a parameter, or a subquery when a
+            -- credential is capped, and PostgreSQL guesses such a LIMIT at a tenth of the rows
+            -- it limits: the rest of the claim was then planned as joins that read the whole
+            -- table (docs/performance.md, "A capped credential read the whole table").
+            SELECT * FROM (
+            SELECT r.id, q.rank, q.budget, q.ord, r.scheduled_at, r.quiet, r.turned
+              FROM queue q
+             CROSS JOIN LATERAL (
+                   \(considerate ? dueTenantsSQL : "SELECT * FROM (")
+                   (SELECT d.id, d.due_at AS scheduled_at, NULL::tstzrange AS quiet, NULL::text AS turned
+                     FROM pushq.due d
+                    WHERE d.lane = q.lane
+                      AND d.due_at <= now()
+                      -- A lane without quiet hours walks here (a one-time filter per lane); one
+                      -- with quiet hours takes the entries outside their window from quiet_rows.
+                      AND q.quiet_start IS NULL
+                      -- A lane with tenants: the entries its walk read are passed over (taken above,
+                      -- or not to be taken now); an empty array for lanes without. (An array, read
+                      -- once: NOT IN took seconds, NOT EXISTS became an anti join that read the lane.)
+                      \(considerate ? "AND d.id <> ALL (ARRAY(SELECT t.id FROM tw t))" : "")
+                      -- The row, locked SKIP LOCKED, must still wait and be due, or be a lapsed
+                      -- lease (checked again on its latest version once locked: one another
+                      -- worker took or rescheduled meanwhile is skipped). The row's lock guards its entry too: every trigger
+                      -- that changes an entry runs under it. A sub-select with a lock is never
+                      -- made a join, so the walk is always due_order's, entry after entry, and
+                      -- stops at the quota: a join could be planned from pushq.notifications'
+                      -- own index of waiting rows, reading a campaign's whole backlog each claim.
+                      AND EXISTS (
+                          SELECT 1 FROM pushq.notifications n
+                           WHERE n.id = d.id
+                             \(dueClaimableSQL)
+                             FOR UPDATE OF n SKIP LOCKED)
+                    ORDER BY d.due_at, d.id
+                    LIMIT q.quota)
+                   UNION ALL
+                   -- Its rows taken are locked here, as above, in due order until the quota (the
+                   -- ordered subquery, fenced by OFFSET 0, is read row by row up to the LIMIT).
+                   (SELECT w.id, w.due_at, w.win, \(considerate ? tenantTurnSQL(lane: "q.lane", next: "w.next") : "NULL::text")
+                      FROM (SELECT w.id, w.due_at, w.win, w.next
+                              FROM quiet_rows w
+                             WHERE q.quiet_start IS NOT NULL AND w.lane = q.lane AND NOT w.inside
+                             -- A lane with tenants: in turn (rank, tenant); without: rank is NULL.
+                             ORDER BY w.rank, w.turn, w.due_at, w.id
+                            OFFSET 0) w
+                     WHERE EXISTS (
+                           SELECT 1 FROM pushq.notifications n
+                            WHERE n.id = w.id
+                              \(dueClaimableSQL)
+                              FOR UPDATE OF n SKIP LOCKED)
+                     LIMIT q.quota)) r0
+             LIMIT q.quota) r
+             LIMIT CASE WHEN $10::text IS NULL THEN $1::int
+                        ELSE least($1::int, COALESCE((SELECT greatest(0, floor(b.available))::int FROM budgets b WHERE b.key = $10::text), 0)) END
+            ) capped LIMIT \(sizeMarker)
+        ), \(considerate ? "judged" : "picked") AS MATERIALIZED (
+            SELECT n.id, c.rank, c.budget, c.ord, c.due_at, c.quiet, n.status = 'sending' AS lapsed,
+                   -- A lease that ran out for the first time in a row: the attempt it counted is given
+                   -- back (its worker may have died before sending); a second one in a row counts.
+                   CASE WHEN n.status = 'sending' AND n.last_reason IS DISTINCT FROM 'LeaseExpired' THEN 1 ELSE 0 END AS refund,
+                   CASE WHEN n.expires_at <= now() THEN 'expired'
+                        -- An FCM device's environment is always 'production'
+                        -- (devices_fcm_environment_default): saying so lets the probe descend
+                        -- devices_invalidated on all three of its columns. Without it PostgreSQL 18
+                        -- costed the probe on the first and last column above the unique index of
+                        -- every registered device, and probed that one.
+                        WHEN n.provider = 'fcm' AND EXISTS (
+                                 SELECT 1 FROM pushq.devices d
+                                  WHERE d.device_token = n.device_token
+                                    AND d.environment = 'production'
+                                    AND d.provider = 'fcm'
+                                    AND pushq.token_is_invalid(d.registered_at, d.invalidated_at)) THEN 'failed'
+                        WHEN n.provider = 'apns' AND EXISTS (
+                                 SELECT 1 FROM pushq.devices d
+                                  WHERE d.device_token = lower(n.device_token)
+                                    AND d.environment = COALESCE(n.environment, $4)
+                                    AND d.provider = 'apns'
+                                    AND pushq.token_is_invalid(d.registered_at, d.invalidated_at)) THEN 'failed'
+                        -- A Web Push subscription, like an FCM token, is registered in 'production'
+                        -- (devices_webpush_environment_default) and matched byte for byte.
+                        WHEN n.provider = 'webpush' AND EXISTS (
+                                 SELECT 1 FROM pushq.devices d
+                                  WHERE d.device_token = n.device_token
+                                    AND d.environment = 'production'
+                                    AND d.provider = 'webpush'
+                                    AND pushq.token_is_invalid(d.registered_at, d.invalidated_at)) THEN 'failed'
+                        WHEN n.attempts - CASE WHEN n.status = 'sending' AND n.last_reason IS DISTINCT FROM 'LeaseExpired' THEN 1 ELSE 0 END
+                             >= n.max_attempts THEN 'exhausted'
+                        -- Any provider's token: a throttle is kept as the provider matches the
+                        -- token (TokenThrottle), and this computes the same key from the row.
+                        -- Not FCM's: its 429 never throttles a token (Disposition.throttlesToken).
+                        WHEN n.provider <> 'fcm' AND EXISTS (
+                                 SELECT 1 FROM pushq.token_throttles t
+                                  WHERE \(throttleMatch)
+                                    AND t.until > now()) THEN 'throttled'
+                        ELSE 'sending' END AS verdict
+              FROM (SELECT id, rank, budget, ord, scheduled_at AS due_at, quiet FROM due) c
+              JOIN pushq.notifications n ON n.id = c.id
+        \(considerate ? capStepsSQL : "")
+        \(considerate ? capWritesSQL : "")
         ), taken AS (
             -- Every row taken from pushq.due leaves it, whatever its verdict: one that goes back
             -- to waiting (throttled) gets a new entry from notifications_due_waiting.
@@ -627,7 +688,7 @@ enum ClaimStatement {
         (SELECT * FROM claimed ORDER BY 20, 21, 1)
         UNION ALL
         -- A cap held back due rows: one row that says so (the worker claims again soon).
-        SELECT 0, 'budget', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+        SELECT 0, 'budget', \(nullColumns)
          WHERE EXISTS (
                    SELECT 1 FROM queue q
                     WHERE q.budget IS NOT NULL
@@ -638,21 +699,20 @@ enum ClaimStatement {
                 AND (SELECT count(*) FROM due) >= COALESCE((SELECT floor(b.available) FROM budgets b WHERE b.key = $10::text), 0)
                 AND EXISTS (SELECT 1 FROM queue q WHERE EXISTS (\(dueBeyondSQL(lane: "q.lane")))))
         UNION ALL
-        -- A quiet lane's walk moved entries and read as many as it may: more may be due behind
-        -- them (other zones' rows among them), so the worker claims again at once.
-        SELECT 0, 'quiet', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
-         WHERE EXISTS (SELECT 1 FROM quieted)
-           AND ((SELECT count(*) FROM quiet_walk) >= 5 * \(sizeMarker)
-                OR EXISTS (SELECT 1 FROM queue q
-                            WHERE q.quiet_start IS NOT NULL
-                              AND (SELECT count(*) FROM quiet_walk w WHERE w.lane = q.lane) >= least(q.quota, $1::int) + 4 * $1::int)
-                -- A lane with tenants: a tenant's part of the walk was read whole.
-                OR EXISTS (SELECT 1 FROM quiet_walk w WHERE w.rank >= w.per))
-        UNION ALL
-        -- Rows over their recipient's cap were deferred while other rows are due behind them: the
-        -- worker claims again at once rather than at its poll.
-        SELECT 0, 'cap', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
-         WHERE EXISTS (SELECT 1 FROM picked p WHERE p.verdict = 'deferred')
-           AND EXISTS (SELECT 1 FROM queue q WHERE EXISTS (\(dueBeyondSQL(lane: "q.lane"))))
+        -- Claim again at once rather than at the poll (ClaimBatch.claimAgain): a quiet lane's walk
+        -- moved entries and read as many as it may (more may be due behind them, other zones' rows
+        -- among them), or (the considerate claim) rows over their recipient's cap were deferred
+        -- while other rows are due behind them.
+        SELECT 0, 'again', \(nullColumns)
+         WHERE (EXISTS (SELECT 1 FROM quieted)
+                AND ((SELECT count(*) FROM quiet_walk) >= 5 * \(sizeMarker)
+                     OR EXISTS (SELECT 1 FROM queue q
+                                 WHERE q.quiet_start IS NOT NULL
+                                   AND (SELECT count(*) FROM quiet_walk w WHERE w.lane = q.lane) >= least(q.quota, $1::int) + 4 * $1::int)
+                     -- A lane with tenants: a tenant's part of the walk was read whole.
+                     OR EXISTS (SELECT 1 FROM quiet_walk w WHERE w.rank >= w.per)))
+            \(considerate ? capAgainSQL : "")
+        \(considerate ? "" : "UNION ALL SELECT 0, 'considerate', \(nullColumns) WHERE EXISTS (SELECT 1 FROM considerate)")
         """
+    }
 }

@@ -55,15 +55,19 @@ extension PGConnection {
     ///     naming that credential alone): at most its whole tokens are taken.
     ///   - belowRank: take only rows of lanes ranked lower than this (and no lapsed lease): what
     ///     a worker whose window is full of rows of that rank claims when new rows arrive.
+    ///   - considerate: the claim that applies every rule (``ClaimStatement/sql(considerate:)``);
+    ///     false, the plain claim, cheaper for PostgreSQL, which takes nothing when a lane it would
+    ///     walk caps sends per recipient or has rows with a tenant (``ClaimBatch/needsConsiderate``).
     /// - Returns: the rows, and whether a cap held back rows that were due (claim again soon).
     public func claim(limit: Int, workerID: String, leaseSeconds: Double, credentials: [Provider: [String]],
                       defaultEnvironment: APNsEnvironment, only: Endpoint? = nil,
                       row: Int64? = nil, excluding: [Int64] = [], rotation: Int = 0,
-                      budget: RateBudget? = nil, belowRank: Int? = nil) throws(PGError) -> ClaimBatch {
+                      budget: RateBudget? = nil, belowRank: Int? = nil, considerate: Bool = true) throws(PGError) -> ClaimBatch {
         let (sql, parameters, custom) = ClaimStatement.bound(limit: limit, workerID: workerID, leaseSeconds: leaseSeconds,
                                                      credentials: credentials,
                                                      defaultEnvironment: defaultEnvironment, only: only, row: row,
-                                                     excluding: excluding, rotation: rotation, budget: budget, belowRank: belowRank)
+                                                     excluding: excluding, rotation: rotation, budget: budget, belowRank: belowRank,
+                                                     considerate: considerate)
         // Prepared unless it is a probe or a hunt's, the worker's usual claim: a handful of texts,
         // each parsed once per session and planned once PostgreSQL settles on its generic plan.
         let result = try serializedClaim(sql, parameters, prepared: !custom)
@@ -77,12 +81,12 @@ extension PGConnection {
                 batch.heldBackByCap = true
                 continue
             }
-            if verdictText == ClaimBatch.quietVerdict {
-                batch.movedQuiet = true
+            if verdictText == ClaimBatch.againVerdict {
+                batch.claimAgain = true
                 continue
             }
-            if verdictText == ClaimBatch.capVerdict {
-                batch.deferredByCap = true
+            if verdictText == ClaimBatch.considerateVerdict {
+                batch.needsConsiderate = true
                 continue
             }
             // The statement has committed: a row this worker cannot read must still come back,

@@ -3,7 +3,7 @@ import PGClient
 
 extension PGConnection {
     /// The rows a claim of one row would take, with the same filters as
-    /// ``claim(limit:workerID:leaseSeconds:credentials:defaultEnvironment:only:row:excluding:rotation:budget:belowRank:)``:
+    /// ``claim(limit:workerID:leaseSeconds:credentials:defaultEnvironment:only:row:excluding:rotation:budget:belowRank:considerate:)``:
     /// the first row to claim in each lane not paused (waiting and due, or a lapsed lease that the
     /// upkeep gave back to pushq.due).
     ///

@@ -68,11 +68,15 @@ struct ClaimLoop {
                 worker.dispatch(claimed)
                 took += claimed.rows.count
                 if claimed.rows.count >= limit { drained = false }
-                // Entries moved to their quiet window's end, as many as the walk reads: rows
-                // behind them (other zones') may be due now, so this is not the queue drained.
-                if claimed.movedQuiet { drained = false }
-                // Rows deferred by a frequency cap (not returned) while others are due behind them.
-                if claimed.deferredByCap { drained = false }
+                // Entries moved to their quiet window's end, or rows deferred by a frequency cap,
+                // while others may be due behind them: this is not the queue drained.
+                if claimed.claimAgain { drained = false }
+                // A plain claim found a lane with tenants or a cap per recipient: the considerate
+                // claim, at once.
+                if claimed.needsConsiderate {
+                    turn.form.needed(at: .now)
+                    drained = false
+                }
                 heldBackByCap = heldBackByCap || claimed.heldBackByCap
             }
             turn.rotation &+= 1
@@ -212,6 +216,8 @@ extension PushWorker {
         var emptyHeldBack = 0
         /// Claims so far: which lane of a rank goes first.
         var rotation = 0
+        /// Which claim text the turn sends: the plain one, or the considerate one for a while.
+        var form = ClaimForm()
         /// Where the probes' next intervals are drawn from (``PushWorker/random``).
         var random: any RandomNumberGenerator & Sendable
 
@@ -223,7 +229,8 @@ extension PushWorker {
         }
 
         /// This turn's claims: the credentials without a cap together, then each capped one alone.
-        func scopes() -> [ClaimScope] {
+        func scopes(at now: ContinuousClock.Instant = .now) -> [ClaimScope] {
+            let considerate = form.considerate(at: now)
             let capped = Set(caps.map { CredentialKey($0.provider, $0.credential) })
             var uncapped: [Provider: [String]] = [:]
             for (provider, names) in credentials {
@@ -232,10 +239,11 @@ extension PushWorker {
             }
             var scopes: [ClaimScope] = []
             if !uncapped.isEmpty {
-                scopes.append(ClaimScope(credentials: uncapped, rotation: rotation))
+                scopes.append(ClaimScope(credentials: uncapped, rotation: rotation, considerate: considerate))
             }
             for cap in caps {
-                scopes.append(ClaimScope(credentials: [cap.provider: [cap.credential]], rotation: rotation, budget: cap))
+                scopes.append(ClaimScope(credentials: [cap.provider: [cap.credential]], rotation: rotation, budget: cap,
+                                         considerate: considerate))
             }
             return scopes
         }

@@ -10,12 +10,15 @@ struct ClaimScope: Sendable {
     /// The credential names of each provider (``ClaimRouting``); a provider with none is not claimed.
     var credentials: [Provider: [String]]
     var only: Endpoint?
-    /// Which lane of a rank goes first (``PGConnection/claim(limit:workerID:leaseSeconds:credentials:defaultEnvironment:only:row:excluding:rotation:budget:belowRank:)``).
+    /// Which lane of a rank goes first (``PGConnection/claim(limit:workerID:leaseSeconds:credentials:defaultEnvironment:only:row:excluding:rotation:budget:belowRank:considerate:)``).
     var rotation = 0
     /// The fleet's cap of the one credential this scope names, if it has one.
     var budget: RateBudget?
     /// Only lanes ranked lower than this (the claim loop's urgent claim); nil: any.
     var belowRank: Int?
+    /// The claim that applies every rule (tenants in turn, caps per recipient), or the plain one
+    /// (``ClaimForm``: the claim loop's choice).
+    var considerate = true
     var isProbe: Bool { only != nil }
 }
 
@@ -31,10 +34,11 @@ struct Claim: Sendable {
     var startedAt: Int64
     /// A cap held back rows that were due: claim again soon.
     var heldBackByCap = false
-    /// A quiet lane's walk moved as many entries as it reads: more may be due, claim again at once.
-    var movedQuiet = false
-    /// Rows over their recipient's frequency cap were deferred while more are due: claim again at once.
-    var deferredByCap = false
+    /// More rows may be due than the claim reached (``ClaimBatch/claimAgain``): claim again at once.
+    var claimAgain = false
+    /// A plain claim found a lane that needs the considerate one, and took nothing
+    /// (``ClaimBatch/needsConsiderate``): claim again with it.
+    var needsConsiderate = false
 }
 
 extension PushWorker {
@@ -47,9 +51,10 @@ extension PushWorker {
                                    credentials: scope.credentials,
                                    defaultEnvironment: configuration.apns.environment,
                                    only: scope.only, row: row, excluding: excluding,
-                                   rotation: scope.rotation, budget: scope.budget, belowRank: scope.belowRank)
+                                   rotation: scope.rotation, budget: scope.budget, belowRank: scope.belowRank,
+                                   considerate: scope.considerate)
         return Claim(rows: rows.rows, sendBy: startedAt + Int64(configuration.sendWindowSeconds * 1e9), startedAt: startedAt,
-                     heldBackByCap: rows.heldBackByCap, movedQuiet: rows.movedQuiet, deferredByCap: rows.deferredByCap)
+                     heldBackByCap: rows.heldBackByCap, claimAgain: rows.claimAgain, needsConsiderate: rows.needsConsiderate)
     }
 
     /// What the claim loop's statements are for, in its log lines.
