@@ -71,12 +71,6 @@ struct ClaimLoop {
                 // Entries moved to their quiet window's end, or rows deferred by a frequency cap,
                 // while others may be due behind them: this is not the queue drained.
                 if claimed.claimAgain { drained = false }
-                // A plain claim found a lane with tenants or a cap per recipient: the considerate
-                // claim, at once.
-                if claimed.needsConsiderate {
-                    turn.form.needed(at: .now)
-                    drained = false
-                }
                 heldBackByCap = heldBackByCap || claimed.heldBackByCap
             }
             turn.rotation &+= 1
@@ -100,11 +94,19 @@ struct ClaimLoop {
     /// (``PushStore`` keeps a quarter of a second of each cap), so that no refill is lost.
     static let capRecheck = Duration.milliseconds(50)
 
-    /// One claim statement of the loop: its rows, or nil when it failed (then handled: a failure
-    /// on a row's data hunts the row down; any other is reported and backed off from).
+    /// One claim of the loop: its rows, or nil when it failed (then handled: a failure on a row's
+    /// data hunts the row down; any other is reported and backed off from). A plain claim that
+    /// found a lane needing the considerate one (it took nothing) is followed by the considerate
+    /// claim at once, and the loop sends that one for a while (``ClaimForm``).
     private mutating func claimTurn(_ scope: ClaimScope, limit: Int, _ connection: PGConnection) async -> Claim? {
+        var scope = scope
         do {
-            let claimed = try await timedClaim(connection, limit: limit, scope)
+            var claimed = try await timedClaim(connection, limit: limit, scope)
+            if claimed.needsConsiderate {
+                turn.form.needed(at: .now)
+                scope.considerate = true
+                claimed = try await timedClaim(connection, limit: limit, scope)
+            }
             claimWorked()
             return claimed
         } catch where PushWorker.failure(of: error) == .deterministic {
