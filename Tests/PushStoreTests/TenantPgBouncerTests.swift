@@ -1,0 +1,298 @@
+import ChildProcess
+import Foundation
+import PushCore
+@testable import PushStore
+import PushTestSupport
+import Testing
+import PGClient
+
+/// Tenant turns (issue 48, item 5) behind a real PgBouncer: the claim keeps where a lane's next
+/// tenant cycle starts in a session setting (`pushq.tenant_turn_<md5(lane)>`,
+/// ``ClaimStatement/tenantTurnKey(_:)``), and a pooler decides which server session, with whose
+/// setting, each of a client's transactions runs on.
+///
+/// Every claim is the worker's (``PGConnection/claim(limit:workerID:leaseSeconds:credentials:defaultEnvironment:only:row:excluding:rotation:budget:belowRank:considerate:)``,
+/// rotation its count), through the pooler; rows are set up and checked straight at PostgreSQL.
+/// Fairness is checked by structure, never by time: with `T` tenants due and claims of `L`, every
+/// tenant with rows left is in one of the next ceil(T / L) claims (``checkTurns(_:limit:)``).
+///
+/// (A worker refuses to start behind a transaction pool, docs/deploy.md; these tests show what the
+/// claim itself does there.)
+@Suite("Tenant turns behind PgBouncer", .serialized)
+struct TenantPgBouncerTests {
+    /// The session setting that holds lane `default`'s cycle start.
+    static let turnKey = "'pushq.tenant_turn_' || md5('default')"
+
+    /// What a run of claims took: each claim's tenants (`-` for NULL), and the prepared-statement
+    /// errors met on the way (see ``claim(_:limit:rotation:errors:)``).
+    struct Run {
+        var claims: [[String]] = []
+        var ids: [Int64] = []
+        var errors: [String] = []
+    }
+
+    /// One claim as the worker makes it. A pooler in transaction mode does not keep a client's
+    /// prepared statements (PgBouncer 1.18 passes them through to whichever server session the
+    /// transaction lands on): the claim then fails with 26000 (not there) or 42P05 (another
+    /// client's of the same name there). Such a claim took nothing (its transaction rolled back);
+    /// it is recorded in `errors` and made again, once: these tests are about which rows claims take.
+    static func claim(_ c: PGConnection, limit: Int, rotation: Int, errors: inout [String]) async throws -> ClaimBatch {
+        do {
+            return try await TenantClaimTests.claim(c, limit: limit, rotation: rotation)
+        } catch let error as PGError where error.sqlState == "26000" || error.sqlState == "42P05" {
+            errors.append(error.sqlState ?? "")
+            return try await TenantClaimTests.claim(c, limit: limit, rotation: rotation)
+        }
+    }
+
+    /// Claims through `clients` in turn (claim `k` through `clients[k % count]`, rotation `k`),
+    /// `before` run ahead of each claim, until a claim takes nothing.
+    static func drain(_ clients: [PGConnection], limit: Int, maxClaims: Int = 400,
+                      before: (Int) async throws -> Void = { _ in }, after: (Int) async throws -> Void = { _ in }) async throws -> Run {
+        var run = Run()
+        for k in 0..<maxClaims {
+            try await before(k)
+            let batch = try await claim(clients[k % clients.count], limit: limit, rotation: k, errors: &run.errors)
+            try await after(k)
+            #expect(batch.rows.allSatisfy { $0.verdict == .send })
+            if batch.rows.isEmpty { break }
+            run.claims.append(batch.rows.map { $0.tenant ?? "-" })
+            run.ids += batch.rows.map(\.id)
+        }
+        return run
+    }
+
+    /// The rows of each tenant (`-` for NULL) in the database, as a run starts.
+    static func tenantRows(_ db: PGConnection) async throws -> [String: Int] {
+        var rows: [String: Int] = [:]
+        for row in try await db.query("SELECT COALESCE(tenant, '-') AS t, count(*)::int AS n FROM pushq.notifications GROUP BY 1").rows {
+            rows[try row.decode(String.self, "t")] = try row.decode(Int.self, "n")
+        }
+        return rows
+    }
+
+    /// Where a tenant that had rows left (of `rows`, less what earlier claims took) was in none of
+    /// the next ceil(T / L) claims of `run` (`T` the tenants with rows left, `L` = `limit`), as
+    /// `claim:tenant`. Empty: every tenant got its turn.
+    static func checkTurns(_ run: Run, rows: [String: Int], limit: Int, sessions: Int = 1) -> [String] {
+        var left = rows
+        var missed: [String] = []
+        for k in run.claims.indices {
+            let due = left.filter { $0.value > 0 }.keys.sorted()
+            let window = sessions * ((due.count + limit - 1) / limit)
+            if k + window <= run.claims.count {
+                let served = Set(run.claims[k..<(k + window)].joined())
+                missed += due.filter { !served.contains($0) }.map { "\(k):\($0)" }
+            }
+            for t in run.claims[k] { left[t, default: 0] -= 1 }
+        }
+        return missed
+    }
+
+    /// The claim at which each of `tenants` had its last row taken (1-based), as `B:5,C:5`.
+    static func finished(_ run: Run, _ tenants: [String]) -> String {
+        tenants.map { t in "\(t):\((run.claims.lastIndex { $0.contains(t) } ?? -2) + 1)" }.joined(separator: ",")
+    }
+
+    /// Checks that `run` took every row of the database once, and that none is left waiting.
+    static func expectAllTakenOnce(_ db: PGConnection, _ run: Run, total: Int) async throws {
+        #expect(Set(run.ids).count == run.ids.count, "a row claimed twice")
+        #expect(run.ids.count == total, "every row claimed")
+        #expect(try await db.query("SELECT count(*) FILTER (WHERE status = 'sending') || '/' || count(*) FROM pushq.notifications").string(0, 0)
+                == "\(total)/\(total)")
+        #expect(try await db.query("SELECT count(*) FROM pushq.due").string(0, 0) == "0")
+    }
+
+    /// The server session (`pg_backend_pid()`) a client's next transaction lands on.
+    static func backend(_ c: PGConnection) async throws -> Int32 {
+        try await c.serverBackendPID()
+    }
+
+    /// A PgBouncer of scripts/pgbouncer-local in `mode` in front of `backendURL`'s database, its
+    /// pgbouncer.ini then changed by `settings` (each `key = value` replaced, or added) and
+    /// re-read (SIGHUP; PgBouncer logs "got SIGHUP, re-reading config" in the callback that
+    /// re-reads it, before it serves any client again). Stopped afterwards.
+    static func withBouncer<T>(mode: String, backendURL: String, settings: [(String, String)] = [],
+                               _ body: (_ url: String) async throws -> T) async throws -> T {
+        let dir = NSTemporaryDirectory() + "pushq-pgbouncer-" + UUID().uuidString.prefix(8)
+        var environment = ProcessInfo.processInfo.environment
+        environment["PUSHQ_PGBOUNCER_DIR"] = dir
+        let script = repositoryRoot.appendingPathComponent("scripts/pgbouncer-local").path
+        // Started with no signal blocked: a child inherits its parent's blocked signals, and the
+        // test runner's threads block SIGHUP and SIGTERM, so PgBouncer would not see the SIGHUP
+        // below (nor the script's SIGTERM at stop, which then waits 5 s and kills it).
+        let unblocked = "import os, signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, []); os.execv(sys.argv[1], sys.argv[1:])"
+        let started = try ChildProcess.runBlocking("/usr/bin/env", ["python3", "-c", unblocked, script, "start", mode, backendURL],
+                                                   environment: environment)
+        guard started.termination == .exit(0) else {
+            throw TestSetupError("scripts/pgbouncer-local start \(mode) failed (\(started.termination)): \(started.stderr)")
+        }
+        defer {
+            _ = try? ChildProcess.runBlocking(script, ["stop"], environment: environment)
+            try? FileManager.default.removeItem(atPath: dir)
+        }
+        if !settings.isEmpty {
+            let ini = dir + "/pgbouncer.ini"
+            var lines = try String(contentsOfFile: ini, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            for (key, value) in settings {
+                if let i = lines.firstIndex(where: { $0.hasPrefix(key + " =") }) {
+                    lines[i] = "\(key) = \(value)"
+                } else {
+                    lines.insert("\(key) = \(value)", at: lines.count - 1)
+                }
+            }
+            // Written in place: the file keeps its owner (PgBouncer runs as postgres when the tests run as root).
+            try lines.joined(separator: "\n").write(toFile: ini, atomically: false, encoding: .utf8)
+            let pid = try #require(Int32(try String(contentsOfFile: dir + "/pgbouncer.pid", encoding: .utf8)
+                .trimmingCharacters(in: .whitespacesAndNewlines)))
+            #expect(kill(pid, SIGHUP) == 0)
+            var reloaded = false
+            for _ in 0..<400 where !reloaded {
+                reloaded = (try? String(contentsOfFile: dir + "/pgbouncer.log", encoding: .utf8))?.contains("got SIGHUP, re-reading config") == true
+                if !reloaded { try await Task.sleep(for: .milliseconds(25)) }
+            }
+            try #require(reloaded, "PgBouncer re-read its configuration: \((try? String(contentsOfFile: dir + "/pgbouncer.log", encoding: .utf8)) ?? "no log")")
+        }
+        return try await body(started.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
+    /// A fresh migrated database: a connection straight to it, and its URL (for the pooler's backend).
+    static func withDatabase(_ body: (PGConnection, String) async throws -> Void) async throws {
+        try await TestDatabase.withConnection { db in
+            let name = try await db.query("SELECT current_database()").string(0, 0) ?? ""
+            try await body(db, PGURL.withDatabase(try TestDatabase.serverURL, name))
+        }
+    }
+
+    /// A's 300 rows due first, then B's 5 and C's 5, in lane default.
+    static func insertThreeTenants(_ db: PGConnection) async throws {
+        try await TenantClaimTests.insert(db, tenant: "A", count: 300, ago: "1 hour")
+        try await TenantClaimTests.insert(db, tenant: "B", count: 5, ago: "30 minutes")
+        try await TenantClaimTests.insert(db, tenant: "C", count: 5, ago: "20 minutes")
+    }
+
+    /// (a) one client through a transaction pool, its claims (of 4, and of 2: fewer than the
+    /// tenants) spread over two server sessions: while claim k runs for odd k, another client of
+    /// the pool holds a transaction open, so that claim cannot run on the session that client holds.
+    /// With 3 tenants and claims of 4, every claim takes a row of every tenant with rows left: B's
+    /// and C's 5 rows are all taken by the 5th claim.
+    @Test("through a transaction pool, one client's claims on two server sessions give every tenant its turn, each row once",
+          arguments: [4, 2])
+    func transactionPoolOneClient(limit: Int) async throws {
+        try await Self.withDatabase { db, url in
+            try await Self.insertThreeTenants(db)
+            try await Self.withBouncer(mode: "transaction", backendURL: url) { pooled in
+                let client = try await PGConnection.connect(pooled, logger: TestDatabase.logger)
+                let holder = try await PGConnection.connect(pooled, logger: TestDatabase.logger)
+                var sessions = Set<Int32>()
+                let rows = try await Self.tenantRows(db)
+                let run = try await Self.drain([client], limit: limit, before: { k in
+                    if k % 2 == 1 { try await holder.execute("BEGIN"); _ = try await Self.backend(holder) }
+                    sessions.insert(try await Self.backend(client))
+                }, after: { k in
+                    if k % 2 == 1 { try await holder.execute("COMMIT") }
+                })
+                #expect(sessions.count == 2, "the client's claims ran on two server sessions: \(sessions)")
+                // Each server session keeps a cycle of its own: claims 0 and 1 ran on two sessions
+                // (the pool opened the second for claim 1, while the other client held the first),
+                // each new, so both started at the first name; a tenant's turn comes within
+                // ceil(T / L) claims on each session, so within twice that many claims here.
+                #expect(run.claims[0] == run.claims[1], "\(run.claims.prefix(2))")
+                #expect(Self.checkTurns(run, rows: rows, limit: limit, sessions: 2) == [], "\(run.claims.prefix(12))")
+                if limit == 4 { #expect(Self.finished(run, ["B", "C"]) == "B:5,C:5", "every claim takes each tenant's turn: \(run.claims.prefix(6))") }
+                try await Self.expectAllTakenOnce(db, run, total: 310)
+                // Only the prepared claim's name is at stake on the way (reported, not asserted away).
+                #expect(run.errors.allSatisfy { $0 == "26000" || $0 == "42P05" }, "\(run.errors)")
+                await holder.close()
+                await client.close()
+            }
+        }
+    }
+
+    /// (b) two clients (two workers' connections) of a transaction pool of size 1, claiming in turn,
+    /// claims of 2 (fewer than the tenants, so the cycle's start decides who goes): they share
+    /// one server session, and with it one cycle, which every claim moves on: any two claims in a
+    /// row take a row of each of A, B and C (while each has rows left).
+    @Test("two clients of a transaction pool of size 1 share one server session and one tenant cycle; each row once")
+    func transactionPoolSharedSession() async throws {
+        try await Self.withDatabase { db, url in
+            try await Self.insertThreeTenants(db)
+            try await Self.withBouncer(mode: "transaction", backendURL: url, settings: [("default_pool_size", "1")]) { pooled in
+                let first = try await PGConnection.connect(pooled, logger: TestDatabase.logger)
+                let second = try await PGConnection.connect(pooled, logger: TestDatabase.logger)
+                var sessions = Set<Int32>()
+                let rows = try await Self.tenantRows(db)
+                let run = try await Self.drain([first, second], limit: 2, before: { k in
+                    sessions.insert(try await Self.backend(k % 2 == 0 ? first : second))
+                })
+                #expect(sessions.count == 1, "one server session: \(sessions)")
+                #expect(Self.checkTurns(run, rows: rows, limit: 2) == [], "\(run.claims.prefix(12))")
+                try await Self.expectAllTakenOnce(db, run, total: 310)
+                #expect(run.errors.allSatisfy { $0 == "26000" || $0 == "42P05" }, "\(run.errors)")
+                await second.close()
+                await first.close()
+            }
+        }
+    }
+
+    /// (c) the worst a pooler can do to the cycle: every transaction on a session reset since the
+    /// last (`server_reset_query = DISCARD ALL`, `server_reset_query_always = 1`), so every claim
+    /// reads the start of a new session (''). Two backlogs first (A and B, 300 rows each), C's 5
+    /// after, claims of 2.
+    @Test("every claim on a freshly reset server session starts the cycle at the first name (known: C waits behind two backlogs)")
+    func resetSessionEveryClaim() async throws {
+        try await Self.withDatabase { db, url in
+            try await TenantClaimTests.insert(db, tenant: "A", count: 300, ago: "1 hour")
+            try await TenantClaimTests.insert(db, tenant: "B", count: 300, ago: "50 minutes")
+            try await TenantClaimTests.insert(db, tenant: "C", count: 5, ago: "20 minutes")
+            let settings = [("server_reset_query", "DISCARD ALL"), ("server_reset_query_always", "1")]
+            try await Self.withBouncer(mode: "transaction", backendURL: url, settings: settings) { pooled in
+                let client = try await PGConnection.connect(pooled, logger: TestDatabase.logger)
+                // The pooler resets the session between transactions: a setting made in one is gone in the next.
+                try await client.query("SELECT set_config(\(Self.turnKey), 'B', false)")
+                #expect(try await client.query("SELECT current_setting(\(Self.turnKey), true)").string(0, 0) == "")
+                let rows = try await Self.tenantRows(db)
+                let run = try await Self.drain([client], limit: 2, maxClaims: 20)
+                #expect(Set(run.ids).count == run.ids.count && run.ids.count == 40, "each row once")
+                // Known: a session without a cycle start starts at the first name, so these claims all
+                // take A and B; C's rows wait until one of them runs out (reported to issue 48).
+                withKnownIssue("a reset session starts the cycle at the first name: C waits behind A's and B's backlogs") {
+                    #expect(Self.checkTurns(run, rows: rows, limit: 2) == [], "\(run.claims)")
+                }
+                await client.close()
+            }
+        }
+    }
+
+    /// (d) what the session setting leaves behind. A session pool resets a session with DISCARD ALL
+    /// when its client leaves: the next client (a worker that reconnected) starts the cycle at the
+    /// first name. A transaction pool resets nothing: the next client of that server session reads
+    /// the lane's cycle start (a tenant's name, nothing else of the claim) and its claim goes on
+    /// from there.
+    @Test("the cycle start is reset with the session by a session pool; a transaction pool hands it to the next client")
+    func cycleStartAfterClient() async throws {
+        try await Self.withDatabase { db, url in
+            try await TenantClaimTests.insert(db, tenant: "A", count: 10, ago: "3 hours")
+            try await TenantClaimTests.insert(db, tenant: "B", count: 10, ago: "2 hours")
+            try await TenantClaimTests.insert(db, tenant: "C", count: 10, ago: "1 hour")
+            var errors: [String] = []
+            for mode in ["session", "transaction"] {
+                try await Self.withBouncer(mode: mode, backendURL: url) { pooled in
+                    let leaving = try await PGConnection.connect(pooled, logger: TestDatabase.logger)
+                    let batch = try await Self.claim(leaving, limit: 2, rotation: 0, errors: &errors)
+                    #expect(batch.rows.count == 2)
+                    let start = try await leaving.query("SELECT current_setting(\(Self.turnKey), true)").string(0, 0)
+                    #expect(start?.isEmpty == false, "\(mode): the claim set the lane's cycle start in its session")
+                    let pid = try await Self.backend(leaving)
+                    await leaving.close()
+                    let next = try await PGConnection.connect(pooled, logger: TestDatabase.logger)
+                    #expect(try await Self.backend(next) == pid, "\(mode): the next client has the server session the first left")
+                    let seen = try await next.query("SELECT current_setting(\(Self.turnKey), true)").string(0, 0)
+                    #expect(seen == (mode == "session" ? "" : start), "\(mode)")
+                    await next.close()
+                }
+            }
+            #expect(errors.allSatisfy { $0 == "26000" || $0 == "42P05" }, "\(errors)")
+        }
+    }
+}
