@@ -51,28 +51,35 @@ struct DrainedWakeTests {
     }
 
     /// a quiet lane's row is held to its window's end (~2 s away; entry held 'quiet'); it goes out within
-    /// 60 s with a 120 s poll, after the window's end
+    /// 60 s with a 120 s poll, after the window's end. The window is set and the row inserted once the
+    /// worker has drained the queue (idle, waiting), so that its claim reaches the row inside the window;
+    /// the row is checked to have been inserted inside it
     @Test("a quiet lane's row held to its window's end, 2 s away, is sent without waiting for a 120 s poll")
     func quietWindowEnds() async throws {
         try await TestDatabase.with { url in
             let db = try await PGConnection.connect(url, logger: TestDatabase.logger)
-            // The window, in UTC (no zone): from an hour ago until 2 s from now.
-            let end = try await db.query("SELECT (clock_timestamp() + interval '2 seconds')::text").string(0, 0) ?? ""
-            try await db.query("""
-                INSERT INTO pushq.lanes (name, quiet_start, quiet_end)
-                VALUES ('quiet', (($1::timestamptz AT TIME ZONE 'UTC') - interval '1 hour')::time, ($1::timestamptz AT TIME ZONE 'UTC')::time)
-                """, [end])
+            let before = try await databaseNow(db)
             try await withMock({ $0.recordBodies = false }) { server, apnsURL in
                 try await withWorker(try Self.configuration(url, apnsURL)) { _ in
+                    // Drained: its claim connection's last statement is the read of the next due entry.
+                    let idle = try await finishedStatement(db, startingWith: drainedStatementPrefix, after: before, timeout: Self.bound)
+                    try #require(idle != nil, "the worker never claimed")
+                    // The window, in UTC (no zone): from an hour ago until 2 s from now.
+                    let end = try await db.query("SELECT (clock_timestamp() + interval '2 seconds')::text").string(0, 0) ?? ""
+                    try await db.query("""
+                        INSERT INTO pushq.lanes (name, quiet_start, quiet_end)
+                        VALUES ('quiet', (($1::timestamptz AT TIME ZONE 'UTC') - interval '1 hour')::time, ($1::timestamptz AT TIME ZONE 'UTC')::time)
+                        """, [end])
                     try await db.query("INSERT INTO pushq.notifications (device_token, payload, lane) VALUES ($1, '{}', 'quiet')",
                                        [Fixtures.token(2, prefix: "d")])
                     try await server.waitForRequests(count: 1, timeout: Self.bound)
                     #expect(try await eventually {
                         try await scalar(db, "SELECT count(*) FROM pushq.notifications WHERE status = 'sent' AND attempts = 1") == 1
                     })
-                    // Not sent inside its window: the claim that took it began after the end.
+                    // Inserted inside its window, and not sent before the window's end.
                     #expect(try await scalar(db, """
-                        SELECT count(*) FROM pushq.notifications WHERE status = 'sent' AND finished_at >= '\(end)'::timestamptz
+                        SELECT count(*) FROM pushq.notifications
+                         WHERE status = 'sent' AND created_at < '\(end)'::timestamptz AND finished_at >= '\(end)'::timestamptz
                         """) == 1)
                 }
             }

@@ -117,15 +117,15 @@ func databaseNow(_ db: PGConnection) async throws -> String {
 /// with `prefix` and that started after `after` (the database's clock, from ``databaseNow(_:)``
 /// or a previous answer of this function): an event to wait for instead of sleeping "long
 /// enough" for a worker to have done something. Returns that statement's start, nil after `timeout`.
-func finishedStatement(_ db: PGConnection, startingWith prefix: String, after: String,
+func finishedStatement(_ db: PGConnection, startingWith prefix: String, or other: String? = nil, after: String,
                        timeout: Duration = .seconds(30)) async throws -> String? {
     var started: String?
     _ = try await eventually(timeout: timeout) {
         started = try await db.query("""
             SELECT max(query_start)::text FROM pg_stat_activity
              WHERE datname = current_database() AND pid <> pg_backend_pid() AND state = 'idle'
-               AND starts_with(query, $1) AND query_start > $2::timestamptz
-            """, [prefix, after]).string(0, 0)
+               AND (starts_with(query, $1) OR starts_with(query, $3)) AND query_start > $2::timestamptz
+            """, [prefix, after, other ?? prefix]).string(0, 0)
         return started != nil
     }
     return started
@@ -143,10 +143,24 @@ func twoStatements(_ db: PGConnection, startingWith prefix: String, after: Strin
     return try await finishedStatement(db, startingWith: prefix, after: first) != nil
 }
 
+/// What a drained claim loop runs after its claims, before it waits (`PGConnection.nextDueMarker`):
+/// its connection shows that, not the claim's commit, while the worker is idle.
+let drainedStatementPrefix = PGConnection.nextDueMarker
+
 /// Two claim statements after `after`: the second begins after the worker has read back
-/// whatever it wrote before `after` (its holds, its pauses).
+/// whatever it wrote before `after` (its holds, its pauses). A turn ends with the claim's commit,
+/// or, drained, with the read of the next due entry after it: three such statements one after
+/// the other, each after `after`, and the third belongs to a turn that began after the first
+/// (the first two may be one turn's commit and read).
 func twoClaims(_ db: PGConnection, after: String) async throws -> Bool {
-    try await twoStatements(db, startingWith: claimStatementPrefix, after: after)
+    var last = after
+    for _ in 0..<3 {
+        guard let started = try await finishedStatement(db, startingWith: claimStatementPrefix, or: drainedStatementPrefix, after: last) else {
+            return false
+        }
+        last = started
+    }
+    return true
 }
 
 /// The single integer a query returns (a count, a max), 0 for NULL.

@@ -11,9 +11,14 @@ extension PGConnection {
         try query(Self.nextDueSQL).firstRow().decode(Double?.self, "seconds")
     }
 
-    static let nextDueSQL = ClaimStatement.dueLanes + """
+    static let nextDueSQL = nextDueMarker + "\n" + ClaimStatement.dueLanes + """
         SELECT extract(epoch FROM \(ClaimStatement.nextDueAtSQL) - now())::float8 AS seconds
         """
+
+    /// The first line of ``secondsUntilNextDue()``'s statement: what `pg_stat_activity` shows of
+    /// a drained worker's claim connection while it waits (it runs after the turn's claims), as
+    /// ``claimCommitSQL`` shows of one between claims.
+    public static let nextDueMarker = "-- pushq next due"
 
     /// Deletes entries of pushq.due whose row no longer waits (nor is in flight with an entry the
     /// upkeep gave its ended lease: one not older than the row's `locked_until`): rows a worker of the previous release claimed through its own indexes
