@@ -124,24 +124,34 @@ struct PlainClaimTests {
         }
     }
 
-    /// the plain claim's plan is about half the considerate one's: no probe of recipient_sends, and due_tenant read
-    /// only by the one probe per lane that finds a tenant
-    @Test("the plain claim's plan has no cap step and one probe of due_tenant, in at most 60% of the considerate plan's nodes")
+    /// the plain claim's plan is about half the considerate one's: no probe of recipient_sends, no tenant walk; and with
+    /// no tenant anywhere, its guard reads due_tenanted once (migration 115) and asks no lane, whatever their number
+    @Test("the plain claim's plan: no cap step, no tenant walk, at most 60% of the nodes; one probe of tenants for 30 lanes")
     func smallerPlan() async throws {
         try await TestDatabase.withConnection { c in
-            try await Self.insert(c, [("default", 10)])
-            func nodes(_ considerate: Bool) async throws -> [[String: Any]] {
+            try await Self.insert(c, (0..<30).map { ("lane\($0)", 3) })
+            func nodes(_ considerate: Bool, analyze: Bool = false) async throws -> [[String: Any]] {
                 let claim = ClaimPlanTests.claim(limit: 100, credentials: ["default"], budget: nil, considerate: considerate)
-                let name = "plan_" + (considerate ? "considerate" : "plain")
-                try await c.query("PREPARE \(name) AS " + claim.sql)
-                return ClaimPlanTests.nodes(try await ClaimPlanTests.explainGeneric(c, statement: name, parameters: claim.parameters))
+                guard analyze else {
+                    let name = "plan_" + (considerate ? "considerate" : "plain")
+                    try await c.query("PREPARE \(name) AS " + claim.sql)
+                    return ClaimPlanTests.nodes(try await ClaimPlanTests.explainGeneric(c, statement: name, parameters: claim.parameters))
+                }
+                try await c.execute("BEGIN")
+                let r = try await c.query("EXPLAIN (ANALYZE, FORMAT JSON) " + claim.sql, claim.parameters)
+                try await c.execute("ROLLBACK")
+                return ClaimPlanTests.nodes(try ClaimPlanTests.json(r))
             }
             let plain = try await nodes(false), considerate = try await nodes(true)
             let relations = { (n: [[String: Any]]) in n.compactMap { $0["Relation Name"] as? String } }
-            let tenantProbes = { (n: [[String: Any]]) in n.filter { ClaimPlanTests.isTenantWalk($0) }.count }
+            let tenantWalk = { (n: [[String: Any]]) in n.filter { ClaimPlanTests.isTenantWalk($0) }.count }
             #expect(!relations(plain).contains("recipient_sends") && relations(considerate).contains("recipient_sends"))
-            #expect(tenantProbes(plain) == 1 && tenantProbes(considerate) > 1, "\(tenantProbes(plain)), \(tenantProbes(considerate))")
+            #expect(tenantWalk(plain) == 0 && tenantWalk(considerate) > 1, "\(tenantWalk(plain)), \(tenantWalk(considerate))")
             #expect(Double(plain.count) <= 0.6 * Double(considerate.count), "\(plain.count) nodes against \(considerate.count)")
+            // Run: the probe for any tenant once, the lanes' probes never (30 lanes, no tenant).
+            let run = try await nodes(false, analyze: true).filter { $0["Index Name"] as? String == "due_tenanted" }
+            let loops = run.map { ($0["Index Cond"] == nil, $0["Actual Loops"] as? Int ?? -1) }
+            #expect(loops.count == 2 && loops.allSatisfy { $0.0 ? $0.1 == 1 : $0.1 == 0 }, "\(loops)")
         }
     }
 }

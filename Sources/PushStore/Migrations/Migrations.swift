@@ -126,5 +126,6 @@ extension Migration {
                   sql: String(decoding: PackageResources._13_lane_frequency_caps_sql, as: UTF8.self)),
         Migration(version: 114, name: "enqueue_for_user_tenant",
                   sql: String(decoding: PackageResources._14_enqueue_for_user_tenant_sql, as: UTF8.self)),
+        Migration(version: 115, name: "due_tenanted_index", sql: String(decoding: PackageResources._15_due_tenanted_index_sql, as: UTF8.self)),
     ]
 }

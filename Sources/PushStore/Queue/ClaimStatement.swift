@@ -263,15 +263,21 @@ enum ClaimStatement {
 
     /// The plain claim's guard (``sql(considerate:)``): one row when a lane the claim would walk
     /// (not paused, within `$12`) caps sends per recipient, or has an entry of pushq.due with a
-    /// tenant (one probe of due_tenant: its first entry, NULLs last). Then `queue` is empty, the
-    /// claim takes nothing and says so (verdict `considerate`).
+    /// tenant. Then `queue` is empty, the claim takes nothing and says so (verdict `considerate`).
+    /// Whether any entry has a tenant is one probe of due_tenanted (migration 115: those entries
+    /// only, empty while no producer sets `tenant`), run once (an uncorrelated sub-select); only
+    /// when one has, each lane is asked (a probe of due_tenanted by lane).
     static let plainGuardSQL = """
         ), considerate AS MATERIALIZED (
             SELECT 1 FROM settings s
              WHERE NOT s.paused AND ($12::int IS NULL OR s.rank < $12::int)
                AND (s.recipient_cap IS NOT NULL
-                    OR EXISTS (SELECT 1 FROM pushq.due d WHERE d.lane = s.lane AND d.tenant IS NOT NULL
-                                ORDER BY d.lane, d.tenant OFFSET 0 LIMIT 1))
+                    -- (Each in an index's order, fenced by OFFSET 0: without statistics PostgreSQL takes
+                    -- almost every entry for one with a tenant, and a scan that stops at its first
+                    -- match, which reads pushq.due whole when none has.)
+                    OR (EXISTS (SELECT 1 FROM pushq.due t WHERE t.tenant IS NOT NULL ORDER BY t.lane, t.tenant OFFSET 0 LIMIT 1)
+                        AND EXISTS (SELECT 1 FROM pushq.due d WHERE d.lane = s.lane AND d.tenant IS NOT NULL
+                                     ORDER BY d.lane, d.tenant OFFSET 0 LIMIT 1)))
              LIMIT 1
 
         """
