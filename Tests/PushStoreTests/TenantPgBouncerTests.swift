@@ -14,7 +14,8 @@ import PGClient
 /// Every claim is the worker's (``PGConnection/claim(limit:workerID:leaseSeconds:credentials:defaultEnvironment:only:row:excluding:rotation:budget:belowRank:considerate:)``,
 /// rotation its count), through the pooler; rows are set up and checked straight at PostgreSQL.
 /// Fairness is checked by structure, never by time: with `T` tenants due and claims of `L`, every
-/// tenant with rows left is in one of the next ceil(T / L) claims (``checkTurns(_:limit:)``).
+/// tenant with rows left is in one of the next ceil(T / L) claims (``checkTurns(_:rows:limit:sessions:)``;
+/// × the server sessions the claims spread over, each of which keeps a cycle of its own).
 ///
 /// (A worker refuses to start behind a transaction pool, docs/deploy.md; these tests show what the
 /// claim itself does there.)
@@ -23,7 +24,7 @@ struct TenantPgBouncerTests {
     /// The session setting that holds lane `default`'s cycle start.
     static let turnKey = "'pushq.tenant_turn_' || md5('default')"
 
-    /// What a run of claims took: each claim's tenants (`-` for NULL), and the prepared-statement
+    /// What a run of claims took: each claim's tenants (`-` for NULL), the rows, and the prepared-statement
     /// errors met on the way (see ``claim(_:limit:rotation:errors:)``).
     struct Run {
         var claims: [[String]] = []
@@ -31,14 +32,14 @@ struct TenantPgBouncerTests {
         var errors: [String] = []
     }
 
-    /// One claim as the worker makes it. A pooler in transaction mode does not keep a client's
-    /// prepared statements (PgBouncer 1.18 passes them through to whichever server session the
-    /// transaction lands on): the claim then fails with 26000 (not there) or 42P05 (another
-    /// client's of the same name there). Such a claim took nothing (its transaction rolled back);
-    /// it is recorded in `errors` and made again (``retried(errors:_:)``): these tests are about
-    /// which rows claims take.
-    /// As the worker's claim turn does, the plain claim first, then, when it asks for it (a lane
-    /// has rows with a tenant), the considerate one.
+    /// One claim as the worker's claim turn makes it: the plain claim first, then, when it asks for
+    /// it (a lane has rows with a tenant), the considerate one.
+    ///
+    /// A pooler in transaction mode does not keep a client's prepared statements (PgBouncer 1.18
+    /// passes them through to whichever server session the transaction lands on): a claim then
+    /// fails with 26000 (not there) or 42P05 (another client's of the same name there). Such a
+    /// claim took nothing (its transaction rolled back); it is recorded in `errors` and made again
+    /// (``retried(errors:_:)``): these tests are about which rows claims take.
     static func claim(_ c: PGConnection, limit: Int, rotation: Int, errors: inout [String]) async throws -> ClaimBatch {
         let plain = try await retried(errors: &errors) {
             try await c.claim(limit: limit, workerID: "w1", leaseSeconds: 60, credentials: [.apns: ["default"]],
@@ -93,7 +94,7 @@ struct TenantPgBouncerTests {
     }
 
     /// Where a tenant that had rows left (of `rows`, less what earlier claims took) was in none of
-    /// the next ceil(T / L) claims of `run` (`T` the tenants with rows left, `L` = `limit`), as
+    /// the next `sessions` × ceil(T / L) claims of `run` (`T` the tenants with rows left, `L` = `limit`), as
     /// `claim:tenant`. Empty: every tenant got its turn.
     static func checkTurns(_ run: Run, rows: [String: Int], limit: Int, sessions: Int = 1) -> [String] {
         var left = rows
@@ -298,7 +299,8 @@ struct TenantPgBouncerTests {
             try await TenantClaimTests.insert(db, tenant: "C", count: 10, ago: "1 hour")
             var errors: [String] = []
             for mode in ["session", "transaction"] {
-                try await Self.withBouncer(mode: mode, backendURL: url) { pooled in
+                // A pool of one server session: the next client waits for the one the first left (reset, in session mode).
+                try await Self.withBouncer(mode: mode, backendURL: url, settings: [("default_pool_size", "1")]) { pooled in
                     let leaving = try await PGConnection.connect(pooled, logger: TestDatabase.logger)
                     let batch = try await Self.claim(leaving, limit: 2, rotation: 0, errors: &errors)
                     #expect(batch.rows.count == 2)
