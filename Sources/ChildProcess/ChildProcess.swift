@@ -74,12 +74,28 @@ public final class ChildProcess: @unchecked Sendable {
         try redirect(stdout, 1)
         try redirect(stderr == .pipe ? .inherit : stderr, 2)
 
+        // The child starts with no signal blocked and the usual ones at their default action: a
+        // spawn inherits the calling thread's mask, and the threads of a Swift process block most
+        // signals (a PgBouncer started so ignored SIGHUP and SIGTERM: its reload never came, its
+        // stop waited for SIGKILL).
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var unblocked = sigset_t()
+        sigemptyset(&unblocked)
+        posix_spawnattr_setsigmask(&attributes, &unblocked)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in [SIGHUP, SIGINT, SIGTERM, SIGPIPE, SIGUSR1, SIGUSR2] { sigaddset(&defaults, signal) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+
         let env = (environment ?? ProcessInfo.processInfo.environment).map { "\($0.key)=\($0.value)" }
         let argv = [executable] + arguments
         var spawned: pid_t = 0
         let rc = withCStringArray(argv) { cArgs in
             withCStringArray(env) { cEnv in
-                posix_spawn(&spawned, executable, &actions, nil, cArgs, cEnv)
+                posix_spawn(&spawned, executable, &actions, &attributes, cArgs, cEnv)
             }
         }
         if pipeFDs[1] >= 0 { close(pipeFDs[1]) }
