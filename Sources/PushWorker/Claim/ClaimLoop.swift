@@ -110,6 +110,9 @@ struct ClaimLoop {
             claimWorked()
             return claimed
         } catch where PushWorker.failure(of: error) == .deterministic {
+            // A hunt's claims are considerate: a plain one would take nothing once a lane needs the
+            // other, and the hunt would take that for its suspects gone.
+            scope.considerate = true
             let (end, lastError) = await worker.hunt(after: error, limit: limit, scope, connection)
             if case .giveUp(let why) = end { await backOff(PushWorker.message(why), lastError) }
         } catch {
