@@ -16,7 +16,8 @@ public struct TokenInvalidation: Sendable, Hashable {
 
     public init(deviceToken: String, environment: APNsEnvironment, reason: String, atMilliseconds: Int64?, provider: Provider = .apns) {
         self.deviceToken = deviceToken
-        self.environment = provider == .apns ? environment : .production
+        // (Its environment in pushq.devices: the row's for APNs, always production for the others.)
+        if case .fixed = TokenKey.of(provider).registry { self.environment = .production } else { self.environment = environment }
         self.reason = reason
         self.atMilliseconds = atMilliseconds
         self.provider = provider
@@ -30,7 +31,7 @@ extension Provider {
     /// A token as this provider matches it, in `pushq.devices` and `pushq.token_throttles`:
     /// lower-case for APNs (hex, any case), byte for byte for FCM and Web Push (an endpoint URL's
     /// path is case-sensitive).
-    func storedToken(_ token: String) -> String { self == .apns ? token.lowercased() : token }
+    func storedToken(_ token: String) -> String { TokenKey.of(self).lowercased ? token.lowercased() : token }
 }
 
 /// A token its push service throttled (APNs `TooManyRequests`, a Web Push 429): the claim sets
@@ -39,7 +40,7 @@ extension Provider {
 /// `pushq.token_throttles` is keyed by (token, environment): an APNs token lower-case in its
 /// environment; any other provider's token as given, with the provider's name in `environment`
 /// (an endpoint cannot collide with an APNs token of the same text). The claim's check
-/// (`ClaimStatement.throttleMatch`) computes the same key from the row.
+/// (`ClaimStatement.throttleMatch`) computes the same key from the row (both from ``TokenKey``).
 public struct TokenThrottle: Sendable, Hashable {
     public var deviceToken: String
     public var environment: APNsEnvironment
@@ -55,7 +56,7 @@ public struct TokenThrottle: Sendable, Hashable {
 
     /// The row's key in `pushq.token_throttles`.
     var storedToken: String { provider.storedToken(deviceToken) }
-    var storedEnvironment: String { provider == .apns ? environment.rawValue : provider.rawValue }
+    var storedEnvironment: String { (TokenKey.of(provider).throttle ?? .fixed(provider.rawValue)).value(environment) }
 }
 
 /// What one ``PGConnection/complete(_:invalidations:throttles:holds:resumed:workerID:)`` wrote.

@@ -64,12 +64,27 @@ enum ClaimStatement {
         index < providersBeforeOwn ? 5 + 2 * index : 13 + 2 * (index - providersBeforeOwn)
     }
 
-    /// Row `n`'s key in pushq.token_throttles (`t`), as ``TokenThrottle`` writes it: an APNs token
-    /// lower-case in its environment; another provider's token as given, under the provider's name.
-    /// Both sides are the row's own values, so the probe descends the primary key on both columns.
+    /// Row `n`'s key in pushq.token_throttles (`t`), as ``TokenThrottle`` writes it (``TokenKey``):
+    /// an APNs token lower-case in its environment; another provider's token as given, under the
+    /// provider's name. Both sides are the row's own values, so the probe descends the primary key
+    /// on both columns.
     static let throttleMatch = """
-        t.device_token = CASE WHEN n.provider = 'apns' THEN lower(n.device_token) ELSE n.device_token END
-                                    AND t.environment = CASE WHEN n.provider = 'apns' THEN COALESCE(n.environment, $4) ELSE n.provider END
+        t.device_token = \(TokenKey.tokenSQL)
+                                    AND t.environment = \(TokenKey.sql { $0.throttle?.sql })
+        """
+
+    /// Whether row `n`'s token is invalid in pushq.devices (`d`), as ``TokenInvalidation`` writes
+    /// it (``TokenKey``): one probe of devices_invalidated on all three of its columns, each the
+    /// row's own value. (An FCM or Web Push device's environment is always 'production'; saying
+    /// so, rather than leaving the column out, is what lets the probe descend all three: without
+    /// it PostgreSQL 18 costed the probe on the first and last column above the unique index of
+    /// every registered device, and probed that one.)
+    static let invalidTokenSQL = """
+        EXISTS (SELECT 1 FROM pushq.devices d
+                 WHERE d.device_token = \(TokenKey.tokenSQL)
+                   AND d.environment = \(TokenKey.sql { $0.registry.sql })
+                   AND d.provider = n.provider
+                   AND pushq.token_is_invalid(d.registered_at, d.invalidated_at))
         """
 
     /// The lanes that have entries in pushq.due (and one NULL): a loose scan of due_order, one
@@ -586,37 +601,14 @@ enum ClaimStatement {
                    -- back (its worker may have died before sending); a second one in a row counts.
                    CASE WHEN n.status = 'sending' AND n.last_reason IS DISTINCT FROM 'LeaseExpired' THEN 1 ELSE 0 END AS refund,
                    CASE WHEN n.expires_at <= now() THEN 'expired'
-                        -- An FCM device's environment is always 'production'
-                        -- (devices_fcm_environment_default): saying so lets the probe descend
-                        -- devices_invalidated on all three of its columns. Without it PostgreSQL 18
-                        -- costed the probe on the first and last column above the unique index of
-                        -- every registered device, and probed that one.
-                        WHEN n.provider = 'fcm' AND EXISTS (
-                                 SELECT 1 FROM pushq.devices d
-                                  WHERE d.device_token = n.device_token
-                                    AND d.environment = 'production'
-                                    AND d.provider = 'fcm'
-                                    AND pushq.token_is_invalid(d.registered_at, d.invalidated_at)) THEN 'failed'
-                        WHEN n.provider = 'apns' AND EXISTS (
-                                 SELECT 1 FROM pushq.devices d
-                                  WHERE d.device_token = lower(n.device_token)
-                                    AND d.environment = COALESCE(n.environment, $4)
-                                    AND d.provider = 'apns'
-                                    AND pushq.token_is_invalid(d.registered_at, d.invalidated_at)) THEN 'failed'
-                        -- A Web Push subscription, like an FCM token, is registered in 'production'
-                        -- (devices_webpush_environment_default) and matched byte for byte.
-                        WHEN n.provider = 'webpush' AND EXISTS (
-                                 SELECT 1 FROM pushq.devices d
-                                  WHERE d.device_token = n.device_token
-                                    AND d.environment = 'production'
-                                    AND d.provider = 'webpush'
-                                    AND pushq.token_is_invalid(d.registered_at, d.invalidated_at)) THEN 'failed'
+                        -- The row's token invalid for its provider (invalidTokenSQL).
+                        WHEN \(invalidTokenSQL) THEN 'failed'
                         WHEN n.attempts - CASE WHEN n.status = 'sending' AND n.last_reason IS DISTINCT FROM 'LeaseExpired' THEN 1 ELSE 0 END
                              >= n.max_attempts THEN 'exhausted'
                         -- Any provider's token: a throttle is kept as the provider matches the
                         -- token (TokenThrottle), and this computes the same key from the row.
-                        -- Not FCM's: its 429 never throttles a token (Disposition.throttlesToken).
-                        WHEN n.provider <> 'fcm' AND EXISTS (
+                        -- Not a provider whose service never throttles a token (TokenKey.throttle).
+                        WHEN n.provider IN (\(TokenKey.throttlingProvidersSQL)) AND EXISTS (
                                  SELECT 1 FROM pushq.token_throttles t
                                   WHERE \(throttleMatch)
                                     AND t.until > now()) THEN 'throttled'
