@@ -111,11 +111,11 @@ struct ConsiderateClaimPlanTests {
             // lane's share 5 × the claim's size: 226 800 entries of due_tenant here, ~410 ms of a
             // ~460 ms claim. This failed on it.)
             #expect(heavy.map(describe) == [], "no read of more than \(bound) rows")
-            // The quiet lanes' walk ran, a range of due_order (or of due_tenant, tenant by tenant)
-            // per lane, and moved the entries inside their window (in force for the rows read in
-            // UTC and London).
+            // The quiet lanes' walk ran, a range of due_order (or of due_tenant, tenant by tenant,
+            // or due_tenanted for whether the lane has tenants at all) per lane, and moved the entries
+            // inside their window (in force for the rows read in UTC and London).
             let quietWalk = reads.filter { "\($0["Index Cond"] ?? "")".contains("ql.lane") }
-            #expect(!quietWalk.isEmpty && quietWalk.allSatisfy { ["due_order", "due_tenant"].contains($0["Index Name"] as? String ?? "") }
+            #expect(!quietWalk.isEmpty && quietWalk.allSatisfy { ["due_order", "due_tenant", "due_tenanted"].contains($0["Index Name"] as? String ?? "") }
                     && quietWalk.contains { $0["Actual Loops"] as? Int ?? 0 > 0 }, "\(quietWalk.map { "\($0["Index Name"] ?? "?") \($0["Actual Loops"] ?? "?")" })")
             let moved = nodes.filter { $0["Node Type"] as? String == "ModifyTable" && $0["Operation"] as? String == "Update" && $0["Relation Name"] as? String == "due" }
             #expect(moved.contains { $0["Actual Rows"] as? Int ?? 0 > 0 }, "entries inside their window moved: \(moved.map { $0["Actual Rows"] ?? "?" })")
