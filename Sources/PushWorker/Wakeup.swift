@@ -31,22 +31,24 @@ final class Wakeup: Sendable {
     }
 
     /// Returns at the first signal (or at once if one is pending), after `timeout`, or when
-    /// the calling task is cancelled.
-    func wait(timeout: Duration) async {
+    /// the calling task is cancelled: true unless `timeout` ran out first.
+    @discardableResult
+    func wait(timeout: Duration) async -> Bool {
         let wasPending = state.withLock { s -> Bool in
             defer { s.pending = false }
             return s.pending
         }
-        if wasPending || Task.isCancelled { return }
+        if wasPending || Task.isCancelled { return true }
         let id = state.withLock { s -> Int in
             s.nextID += 1
             return s.nextID
         }
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { try? await Task.sleep(for: timeout) }
-            group.addTask { await self.waitForSignal(id: id) }
-            await group.next()
+        return await withTaskGroup(of: Bool.self) { group in
+            group.addTask { (try? await Task.sleep(for: timeout)) == nil }
+            group.addTask { await self.waitForSignal(id: id); return true }
+            let signaled = await group.next() ?? true
             group.cancelAll()
+            return signaled
         }
     }
 

@@ -29,16 +29,39 @@ import Testing
     }
 
     /// early wakes whose claims take nothing (entries of another credential, close together) wait longer and
-    /// longer, up to the poll; a claim that takes rows starts over
-    @Test("early wakes that take nothing double the shortest wait up to the poll; a claim that takes rows starts over")
+    /// longer, up to the poll; a wait that ran out and whose claim takes rows starts over
+    @Test("early wakes that take nothing double the shortest wait up to the poll; one that ran out and takes rows starts over")
     func emptyEarlyWakesBackOff() {
         var wait = DrainedWait()
-        let waits = (0..<9).map { _ in wait.next(poll: Self.poll, took: 0, secondsUntilNext: 0.001) }
+        let waits = (0..<9).map { _ in
+            defer { wait.waited(signaled: false) }
+            return wait.next(poll: Self.poll, took: 0, secondsUntilNext: 0.001)
+        }
         #expect(waits == [10, 20, 40, 80, 160, 320, 640, 1000, 1000].map { Duration.milliseconds($0) })
         #expect(wait.next(poll: Self.poll, took: 5, secondsUntilNext: 0.001) == .milliseconds(10))
         // A wait that was the poll (no early wake) does not grow the floor.
         var plain = DrainedWait()
         _ = plain.next(poll: Self.poll, took: 0, secondsUntilNext: nil)
+        plain.waited(signaled: false)
         #expect(plain.next(poll: Self.poll, took: 0, secondsUntilNext: 0.001) == .milliseconds(10))
+    }
+
+    /// a wait a NOTIFY ended tells nothing of the entries: its claim's rows (the NOTIFY's) leave the floor as it is,
+    /// and so does its claim taking nothing; only a wait that ran out moves it (R3: a stream of entries this worker
+    /// cannot take, between its own NOTIFYd rows, woke it every 10 ms)
+    @Test("a wait a NOTIFY ended leaves the floor as it is, whether its claim took rows or not")
+    func notifyLeavesTheFloor() {
+        var wait = DrainedWait()
+        for _ in 0..<3 {
+            _ = wait.next(poll: Self.poll, took: 0, secondsUntilNext: 0.001)
+            wait.waited(signaled: false)
+        }
+        #expect(wait.next(poll: Self.poll, took: 0, secondsUntilNext: 0.001) == .milliseconds(80))
+        wait.waited(signaled: true)
+        #expect(wait.next(poll: Self.poll, took: 7, secondsUntilNext: 0.001) == .milliseconds(80), "the NOTIFY's rows")
+        wait.waited(signaled: true)
+        #expect(wait.next(poll: Self.poll, took: 0, secondsUntilNext: 0.001) == .milliseconds(80))
+        wait.waited(signaled: false)
+        #expect(wait.next(poll: Self.poll, took: 2, secondsUntilNext: 0.001) == .milliseconds(10), "ran out, and took rows")
     }
 }

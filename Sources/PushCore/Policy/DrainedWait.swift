@@ -14,7 +14,13 @@
 /// it cannot claim wakes it once, at its time, for one claim that takes nothing; the `floor`
 /// keeps many such entries close together (another credential's retries, say) from waking it
 /// more often than every ``shortest``, and doubles after each early wake whose claim took
-/// nothing, up to the poll (the loop then waits as it did before), until a claim takes rows.
+/// nothing, up to the poll (the loop then waits as it did before), until a wait that ran out
+/// is followed by a claim that takes rows. A wait a NOTIFY ended says nothing of the entries,
+/// and leaves the floor as it is (its rows were the NOTIFY's: resetting the floor there let a
+/// stream of entries this worker cannot take wake it every 10 ms between its own rows).
+///
+/// Every drained worker of a fleet reads the same next entry and wakes for it: the first to
+/// claim takes it, the others take nothing (once per entry each, no more often than the floor).
 public struct DrainedWait: Sendable, Hashable {
     /// The shortest early wait. Defaults to 10 ms.
     public let shortest: Duration
@@ -25,6 +31,8 @@ public struct DrainedWait: Sendable, Hashable {
     public private(set) var floor: Duration
     /// Whether the last wait was cut short for an entry (an early wake).
     public private(set) var early = false
+    /// Whether the last wait ran its whole length (``waited(signaled:)``), no NOTIFY ending it.
+    public private(set) var ranOut = false
 
     public init(shortest: Duration = .milliseconds(10), margin: Duration = .milliseconds(5)) {
         precondition(shortest > .zero && margin >= .zero)
@@ -42,17 +50,26 @@ public struct DrainedWait: Sendable, Hashable {
     ///     `pushq.due` due after it; nil when there is none (or it could not be read).
     /// - Returns: how long to wait for a NOTIFY before claiming again.
     public mutating func next(poll: Duration, took: Int, secondsUntilNext: Double?) -> Duration {
-        if took > 0 {
-            floor = shortest
-        } else if early {
-            floor = min(floor * 2, poll)
+        if ranOut {
+            if took > 0 {
+                floor = shortest
+            } else if early {
+                floor = min(floor * 2, poll)
+            }
         }
         early = false
+        ranOut = false
         guard let seconds = secondsUntilNext, seconds.isFinite else { return poll }
         let until = seconds <= 0 ? Duration.zero : (seconds >= Double(Int32.max) ? poll : Duration.seconds(seconds))
         let wait = max(floor, until + margin)
         guard wait < poll else { return poll }
         early = true
         return wait
+    }
+
+    /// How the wait ``next(poll:took:secondsUntilNext:)`` returned ended: `signaled`, by a
+    /// NOTIFY (or a stop); else it ran out.
+    public mutating func waited(signaled: Bool) {
+        ranOut = !signaled
     }
 }

@@ -16,7 +16,11 @@ extension ClaimStatement {
     /// ``dueLanes``' `waiting` in the statement.
     static let nextDueAtSQL = """
         (SELECT min((SELECT d.due_at FROM pushq.due d WHERE d.lane = w.lane AND d.due_at > now() ORDER BY d.due_at LIMIT 1))
-           FROM waiting w WHERE w.lane IS NOT NULL)
+           FROM waiting w
+          WHERE w.lane IS NOT NULL
+            -- A paused lane's entries wake nobody (the claim skips its rows).
+            AND NOT COALESCE((SELECT l.paused FROM pushq.lanes l WHERE l.name = w.lane),
+                             (SELECT l.paused FROM pushq.lanes l WHERE l.name = 'default'), false))
         """
 
     /// The ids of the entries of pushq.due due after `since` (an SQL expression), lane by lane

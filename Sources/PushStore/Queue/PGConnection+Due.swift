@@ -8,7 +8,8 @@ extension PGConnection {
     /// Index-backed (``ClaimStatement/nextDueAtSQL``: two descents of due_order per lane); run
     /// only by a drained worker, before it waits.
     public func secondsUntilNextDue() throws(PGError) -> Double? {
-        try query(Self.nextDueSQL).firstRow().decode(Double?.self, "seconds")
+        // Prepared: a drained worker runs it before each wait.
+        try preparedQuery(Self.nextDueSQL, []).firstRow().decode(Double?.self, "seconds")
     }
 
     static let nextDueSQL = nextDueMarker + "\n" + ClaimStatement.dueLanes + """

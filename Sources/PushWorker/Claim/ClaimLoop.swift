@@ -85,7 +85,8 @@ struct ClaimLoop {
             } else if drained && !upkeep.workLeft {
                 // The queue is drained for now: wait for a NOTIFY, a short retry, the next entry of
                 // pushq.due to come due, or the poll.
-                await worker.workWake.wait(timeout: await drainedTimeout(connection, poll: poll, took: took))
+                let signaled = await worker.workWake.wait(timeout: await drainedTimeout(connection, poll: poll, took: took))
+                drainedWait.waited(signaled: signaled)
             }
         }
     }
