@@ -130,49 +130,6 @@ struct TenantPgBouncerTests {
         try await c.serverBackendPID()
     }
 
-    /// A PgBouncer of scripts/pgbouncer-local in `mode` in front of `backendURL`'s database, its
-    /// pgbouncer.ini then changed by `settings` (each `key = value` replaced, or added) and
-    /// re-read (SIGHUP; PgBouncer logs "got SIGHUP, re-reading config" in the callback that
-    /// re-reads it, before it serves any client again). Stopped afterwards.
-    static func withBouncer<T>(mode: String, backendURL: String, settings: [(String, String)] = [],
-                               _ body: (_ url: String) async throws -> T) async throws -> T {
-        let dir = NSTemporaryDirectory() + "pushq-pgbouncer-" + UUID().uuidString.prefix(8)
-        var environment = ProcessInfo.processInfo.environment
-        environment["PUSHQ_PGBOUNCER_DIR"] = dir
-        let script = repositoryRoot.appendingPathComponent("scripts/pgbouncer-local").path
-        let started = try ChildProcess.runBlocking(script, ["start", mode, backendURL], environment: environment)
-        guard started.termination == .exit(0) else {
-            throw TestSetupError("scripts/pgbouncer-local start \(mode) failed (\(started.termination)): \(started.stderr)")
-        }
-        defer {
-            _ = try? ChildProcess.runBlocking(script, ["stop"], environment: environment)
-            try? FileManager.default.removeItem(atPath: dir)
-        }
-        if !settings.isEmpty {
-            let ini = dir + "/pgbouncer.ini"
-            var lines = try String(contentsOfFile: ini, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-            for (key, value) in settings {
-                if let i = lines.firstIndex(where: { $0.hasPrefix(key + " =") }) {
-                    lines[i] = "\(key) = \(value)"
-                } else {
-                    lines.insert("\(key) = \(value)", at: lines.count - 1)
-                }
-            }
-            // Written in place: the file keeps its owner (PgBouncer runs as postgres when the tests run as root).
-            try lines.joined(separator: "\n").write(toFile: ini, atomically: false, encoding: .utf8)
-            let pid = try #require(Int32(try String(contentsOfFile: dir + "/pgbouncer.pid", encoding: .utf8)
-                .trimmingCharacters(in: .whitespacesAndNewlines)))
-            #expect(kill(pid, SIGHUP) == 0)
-            var reloaded = false
-            for _ in 0..<400 where !reloaded {
-                reloaded = (try? String(contentsOfFile: dir + "/pgbouncer.log", encoding: .utf8))?.contains("got SIGHUP, re-reading config") == true
-                if !reloaded { try await Task.sleep(for: .milliseconds(25)) }
-            }
-            try #require(reloaded, "PgBouncer re-read its configuration: \((try? String(contentsOfFile: dir + "/pgbouncer.log", encoding: .utf8)) ?? "no log")")
-        }
-        return try await body(started.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
-    }
-
     /// A fresh migrated database: a connection straight to it, and its URL (for the pooler's backend).
     static func withDatabase(_ body: (PGConnection, String) async throws -> Void) async throws {
         try await TestDatabase.withConnection { db in
@@ -198,7 +155,7 @@ struct TenantPgBouncerTests {
     func transactionPoolOneClient(limit: Int) async throws {
         try await Self.withDatabase { db, url in
             try await Self.insertThreeTenants(db)
-            try await Self.withBouncer(mode: "transaction", backendURL: url) { pooled in
+            try await PgBouncer.with(mode: "transaction", backendURL: url) { pooled in
                 let client = try await PGConnection.connect(pooled, logger: TestDatabase.logger)
                 let holder = try await PGConnection.connect(pooled, logger: TestDatabase.logger)
                 var sessions = Set<Int32>()
@@ -234,7 +191,7 @@ struct TenantPgBouncerTests {
     func transactionPoolSharedSession() async throws {
         try await Self.withDatabase { db, url in
             try await Self.insertThreeTenants(db)
-            try await Self.withBouncer(mode: "transaction", backendURL: url, settings: [("default_pool_size", "1")]) { pooled in
+            try await PgBouncer.with(mode: "transaction", backendURL: url, settings: [("default_pool_size", "1")]) { pooled in
                 let first = try await PGConnection.connect(pooled, logger: TestDatabase.logger)
                 let second = try await PGConnection.connect(pooled, logger: TestDatabase.logger)
                 var sessions = Set<Int32>()
@@ -266,7 +223,7 @@ struct TenantPgBouncerTests {
             var errors: [String] = []
             for mode in ["session", "transaction"] {
                 // A pool of one server session: the next client waits for the one the first left (reset, in session mode).
-                try await Self.withBouncer(mode: mode, backendURL: url, settings: [("default_pool_size", "1")]) { pooled in
+                try await PgBouncer.with(mode: mode, backendURL: url, settings: [("default_pool_size", "1")]) { pooled in
                     let leaving = try await PGConnection.connect(pooled, logger: TestDatabase.logger)
                     let batch = try await Self.claim(leaving, limit: 2, rotation: 0, errors: &errors)
                     #expect(batch.rows.count == 2)

@@ -297,6 +297,21 @@ enum ClaimStatement {
 
         """
 
+    /// quiet_walk's read of the row of entry `id` (`r`): its zone (one pushq.time_zones no longer
+    /// lists is none) and expiry, if it can be claimed now (``dueClaimableSQL``). (OFFSET 0: the
+    /// sub-select stays a probe per entry, never a join that reads the lane's backlog whole.)
+    static func zonedRowSQL(_ id: String) -> String {
+        """
+        CROSS JOIN LATERAL (
+              SELECT z.name AS zone, n.expires_at
+                FROM pushq.notifications n
+                LEFT JOIN pushq.time_zones z ON z.name = n.time_zone
+               WHERE n.id = \(id)
+                 \(dueClaimableSQL)
+              OFFSET 0) r
+        """
+    }
+
     /// A quiet lane's tenants' parts, in quiet_walk's lateral before its walk in due order (the
     /// considerate claim's).
     static let quietTenantsSQL = """
@@ -306,13 +321,7 @@ enum ClaimStatement {
                    SELECT * FROM (
                    (SELECT t.id, t.due_at, r.expires_at, r.zone, t.rank, t.turn, t.per, t.next
                      FROM (SELECT * FROM tw ORDER BY tw.rank, tw.turn OFFSET 0) t
-                    CROSS JOIN LATERAL (
-                          SELECT z.name AS zone, n.expires_at
-                            FROM pushq.notifications n
-                            LEFT JOIN pushq.time_zones z ON z.name = n.time_zone
-                           WHERE n.id = t.id
-                             \(dueClaimableSQL)
-                          OFFSET 0) r)
+                    \(zonedRowSQL("t.id")))
                    UNION ALL
         """
 
@@ -495,13 +504,7 @@ enum ClaimStatement {
                    \(considerate ? quietTenantsSQL : "")
                    (SELECT d.id, d.due_at, r.expires_at, r.zone, NULL::bigint AS rank, NULL::bigint AS turn, NULL::bigint AS per, NULL::text AS next
                      FROM pushq.due d
-                    CROSS JOIN LATERAL (
-                          SELECT z.name AS zone, n.expires_at
-                            FROM pushq.notifications n
-                            LEFT JOIN pushq.time_zones z ON z.name = n.time_zone
-                           WHERE n.id = d.id
-                             \(dueClaimableSQL)
-                          OFFSET 0) r
+                    \(zonedRowSQL("d.id"))
                     WHERE d.lane = ql.lane AND d.due_at <= now()
                       \(considerate ? "AND d.id <> ALL (ARRAY(SELECT t.id FROM tw t))" : "")
                     ORDER BY d.due_at, d.id
