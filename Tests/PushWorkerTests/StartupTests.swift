@@ -125,11 +125,11 @@ struct WakeupTests {
     func signalEndsTheWait() async {
         let wake = Wakeup()
         wake.signal()
-        await wake.wait(timeout: .seconds(3600))  // returns at once: the signal was pending
+        #expect(await wake.wait(timeout: .seconds(3600)), "returns at once, signaled: the signal was pending")
         let waiting = Task { await wake.wait(timeout: .seconds(3600)) }
         // Whether the task waits already or not yet, this signal ends its wait (it is kept).
         wake.signal()
-        await waiting.value
+        #expect(await waiting.value, "signaled")
     }
 
     @Test("cancelling the waiting task ends the wait: nothing is left sleeping behind it", .timeLimit(.minutes(1)))
@@ -137,7 +137,7 @@ struct WakeupTests {
         let wake = Wakeup()
         let waiting = Task { await wake.wait(timeout: .seconds(3600)) }
         waiting.cancel()
-        await waiting.value
+        #expect(await waiting.value, "a cancelled wait is not one that ran out")
         // The cancelled wait took no signal: the next signal is kept for the next wait.
         wake.signal()
         await wake.wait(timeout: .seconds(3600))
@@ -147,7 +147,7 @@ struct WakeupTests {
     func timeoutEndsTheWait() async {
         let wake = Wakeup()
         let start = ContinuousClock.now
-        await wake.wait(timeout: .milliseconds(50))
+        #expect(await wake.wait(timeout: .milliseconds(50)) == false, "ran out: not signaled")
         #expect(ContinuousClock.now - start >= .milliseconds(50))
     }
 }
