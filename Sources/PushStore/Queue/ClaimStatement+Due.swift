@@ -19,8 +19,7 @@ extension ClaimStatement {
            FROM waiting w
           WHERE w.lane IS NOT NULL
             -- A paused lane's entries wake nobody (the claim skips its rows).
-            AND NOT COALESCE((SELECT l.paused FROM pushq.lanes l WHERE l.name = w.lane),
-                             (SELECT l.paused FROM pushq.lanes l WHERE l.name = 'default'), false))
+            AND NOT \(lanePausedSQL("w.lane")))
         """
 
     /// The ids of the entries of pushq.due due after `since` (an SQL expression), lane by lane

@@ -235,11 +235,13 @@ enum ClaimStatement {
         "CASE WHEN \(next) IS NOT NULL THEN set_config(\(tenantTurnKey(lane)), \(next), false) END"
     }
 
-    /// Whether lane `n.lane` is paused (its own row of pushq.lanes, else default's).
-    static let lanePausedSQL = """
-        COALESCE((SELECT l.paused FROM pushq.lanes l WHERE l.name = n.lane),
+    /// Whether lane `lane` (an SQL expression) is paused (its own row of pushq.lanes, else default's).
+    static func lanePausedSQL(_ lane: String) -> String {
+        """
+        COALESCE((SELECT l.paused FROM pushq.lanes l WHERE l.name = \(lane)),
                  (SELECT l.paused FROM pushq.lanes l WHERE l.name = 'default'), false)
         """
+    }
 
     /// The statement and its parameters for a claim with these arguments (those of
     /// ``PGConnection/claim(limit:workerID:leaseSeconds:credentials:defaultEnvironment:only:row:excluding:rotation:budget:belowRank:considerate:)``),

@@ -105,7 +105,7 @@ extension PGConnection {
                   \(rowSQL)
                   \(ClaimRouting.sql(from: 1))
                   \(ClaimFilter.marker)
-                  AND NOT \(ClaimStatement.lanePausedSQL))
+                  AND NOT \(ClaimStatement.lanePausedSQL("n.lane")))
          ORDER BY \(backwards ? "d.due_at DESC, d.id DESC" : "d.due_at, d.id")
          LIMIT 1
         """

@@ -235,8 +235,8 @@ extension PushWorker {
         }
 
         /// This turn's claims: the credentials without a cap together, then each capped one alone.
-        func scopes(at now: ContinuousClock.Instant = .now) -> [ClaimScope] {
-            let considerate = form.considerate(at: now)
+        func scopes() -> [ClaimScope] {
+            let considerate = form.considerate(at: .now)
             let capped = Set(caps.map { CredentialKey($0.provider, $0.credential) })
             var uncapped: [Provider: [String]] = [:]
             for (provider, names) in credentials {
