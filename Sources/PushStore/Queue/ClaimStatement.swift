@@ -299,6 +299,19 @@ enum ClaimStatement {
 
         """
 
+    /// Whether the row of entry `id` can be claimed now (``dueClaimableSQL``), locked if so, `SKIP
+    /// LOCKED` and checked again on its latest version once locked: `due`'s test of each entry it
+    /// takes. (A sub-select with a lock is never made a join: the walk stays entry after entry.)
+    static func claimableLockedSQL(_ id: String) -> String {
+        """
+        EXISTS (
+              SELECT 1 FROM pushq.notifications n
+               WHERE n.id = \(id)
+                 \(dueClaimableSQL)
+                 FOR UPDATE OF n SKIP LOCKED)
+        """
+    }
+
     /// quiet_walk's read of the row of entry `id` (`r`): its zone (one pushq.time_zones no longer
     /// lists is none) and expiry, if it can be claimed now (``dueClaimableSQL``). (OFFSET 0: the
     /// sub-select stays a probe per entry, never a join that reads the lane's backlog whole.)
@@ -346,11 +359,7 @@ enum ClaimStatement {
                               FROM tw w
                              ORDER BY w.rank, w.turn
                             OFFSET 0) w
-                     WHERE EXISTS (
-                           SELECT 1 FROM pushq.notifications n
-                            WHERE n.id = w.id
-                              \(dueClaimableSQL)
-                              FOR UPDATE OF n SKIP LOCKED)
+                     WHERE \(claimableLockedSQL("w.id"))
                      LIMIT q.quota)
                    UNION ALL
         """
@@ -573,11 +582,7 @@ enum ClaimStatement {
                       -- made a join, so the walk is always due_order's, entry after entry, and
                       -- stops at the quota: a join could be planned from pushq.notifications'
                       -- own index of waiting rows, reading a campaign's whole backlog each claim.
-                      AND EXISTS (
-                          SELECT 1 FROM pushq.notifications n
-                           WHERE n.id = d.id
-                             \(dueClaimableSQL)
-                             FOR UPDATE OF n SKIP LOCKED)
+                      AND \(claimableLockedSQL("d.id"))
                     ORDER BY d.due_at, d.id
                     LIMIT q.quota)
                    UNION ALL
@@ -590,11 +595,7 @@ enum ClaimStatement {
                              -- A lane with tenants: in turn (rank, tenant); without: rank is NULL.
                              ORDER BY w.rank, w.turn, w.due_at, w.id
                             OFFSET 0) w
-                     WHERE EXISTS (
-                           SELECT 1 FROM pushq.notifications n
-                            WHERE n.id = w.id
-                              \(dueClaimableSQL)
-                              FOR UPDATE OF n SKIP LOCKED)
+                     WHERE \(claimableLockedSQL("w.id"))
                      LIMIT q.quota)) r0
              LIMIT q.quota) r
              LIMIT CASE WHEN $10::text IS NULL THEN $1::int
